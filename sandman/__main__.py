@@ -1,0 +1,28 @@
+"""The ``sandman`` executable: hook calls go to the stdlib-only hook.py, the rest to cli.py.
+
+Claude Code runs ``sandman take --hook`` and ``sandman recall --hook`` on every
+session end and start, so those must not pay for importing typer, pygit2 or
+jinja2: this module routes them before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import sys
+
+HOOK_VERBS = ("take", "recall", "report")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run sandman with ``argv`` (default: ``sys.argv[1:]``); exits the process."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2 and args[0] in HOOK_VERBS and "--hook" in args[1:]:
+        from sandman import hook
+
+        raise SystemExit(hook.main(args))
+    from sandman.cli import app
+
+    app(args=args, prog_name="sandman")
+
+
+if __name__ == "__main__":
+    main()

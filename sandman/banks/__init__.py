@@ -1,0 +1,1 @@
+"""The memory bank format: files, frontmatter, names, the index, the secrets ban, commit_memory."""

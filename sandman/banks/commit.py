@@ -1,0 +1,284 @@
+"""commit_memory: the single format authority (docs/BANK-FORMAT.md, "Writing a bank").
+
+Every write to the versioned tier goes through a ``BankTransaction``, under
+``.commit.lock``:
+
+1. The root is created or adopted (store.repo.ensure_root).
+2. Recovery: changes a killed process left in the working tree are committed
+   first, on their own (``recover: ...``, ``Verb: recover``), with the indexes
+   of their banks regenerated, so the next commit holds only its own files.
+3. The verb's operations run: a memory written (slug, collision suffix, secrets
+   ban, atomic write), a replaced file moved into ``_archive/``, a file archived
+   or (for forget alone) deleted, a plain file written (``_reflect.json``, the
+   voyage log).
+4. MEMORY.md of every touched bank is regenerated from its folder.
+5. One pygit2 commit of exactly the changed paths: ``<verb>: <subject>`` with
+   ``Verb:`` and ``Session:`` trailers (plus any the verb adds).
+
+If an operation raises, what the transaction had done is undone and nothing is
+committed. After a transaction returns, ``git status`` in the root is clean.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman.banks import index as bank_index
+from sandman.banks.memory import Memory, fingerprint, one_line, validate_fields
+from sandman.banks.names import bank_name, memory_filename, normalize_directory
+from sandman.banks.secrets import refuse_secrets
+from sandman.errors import InputError, SandmanError
+from sandman.journal import iso, now_utc
+from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
+from sandman.store import repo as store
+from sandman.store.atomic import move_no_replace, write_atomic
+
+
+class ConflictError(SandmanError):
+    """A file changed since the caller read it; the operation was not applied."""
+
+
+@dataclass
+class Committed:
+    """What one commit_memory call produced: the memory file and the commit id (hex)."""
+
+    path: Path
+    commit: str | None
+
+
+@dataclass
+class BankTransaction:
+    """The operations of one commit; obtain it from ``bank_transaction``."""
+
+    layout: Layout
+    changed: set[Path] = field(default_factory=set)
+    banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
+    undo: list[Callable[[], None]] = field(default_factory=list)
+    commit: str | None = None
+
+    def bank(self, name: str, directory: str | None = None) -> Path:
+        """Return the folder of bank ``name`` and mark it touched (its index is regenerated)."""
+        folder = self.layout.bank(name)
+        if folder not in self.banks or directory:
+            self.banks[folder] = directory
+        return folder
+
+    def check(self, path: Path, expected: str | None) -> None:
+        """Raise ConflictError unless ``path``'s SHA-256 is ``expected`` (None: must be absent)."""
+        if fingerprint(path) != expected:
+            raise ConflictError(f"{path.name} changed since it was read; operation skipped")
+
+    def write_memory(
+        self, bank: str, memory: Memory, *, replaces: str | None = None, directory: str | None = None
+    ) -> Path:
+        """Write ``memory`` into bank ``bank``; return its path.
+
+        Name and description are made one line; ``created`` is filled when
+        empty and ``updated`` set to now (UTC). ``replaces`` names a file of the
+        same bank that moves into ``_archive/`` and is recorded as lineage. The
+        file is ``<type>_<slug>.md`` with ``_2``, ``_3``… on collision with a
+        file that is not the one being replaced. Raises InputError (bad field),
+        SecretRefused, FileNotFoundError (``replaces`` is gone) before writing.
+        """
+        memory.name = one_line(memory.name)
+        memory.description = one_line(memory.description)
+        validate_fields(memory.type, memory.name, memory.description, memory.body)
+        refuse_secrets(memory.name, memory.description, memory.body)
+        folder = self.bank(bank, directory)
+        if replaces is not None and not (folder / replaces).is_file():
+            raise FileNotFoundError(f"{bank}/{replaces} does not exist; nothing to replace")
+        stamp = iso(now_utc())
+        memory.created = memory.created or stamp
+        memory.updated = stamp
+        memory.replaces = replaces or memory.replaces
+        path = self._free_path(folder, memory, replaces)
+        write_atomic(path, memory.text())
+        self.changed.add(path)
+        self.undo.append(lambda: path.unlink(missing_ok=True))
+        if replaces is not None:
+            self.archive(bank, replaces)
+        return path
+
+    def _free_path(self, folder: Path, memory: Memory, replaces: str | None) -> Path:
+        suffix = 1
+        while True:
+            path = folder / memory_filename(memory.type, memory.name, suffix)
+            if path.name == replaces or not path.exists():
+                return path
+            suffix += 1
+
+    def archive(self, bank: str, filename: str) -> Path:
+        """Move a live memory of ``bank`` to ``_archive/<YYYYMMDDTHHMMSS>_<file>``; return the new path.
+
+        Raises FileNotFoundError when the file is gone.
+        """
+        folder = self.bank(bank)
+        source = _member(folder, filename)
+        stamp = now_utc().strftime("%Y%m%dT%H%M%S")
+        for attempt in range(1, 1000):
+            prefix = stamp if attempt == 1 else f"{stamp}-{attempt}"
+            target = folder / BANK_ARCHIVE / f"{prefix}_{filename}"
+            try:
+                move_no_replace(source, target)
+                break
+            except FileExistsError:
+                continue
+        self.changed.update((source, target))
+        self.undo.append(lambda: move_no_replace(target, source))
+        return target
+
+    def delete(self, bank: str, filename: str) -> None:
+        """Delete a live memory of ``bank`` outright: for ``forget`` only, never the pipeline."""
+        folder = self.bank(bank)
+        path = _member(folder, filename)
+        data = path.read_bytes()
+        path.unlink()
+        self.changed.add(path)
+        self.undo.append(lambda: write_atomic(path, data))
+
+    def write_file(self, path: Path, data: bytes | str) -> None:
+        """Write a versioned file that is not a memory (``_reflect.json``, a log entry) atomically."""
+        _inside(self.layout, path)
+        old = path.read_bytes() if path.exists() else None
+        write_atomic(path, data)
+        self.changed.add(path)
+        self.undo.append(lambda: write_atomic(path, old) if old is not None else path.unlink(missing_ok=True))
+
+    def remove_file(self, path: Path) -> None:
+        """Remove a versioned file that is not a memory (a voyage entry being replaced by hand)."""
+        _inside(self.layout, path)
+        if path.exists():
+            data = path.read_bytes()
+            path.unlink()
+            self.changed.add(path)
+            self.undo.append(lambda: write_atomic(path, data))
+
+    def _reindex(self) -> None:
+        for folder, directory in self.banks.items():
+            index = folder / BANK_INDEX
+            if not folder.exists():
+                continue
+            text = bank_index.render_index(folder, directory)
+            current = index.read_text(encoding="utf-8") if index.exists() else None
+            if text != current:
+                write_atomic(index, text)
+            self.changed.add(index)
+
+
+def _member(folder: Path, filename: str) -> Path:
+    if "/" in filename or "\0" in filename or filename in ("", ".", "..", BANK_INDEX):
+        raise InputError(f"{filename!r} is not a memory file name")
+    path = folder / filename
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder.name}/{filename} does not exist")
+    return path
+
+
+def _inside(layout: Layout, path: Path) -> None:
+    resolved = path.resolve()
+    if not resolved.is_relative_to(layout.root.resolve()) or any(
+        part.startswith(".") for part in resolved.relative_to(layout.root.resolve()).parts
+    ):
+        raise InputError(f"{path} is not in the versioned tier of {layout.root}")
+
+
+def _relpaths(layout: Layout, paths: set[Path]) -> list[str]:
+    return sorted(path.relative_to(layout.root).as_posix() for path in paths)
+
+
+@contextmanager
+def bank_transaction(
+    layout: Layout,
+    *,
+    verb: str,
+    subject: str,
+    session: str | None = None,
+    trailers: dict[str, str] | None = None,
+) -> Iterator[BankTransaction]:
+    """Run a block of bank operations as one commit under ``.commit.lock``.
+
+    Yields a BankTransaction; on a clean exit regenerates the touched indexes
+    and commits ``<verb>: <subject>`` (``tx.commit`` holds the id, None when
+    nothing changed). On an exception, undoes what was done, commits nothing,
+    and re-raises. Raises LockBusy after 120 s of waiting, RepositoryError.
+    """
+    store.ensure_root(layout)
+    with store.locked(store.commit_lock(layout)):
+        repo = store.open_repo(layout)
+        recover(layout, repo)
+        tx = BankTransaction(layout)
+        try:
+            yield tx
+            tx._reindex()
+        except BaseException:
+            for step in reversed(tx.undo):
+                try:
+                    step()
+                except OSError:
+                    pass
+            if tx.banks:
+                tx.undo.clear()
+                tx._reindex()
+            raise
+        dirty = store.dirty_paths(repo)
+        paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
+        if paths:
+            all_trailers = {"Verb": verb, "Session": session or ""}
+            all_trailers.update(trailers or {})
+            tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
+
+
+def recover(layout: Layout, repo) -> str | None:
+    """Commit what a killed process left uncommitted, indexes regenerated; return the id.
+
+    The caller holds ``.commit.lock``. Returns None when the tree was clean.
+    """
+    dirty = store.dirty_paths(repo)
+    if not dirty:
+        return None
+    banks = {
+        layout.root / Path(path).parts[0] / Path(path).parts[1]
+        for path in dirty
+        if Path(path).parts[0] == "memories" and len(Path(path).parts) > 2
+    }
+    for folder in banks:
+        if folder.is_dir():
+            text = bank_index.render_index(folder)
+            index = folder / BANK_INDEX
+            if not index.exists() or index.read_text(encoding="utf-8") != text:
+                write_atomic(index, text)
+    paths = sorted(store.dirty_paths(repo))
+    return store.commit_paths(
+        repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
+    )
+
+
+def commit_memory(
+    layout: Layout,
+    memory: Memory,
+    *,
+    directory: str | os.PathLike[str] | None,
+    verb: str,
+    session: str | None = None,
+    replaces: str | None = None,
+    trailers: dict[str, str] | None = None,
+) -> Committed:
+    """Commit one memory into the bank of ``directory`` (None: the user-wide bank).
+
+    The common case of ``bank_transaction``: one memory written (replacing
+    ``replaces`` when given), the index regenerated, one commit
+    ``<verb>: <memory name>``. Raises InputError, SecretRefused (nothing
+    written), FileNotFoundError, LockBusy, RepositoryError.
+    """
+    name = bank_name(directory)
+    folder_directory = None if directory is None else str(normalize_directory(directory))
+    memory.name = one_line(memory.name)
+    with bank_transaction(
+        layout, verb=verb, subject=memory.name, session=session, trailers=trailers
+    ) as tx:
+        path = tx.write_memory(name, memory, replaces=replaces, directory=folder_directory)
+    return Committed(path=path, commit=tx.commit)

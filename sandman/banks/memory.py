@@ -1,0 +1,158 @@
+"""One memory: its file text, its fields, and their validation (docs/BANK-FORMAT.md, "Memory files").
+
+A memory file is ``<type>_<slug>.md``: frontmatter with ``name``,
+``description``, ``type``, ``created``, ``updated``, ``source``, ``witnesses``
+and, after a replacement, ``replaces``; then one blank line and the markdown
+body. Unknown frontmatter keys survive a read-write round trip untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman import config
+from sandman.banks import frontmatter
+from sandman.banks.frontmatter import Frontmatter
+from sandman.banks.names import MEMORY_TYPES
+from sandman.errors import FormatError, InputError
+
+NAME_MAX_CHARS = 120
+DESCRIPTION_MAX_CHARS = 300
+# Bidirectional overrides and isolates: they make a line display as something it is not.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` as one clean line: control and bidi-override characters dropped,
+    whitespace runs collapsed to one space, ends trimmed."""
+    text = _BIDI.sub("", text)
+    text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
+    return " ".join(text.split())
+
+
+def clean_body(text: str) -> str:
+    """Return a body with NUL and bidi overrides removed, line endings as ``\\n``,
+    trailing whitespace trimmed and one final newline."""
+    text = _BIDI.sub("", text.replace("\0", "")).replace("\r\n", "\n").replace("\r", "\n")
+    return text.rstrip() + "\n"
+
+
+@dataclass
+class Memory:
+    """A memory's fields; ``front`` keeps the file's frontmatter, unknown keys included."""
+
+    name: str
+    description: str
+    type: str
+    body: str
+    created: str = ""
+    updated: str = ""
+    source: list[str] = field(default_factory=list)
+    witnesses: list[str] = field(default_factory=list)
+    replaces: str | None = None
+    front: Frontmatter = field(default_factory=Frontmatter)
+
+    def text(self) -> str:
+        """Return the file text: known fields set in ``front`` (order kept), then the body."""
+        front = Frontmatter(list(self.front.entries))
+        for key, value in (
+            ("name", self.name), ("description", self.description), ("type", self.type),
+            ("created", self.created), ("updated", self.updated),
+            ("source", list(self.source)), ("witnesses", list(self.witnesses)),
+        ):
+            front.set(key, value)
+        if self.replaces:
+            front.set("replaces", self.replaces)
+        else:
+            front.remove("replaces")
+        return frontmatter.dump(front, self.body)
+
+
+def parse_memory(text: str) -> Memory:
+    """Read a memory from its file text.
+
+    Raises FormatError when the frontmatter is unreadable or lacks ``name``,
+    ``description`` or ``type``, or a field has the wrong type.
+    """
+    front, body = frontmatter.parse(text)
+    values = front.to_dict()
+    for key in ("name", "description", "type"):
+        if not isinstance(values.get(key), str) or not values[key]:
+            raise FormatError(f"frontmatter field {key!r} is missing or not a string")
+    return Memory(
+        name=values["name"],
+        description=values["description"],
+        type=values["type"],
+        body=body,
+        created=_text(values, "created"),
+        updated=_text(values, "updated"),
+        source=_strings(values, "source"),
+        witnesses=_strings(values, "witnesses"),
+        replaces=_text(values, "replaces") or None,
+        front=front,
+    )
+
+
+def read_memory(path: Path) -> Memory:
+    """Read the memory file at ``path``. Raises FormatError (naming the file) or OSError."""
+    try:
+        return parse_memory(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise FormatError(f"{path} is not UTF-8") from None
+    except FormatError as error:
+        raise FormatError(f"{path}: {error}") from None
+
+
+def _text(values: dict, key: str) -> str:
+    value = values.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, (str, int, float)):
+        raise FormatError(f"frontmatter field {key!r} is not a single value")
+    return str(value)
+
+
+def _strings(values: dict, key: str) -> list[str]:
+    value = values.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(item, (str, int)) for item in value):
+        raise FormatError(f"frontmatter field {key!r} is not a list of strings")
+    return [str(item) for item in value]
+
+
+def fingerprint(path: Path) -> str | None:
+    """Return the SHA-256 hex digest of a file's bytes, or None when it is gone."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def validate_fields(memory_type: str, name: str, description: str, body: str) -> None:
+    """Check a new memory's fields before anything is written (docs/BANK-FORMAT.md).
+
+    Raises InputError naming the field: an unknown type, an empty name,
+    description or body, a name or description that is too long, or a body over
+    64 KiB (65,536 bytes of UTF-8).
+    """
+    if memory_type not in MEMORY_TYPES:
+        raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
+    if not body.strip():
+        raise InputError("memory body is empty")
+    for label, value, limit in (("name", name, NAME_MAX_CHARS), ("description", description, DESCRIPTION_MAX_CHARS)):
+        if not value:
+            raise InputError(f"memory {label} is empty")
+        if len(value) > limit:
+            raise InputError(f"memory {label} is {len(value)} characters; the limit is {limit}")
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > config.MEMORY_BODY_MAX_BYTES:
+        raise InputError(
+            f"memory body is {size:,} bytes; the limit is {config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)"
+        )

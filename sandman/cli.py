@@ -1,0 +1,101 @@
+"""The typer app: one command per verb. A command parses its arguments, calls the
+verb module's function, prints, and sets the exit status; the logic lives in
+``sandman/verbs/``. Verb modules are imported inside the commands so that
+``sandman --help`` stays fast.
+
+Errors reach the user here as one line on stderr (``sandman: <what>``) and a
+non-zero exit: 2 for bad input, 1 for everything else.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Annotated, Optional, TypeVar
+
+import typer
+
+from sandman import __version__, config
+from sandman.errors import SandmanError
+from sandman.layout import Layout
+
+app = typer.Typer(
+    name="sandman",
+    help="A memory engine for Claude Code sessions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # locals hold transcripts
+    rich_markup_mode=None,
+)
+
+T = TypeVar("T")
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``sandman: <message>`` on stderr and return the Exit to raise."""
+    print(f"sandman: {message}", file=sys.stderr)
+    return typer.Exit(code)
+
+
+def run(action: Callable[[], T]) -> T:
+    """Call ``action``; turn a SandmanError or OSError into one stderr line and an exit."""
+    try:
+        return action()
+    except SandmanError as error:
+        raise fail(str(error), error.exit_code) from None
+    except OSError as error:
+        target = f" ({error.filename})" if error.filename else ""
+        raise fail(f"{error.strerror or error}{target}") from None
+
+
+def layout() -> Layout:
+    """Return the Layout of the configured root (exits 2 on a bad $SANDMAN_ROOT)."""
+    return run(lambda: Layout(config.root()))
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"sandman {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """A memory engine for Claude Code sessions: archive, dream by 2-of-3 consensus, recall."""
+
+
+@app.command()
+def init() -> None:
+    """Create or adopt the memory root as a git repository (idempotent)."""
+    from sandman.verbs.init import init as run_init
+
+    root = layout()
+    changed = run(lambda: run_init(root))
+    print(f"{'initialised' if changed else 'already set up'}: {root.root}")
+
+
+@app.command()
+def remember(
+    body: Annotated[str, typer.Argument(help="The memory's text (markdown). '-' reads it from stdin.")],
+    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory whose bank gets it [default: current directory].")] = None,
+    type_: Annotated[str, typer.Option("--type", help="user, feedback, project or reference.")] = "project",
+    name: Annotated[Optional[str], typer.Option(help="Short title [default: the body's first line].")] = None,
+    description: Annotated[Optional[str], typer.Option(help="One line [default: the body's first sentence].")] = None,
+    session: Annotated[Optional[str], typer.Option(help="Session id for the commit's Session: trailer.")] = None,
+) -> None:
+    """Commit one memory now: the in-session path."""
+    from sandman.verbs.remember import remember as run_remember
+
+    if body == "-":
+        body = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+    root = layout()
+    committed = run(
+        lambda: run_remember(
+            root, body, cwd=cwd, memory_type=type_, name=name, description=description, session=session
+        )
+    )
+    print(committed.path)

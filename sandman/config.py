@@ -1,0 +1,177 @@
+"""Every environment variable sandman reads, and every default, in one place.
+
+Standard library only: the hook entry points import this module.
+
+Nothing here caches: each function reads the environment when it is called, so a
+test (or a hook running under a different environment) always sees the current
+value. The constants at the bottom are the design's numbers
+(../shared/DESIGN.md, "Formats and constants"); they are constants, not settings.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sandman.errors import ConfigError
+
+# --- the data root -----------------------------------------------------------
+
+
+def root() -> Path:
+    """Return the memory root: ``$SANDMAN_ROOT``, else ``~/.sandman``.
+
+    The one function that resolves the root (design, "Data root"). ``~`` is
+    expanded. Raises ConfigError when ``$SANDMAN_ROOT`` is set but relative: a
+    hook runs in the session's cwd, so a relative root would land anywhere.
+    """
+    value = os.environ.get("SANDMAN_ROOT", "")
+    if not value:
+        return Path.home() / ".sandman"
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise ConfigError(f"SANDMAN_ROOT={value!r} is relative; set it to an absolute path")
+    return path
+
+
+# --- the host: Claude Code and Codex -----------------------------------------
+
+
+def claude_config_dir() -> Path:
+    """Return Claude Code's config dir: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR", "")
+    return Path(value).expanduser() if value else Path.home() / ".claude"
+
+
+def claude_projects_dir() -> Path:
+    """Return ``<config dir>/projects``, where Claude Code keeps session transcripts."""
+    return claude_config_dir() / "projects"
+
+
+def claude_jobs_dir() -> Path:
+    """Return ``<config dir>/jobs``, where background jobs name resumable sessions."""
+    return claude_config_dir() / "jobs"
+
+
+def claude_settings_file() -> Path:
+    """Return Claude Code's user settings file, ``<config dir>/settings.json``."""
+    return claude_config_dir() / "settings.json"
+
+
+def codex_home() -> Path:
+    """Return Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
+    value = os.environ.get("CODEX_HOME", "")
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def user_home() -> Path:
+    """Return the user's home directory, where recall's ancestor walk stops."""
+    return Path.home()
+
+
+# --- switches ----------------------------------------------------------------
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def in_pipeline() -> bool:
+    """True inside a mind (``CLAUDE_MEMORY_PIPELINE=1``): hooks stay silent there."""
+    return os.environ.get(PIPELINE_ENV, "") == "1"
+
+
+def no_take() -> bool:
+    """True when ``$SANDMAN_NO_TAKE`` is set: ``take --hook`` declines before reading."""
+    return _flag("SANDMAN_NO_TAKE")
+
+
+# --- the minds ---------------------------------------------------------------
+
+PIPELINE_ENV = "CLAUDE_MEMORY_PIPELINE"
+
+# The three dream minds, strongest tier first: consensus takes its wording from
+# the strongest agreeing mind. name -> (environment variable, default model id).
+MINDS: dict[str, tuple[str, str]] = {
+    "fable": ("SANDMAN_MIND_FABLE", "claude-fable-5-1"),
+    "opus": ("SANDMAN_MIND_OPUS", "claude-opus-5"),
+    "sonnet": ("SANDMAN_MIND_SONNET", "claude-sonnet-5"),
+}
+MIND_LOG = ("SANDMAN_MIND_LOG", "claude-opus-5")
+MIND_UPKEEP = ("SANDMAN_MIND_UPKEEP", "claude-opus-5")
+
+
+def claude_bin() -> str:
+    """Return the claude executable the minds run: ``$SANDMAN_CLAUDE_BIN``, else ``claude``."""
+    return os.environ.get("SANDMAN_CLAUDE_BIN", "") or "claude"
+
+
+def model(var_default: tuple[str, str]) -> str:
+    """Return the model id for one ``(variable, default)`` pair of this module."""
+    var, default = var_default
+    return os.environ.get(var, "") or default
+
+
+def mind_timeout() -> float:
+    """Return seconds before a mind is killed: ``$SANDMAN_MIND_TIMEOUT``, default 300."""
+    return _positive_float("SANDMAN_MIND_TIMEOUT", MIND_TIMEOUT_S)
+
+
+def daily_budget_usd() -> float | None:
+    """Return ``$SANDMAN_DAILY_BUDGET_USD`` in US dollars, or None when unset (no cap)."""
+    if not os.environ.get("SANDMAN_DAILY_BUDGET_USD", ""):
+        return None
+    return _positive_float("SANDMAN_DAILY_BUDGET_USD", 0.0)
+
+
+def _positive_float(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{name}={value!r} is not a number") from None
+    if not number > 0:
+        raise ConfigError(f"{name}={value!r} must be greater than 0")
+    return number
+
+
+# --- git identity ------------------------------------------------------------
+
+
+def git_identity() -> tuple[str, str] | None:
+    """Return ``($SANDMAN_GIT_NAME, $SANDMAN_GIT_EMAIL)`` when both are set, else None.
+
+    When None, store/ falls back to git's own config (user.name, user.email),
+    then to ``sandman <sandman@localhost>``.
+    """
+    name = os.environ.get("SANDMAN_GIT_NAME", "")
+    email = os.environ.get("SANDMAN_GIT_EMAIL", "")
+    return (name, email) if name and email else None
+
+
+# --- the design's constants --------------------------------------------------
+
+RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_POINTER_HOURS = 72
+RECALL_MAX_POINTERS = 12
+TOOL_INDEX_MAX_CHARS = 1_200
+TAKE_LIVE_WINDOW_S = 120
+DREAM_DUE_POINTERS = 10
+DREAM_POINTERS_PER_RUN = 20
+DREAM_QUORUM = 2
+DREAM_LOCK_STALE_S = 2 * 3600
+MIND_TIMEOUT_S = 300.0
+SWEEP_AFTER_HOURS = 72
+UPKEEP_DUE_FILES = 5
+UPKEEP_DUE_HOURS = 20
+UPKEEP_MAX_OPS = 6
+TITLE_MAX_CHARS = 80
+MIND_TRANSCRIPT_HEAD_CHARS = 20_000
+MIND_TRANSCRIPT_TAIL_CHARS = 80_000
+LOG_TITLE_MAX_CHARS = 60
+LOG_BODY_MAX_CHARS = 1_000
+MEMORY_BODY_MAX_BYTES = 64 * 1024
+SESSION_ID_MAX_CHARS = 128
+COMMIT_LOCK_TIMEOUT_S = 120.0

@@ -1,0 +1,57 @@
+"""The exceptions sandman raises on purpose.
+
+They are turned into output in exactly two places: ``cli.py`` prints the message
+as one line on stderr and exits with ``exit_code``; ``hook.py`` writes it as a
+journal line and exits 0, because a hook must never break Claude Code.
+
+Every message names the input that was wrong and, where there is one, the fix.
+Standard library only: the hook entry points import this module.
+"""
+
+from __future__ import annotations
+
+
+class SandmanError(Exception):
+    """Base of every deliberate failure; ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class InputError(SandmanError):
+    """The caller gave a bad argument, payload or file (exit 2, nothing written)."""
+
+    exit_code = 2
+
+
+class ConfigError(SandmanError):
+    """An environment variable or settings file holds an unusable value."""
+
+    exit_code = 2
+
+
+class SecretRefused(InputError):
+    """A memory carries a credential; ``kinds`` names what was found, never the value."""
+
+    def __init__(self, kinds: list[str]):
+        self.kinds = kinds
+        super().__init__(
+            "memory refused: it contains a secret ("
+            + ", ".join(kinds)
+            + "); remove the credential and remember the fact without it"
+        )
+
+
+class FormatError(SandmanError):
+    """A file under the root does not follow docs/BANK-FORMAT.md."""
+
+
+class RepositoryError(SandmanError):
+    """The memory root's git repository could not be read or written."""
+
+
+class LockBusy(SandmanError):
+    """Another sandman process holds a lock this verb needs."""
+
+
+class CrossDeviceError(SandmanError):
+    """A move would cross filesystems; sandman never falls back to a copy."""

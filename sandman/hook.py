@@ -1,0 +1,57 @@
+"""The hook entry points: what Claude Code runs at SessionStart and SessionEnd.
+
+``sandman <verb> --hook`` reads the hook payload (JSON) on stdin, hands it to
+the verb's ``hook`` function, and prints what that returns. Standard library
+only, here and in everything it imports before the verb's own work: a hook runs
+on every session start and end, and must be fast.
+
+A hook never breaks Claude Code: every failure becomes one journal line in
+``.trace/<verb>-<date>.log`` and exit status 0.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from sandman import config, journal
+from sandman.errors import ConfigError, SandmanError
+from sandman.layout import Layout
+
+MAX_PAYLOAD_BYTES = 1 << 20
+
+
+def _verb_hook(verb: str):
+    if verb == "take":
+        from sandman.verbs import take
+
+        return take.hook
+    if verb == "recall":
+        from sandman.verbs import recall
+
+        return recall.hook
+    from sandman.verbs import report
+
+    return report.hook
+
+
+def main(args: list[str]) -> int:
+    """Run ``args[0]``'s hook on stdin's payload; always return 0."""
+    verb = args[0]
+    try:
+        layout = Layout(config.root())
+    except ConfigError as error:
+        print(f"sandman {verb} --hook: {error}", file=sys.stderr)
+        return 0
+    try:
+        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        output = _verb_hook(verb)(layout, payload)
+    except SandmanError as error:
+        journal.write(layout, verb, "failed", hook=True, error=str(error))
+        return 0
+    except Exception as error:  # noqa: BLE001 - a hook must never break Claude Code
+        journal.write(layout, verb, "crashed", hook=True, error=f"{type(error).__name__}: {error}")
+        return 0
+    if output:
+        sys.stdout.write(output)
+        sys.stdout.flush()
+    return 0

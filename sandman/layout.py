@@ -1,0 +1,151 @@
+"""The data-root tree: every path under the memory root is named here and nowhere else.
+
+The tree is the design's (seeds/sandman-design.txt, "Data root"):
+
+    <root>/
+    ├── .gitignore                 keeps the dotted tier (and pending-takes/) out of git
+    ├── .archive/<host>/<yyyy>/<mm>/<dd>/<HHMMSS>-<relpath>   transcripts at rest (take)
+    ├── .dream/<claude project>/<session id>.jsonl            mind transcripts (dream)
+    ├── .trace/<verb>-<yyyy-mm-dd>.log                        the journal
+    ├── .site/                     the rendered static site (reflect, site)
+    ├── .commit.lock               held by commit_memory around every bank write
+    ├── .dream.lock                held by one dream run at a time
+    ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
+    ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
+    └── memories/
+        ├── .recent/<sid>.json     pointers: the short-term surface
+        └── <bank>/                one directory's memories (docs/BANK-FORMAT.md)
+
+A leading dot marks the tier boundary: dotted paths hold raw bytes and runtime
+state and are never versioned; the rest is versioned, one commit per change.
+
+Standard library only: the hook entry points import this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+# Lines every root's .gitignore carries (store.repo keeps them present).
+GITIGNORE_LINES = (
+    "# sandman: the dotted tier holds raw bytes and runtime state; it is never versioned.",
+    ".*",
+    "!/.gitignore",
+    "# pending takes name jobs of this machine only; they must not travel with git.",
+    "/pending-takes/",
+)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of one memory root; ``root`` is an absolute path."""
+
+    root: Path
+
+    # -- the hidden tier --
+    @property
+    def archive(self) -> Path:
+        return self.root / ".archive"
+
+    def archive_host(self, host: str) -> Path:
+        """``.archive/<host>``: ``claude`` or ``codex``."""
+        return self.archive / host
+
+    def archive_path(self, host: str, taken: datetime, relpath: str) -> Path:
+        """``.archive/<host>/<yyyy>/<mm>/<dd>/<HHMMSS>-<relpath>`` for a take at ``taken`` (UTC).
+
+        ``relpath`` is the transcript's path relative to the host's sessions folder,
+        POSIX separators; the time prefix goes on its first component.
+        """
+        day = self.archive_host(host) / f"{taken:%Y}" / f"{taken:%m}" / f"{taken:%d}"
+        return day / f"{taken:%H%M%S}-{relpath}"
+
+    @property
+    def dream_dir(self) -> Path:
+        """``.dream/``: the minds' working directory and their kept transcripts."""
+        return self.root / ".dream"
+
+    def mind_transcript(self, claude_project: str, session_id: str) -> Path:
+        return self.dream_dir / claude_project / f"{session_id}.jsonl"
+
+    @property
+    def trace(self) -> Path:
+        return self.root / ".trace"
+
+    def trace_file(self, verb: str, day: str) -> Path:
+        """``.trace/<verb>-<yyyy-mm-dd>.log`` (``day`` is the UTC date)."""
+        return self.trace / f"{verb}-{day}.log"
+
+    @property
+    def site(self) -> Path:
+        return self.root / ".site"
+
+    @property
+    def commit_lock(self) -> Path:
+        return self.root / ".commit.lock"
+
+    @property
+    def dream_lock(self) -> Path:
+        return self.root / ".dream.lock"
+
+    # -- the versioned tier --
+    @property
+    def gitignore(self) -> Path:
+        return self.root / ".gitignore"
+
+    @property
+    def memories(self) -> Path:
+        return self.root / "memories"
+
+    @property
+    def recent(self) -> Path:
+        """``memories/.recent/``: one pointer per taken session."""
+        return self.memories / ".recent"
+
+    def pointer(self, session_id: str) -> Path:
+        return self.recent / f"{session_id}.json"
+
+    def bank(self, bank_name: str) -> Path:
+        """``memories/<bank>/``; ``bank_name`` comes from banks.names.bank_name()."""
+        return self.memories / bank_name
+
+    @property
+    def log(self) -> Path:
+        return self.root / "log"
+
+    def log_entry(self, day: str) -> Path:
+        """``log/<yyyy-mm-dd>.md``: the voyage entry of one UTC day."""
+        return self.log / f"{day}.md"
+
+    @property
+    def log_index(self) -> Path:
+        return self.log / "INDEX.md"
+
+    @property
+    def pending_takes(self) -> Path:
+        return self.root / "pending-takes"
+
+    def pending_take(self, session_id: str) -> Path:
+        return self.pending_takes / f"{session_id}.json"
+
+
+# Names of files and folders inside a bank (docs/BANK-FORMAT.md).
+BANK_INDEX = "MEMORY.md"
+BANK_ARCHIVE = "_archive"
+BANK_REFLECT = "_reflect.json"
+
+
+def resource(kind: str) -> Path:
+    """Return the folder of packaged resources: ``templates``, ``site`` or ``prompts``.
+
+    An installed wheel carries them in ``sandman/_data/<kind>``; a source
+    checkout (or an editable install) has them at the top of the repository.
+    Raises FileNotFoundError naming both places when neither exists.
+    """
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "_data" / kind, package.parent / kind):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"sandman's {kind}/ folder is missing from {package}; reinstall sandman")

@@ -1,0 +1,108 @@
+"""Atomic file writes and no-copy moves.
+
+Every file sandman writes under the root goes through ``write_atomic``: a unique
+sibling temp file (dotted, so git ignores it), fsync, ``os.replace``. A reader
+sees the old bytes or the new ones, never a half-written file; a process killed
+mid-write leaves at most a dotted temp file behind.
+
+Moves never copy: ``move_no_replace`` is a same-volume rename that refuses to
+overwrite, and a cross-device move is a CrossDeviceError.
+
+Standard library only: the hook entry points import this module.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import uuid
+from pathlib import Path
+
+from sandman.errors import CrossDeviceError
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` (str is encoded UTF-8) atomically; create parents.
+
+    Raises OSError when the directory cannot be written; the temp file is removed.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Flush a directory's entries to disk (best effort; some filesystems refuse)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def move_no_replace(src: Path, dst: Path) -> None:
+    """Rename ``src`` to ``dst`` on the same volume, never overwriting, never copying.
+
+    Parents of ``dst`` are created. A file is moved with link-then-unlink, which
+    refuses an existing ``dst`` atomically; a directory with a checked rename.
+    Raises FileExistsError when ``dst`` exists, FileNotFoundError when ``src`` is
+    gone (another process moved it first), CrossDeviceError when they are on
+    different filesystems.
+    """
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir() and not src.is_symlink():
+        if dst.exists():
+            raise FileExistsError(errno.EEXIST, "destination exists", str(dst))
+        _rename(src, dst)
+        return
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError as error:
+        if error.errno == errno.EXDEV:
+            raise CrossDeviceError(f"cannot move {src} to {dst}: different filesystems") from None
+        if error.errno in (errno.EEXIST, errno.ENOENT):
+            raise
+        # A filesystem without hard links: a checked rename is the best left.
+        if dst.exists():
+            raise FileExistsError(errno.EEXIST, "destination exists", str(dst)) from None
+        _rename(src, dst)
+        return
+    try:
+        os.unlink(src)
+    except FileNotFoundError:
+        # Another process moved src between our link and unlink: its copy of the
+        # name stands, ours is a second name of the same bytes and goes.
+        os.unlink(dst)
+        raise
+    fsync_dir(dst.parent)
+    fsync_dir(src.parent)
+
+
+def _rename(src: Path, dst: Path) -> None:
+    try:
+        os.rename(src, dst)
+    except OSError as error:
+        if error.errno == errno.EXDEV:
+            raise CrossDeviceError(f"cannot move {src} to {dst}: different filesystems") from None
+        raise

@@ -1,0 +1,158 @@
+"""The memory root's git repository, through pygit2 (never a ``git`` subprocess).
+
+This module is the one boundary where pygit2 errors (``GitError``, ``KeyError``)
+become RepositoryError. It creates or adopts the root (``ensure_root``), and
+commits a given set of repo-relative paths with trailers (``commit_paths``).
+Callers hold ``.commit.lock`` (banks.commit does) around anything that writes.
+
+Paths here are repo-relative POSIX strings, as git tree entries are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+from filelock import FileLock, Timeout
+from pygit2.enums import FileStatus
+
+from sandman import config
+from sandman.errors import LockBusy, RepositoryError
+from sandman.layout import GITIGNORE_LINES, Layout
+
+DEFAULT_IDENTITY = ("sandman", "sandman@localhost")
+
+
+def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -> FileLock:
+    """Return the root's ``.commit.lock`` (a FileLock; enter it with ``with``)."""
+    return FileLock(str(layout.commit_lock), timeout=timeout)
+
+
+def locked(lock: FileLock):
+    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out."""
+    try:
+        return lock.acquire()
+    except Timeout:
+        raise LockBusy(f"{lock.lock_file} is held by another sandman process; try again") from None
+
+
+def is_repository(layout: Layout) -> bool:
+    return (layout.root / ".git").exists()
+
+
+def open_repo(layout: Layout) -> pygit2.Repository:
+    """Open the root's repository. Raises RepositoryError when it is not one."""
+    try:
+        return pygit2.Repository(str(layout.root), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except (pygit2.GitError, KeyError) as error:
+        raise RepositoryError(f"{layout.root} is not a git repository ({error}); run `sandman init`") from None
+
+
+def ensure_root(layout: Layout) -> bool:
+    """Create or adopt the memory root as a git repository; return True if it changed.
+
+    Idempotent. A missing root is created; a folder that is not a repository is
+    adopted in place (its visible files become the first commit, nothing is
+    overwritten); a repository gets any missing .gitignore line. Takes
+    ``.commit.lock`` only when there is something to do. Raises RepositoryError
+    or LockBusy; OSError when the root cannot be created.
+    """
+    if is_repository(layout) and _gitignore_complete(layout):
+        return False
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with locked(commit_lock(layout)):
+        try:
+            if not is_repository(layout):
+                pygit2.init_repository(str(layout.root), initial_head="main")
+            repo = open_repo(layout)
+            _complete_gitignore(layout)
+            paths = sorted(dirty_paths(repo))
+            if paths or repo.head_is_unborn:
+                commit_paths(repo, paths, "init: memory root", {"Verb": "init"})
+        except pygit2.GitError as error:
+            raise RepositoryError(f"cannot set up {layout.root} as a git repository: {error}") from None
+    return True
+
+
+def _gitignore_complete(layout: Layout) -> bool:
+    try:
+        present = set(layout.gitignore.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return False
+    return all(line in present for line in GITIGNORE_LINES if not line.startswith("#"))
+
+
+def _complete_gitignore(layout: Layout) -> None:
+    from sandman.store.atomic import write_atomic
+
+    try:
+        text = layout.gitignore.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    present = set(text.splitlines())
+    missing = [line for line in GITIGNORE_LINES if line not in present]
+    if missing:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        write_atomic(layout.gitignore, text + "\n".join(missing) + "\n")
+
+
+def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
+    """Return repo-relative paths whose working-tree or index state differs from HEAD."""
+    try:
+        return {
+            path: flags
+            for path, flags in repo.status(untracked_files="all", ignored=False).items()
+            if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED
+        }
+    except pygit2.GitError as error:
+        raise RepositoryError(f"cannot read the status of {repo.workdir}: {error}") from None
+
+
+def signature(repo: pygit2.Repository) -> pygit2.Signature:
+    """Build the commit signature: $SANDMAN_GIT_NAME/EMAIL, else git config, else sandman."""
+    identity = config.git_identity()
+    if identity is None:
+        try:
+            identity = (repo.config["user.name"], repo.config["user.email"])
+        except (KeyError, pygit2.GitError):
+            identity = DEFAULT_IDENTITY
+    return pygit2.Signature(*identity)
+
+
+def format_message(subject: str, trailers: dict[str, str]) -> str:
+    """Return a commit message: one subject line, a blank line, ``Key: value`` trailers."""
+    subject = " ".join(subject.split())
+    lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items() if value]
+    return subject + "\n" + ("\n" + "\n".join(lines) + "\n" if lines else "")
+
+
+def commit_paths(
+    repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str]
+) -> str:
+    """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
+
+    The caller holds ``.commit.lock``. A stale ``.git/index.lock`` left by a
+    killed sandman process is removed first: under the commit lock no other
+    sandman process can be writing the index. Raises RepositoryError.
+    """
+    stale = Path(repo.path) / "index.lock"
+    stale.unlink(missing_ok=True)
+    try:
+        index = repo.index
+        index.read(force=False)
+        workdir = Path(repo.workdir)
+        for path in paths:
+            if (workdir / path).exists():
+                index.add(path)
+            elif path in index:
+                index.remove(path)
+        index.write()
+        tree = index.write_tree()
+        parents = [] if repo.head_is_unborn else [repo.head.target]
+        author = signature(repo)
+        message = format_message(subject, trailers)
+        oid = repo.create_commit("HEAD", author, author, message, tree, parents)
+    except (pygit2.GitError, KeyError, OSError) as error:
+        raise RepositoryError(f"cannot commit {subject!r} in {repo.workdir}: {error}") from None
+    return str(oid)

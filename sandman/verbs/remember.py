@@ -1,0 +1,114 @@
+"""``sandman remember "<body>"``: commit one memory now, the in-session path.
+
+The memory goes into the bank of ``--cwd`` (default: the current directory);
+a ``user`` memory (about the person, not a directory) goes into the user-wide
+bank. Name and description default to the body's first line and first
+sentence. The write is commit_memory's: secrets ban, slug, index, one commit
+``remember: <name>`` with ``Verb: remember``. Its source is ``[remember]``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sandman import journal
+from sandman.banks.commit import Committed, commit_memory
+from sandman.banks.index import cut, memory_files
+from sandman.banks.memory import Memory, one_line, read_memory
+from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
+from sandman.errors import FormatError, InputError, SecretRefused
+from sandman.layout import Layout
+
+DEFAULT_TYPE = "project"
+DERIVED_NAME_CHARS = 60
+DERIVED_DESCRIPTION_CHARS = 150
+SOURCE = "remember"
+
+
+def _utf8(label: str, text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{label} is not valid UTF-8; pass text in UTF-8") from None
+    return text
+
+
+def derive_name(body: str) -> str:
+    """Return a name from the body's first non-empty line, markdown marks dropped,
+    cut at a word boundary to at most 60 characters."""
+    first = next((line for line in body.splitlines() if line.strip()), "")
+    first = one_line(re.sub(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*", "", first))
+    if len(first) <= DERIVED_NAME_CHARS:
+        return first
+    head = first[:DERIVED_NAME_CHARS]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:-")
+
+
+def derive_description(body: str) -> str:
+    """Return the body's first sentence as one line, cut at 150 characters."""
+    text = one_line(body)
+    match = re.match(r"(.+?[.!?])(\s|$)", text)
+    return cut(match.group(1) if match else text, DERIVED_DESCRIPTION_CHARS)
+
+
+def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
+    """Return a live memory of the bank with the same type, name and body, if any."""
+    folder = layout.bank(bank_name(directory))
+    stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
+    for path in memory_files(folder):
+        if not path.stem.startswith(stem):
+            continue
+        try:
+            found = read_memory(path)
+        except FormatError:
+            continue
+        if (found.type, found.name, found.body) == (memory.type, one_line(memory.name), memory.body):
+            return path
+    return None
+
+
+def remember(
+    layout: Layout,
+    body: str,
+    *,
+    cwd: str | None = None,
+    memory_type: str = DEFAULT_TYPE,
+    name: str | None = None,
+    description: str | None = None,
+    session: str | None = None,
+) -> Committed:
+    """Commit ``body`` as one memory and return where it landed.
+
+    ``cwd`` is an absolute directory (default ``os.getcwd()``); ``memory_type``
+    one of user, feedback, project, reference. Raises InputError (empty body,
+    body over 64 KiB, text not UTF-8, unknown type, relative cwd),
+    SecretRefused; both write nothing. Also LockBusy, RepositoryError.
+    """
+    for label, text in (("body", body), ("name", name or ""), ("description", description or "")):
+        _utf8(label, text)
+    if memory_type not in MEMORY_TYPES:
+        raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
+    directory = None if memory_type == "user" else normalize_directory(cwd or os.getcwd())
+    memory = Memory(
+        name=name or derive_name(body),
+        description=description or derive_description(body),
+        type=memory_type,
+        body=body.strip() + "\n" if body.strip() else "",
+        source=[SOURCE],
+    )
+    existing = _same_memory(layout, directory, memory)
+    if existing is not None:
+        journal.write(layout, "remember", "unchanged", file=existing.relative_to(layout.root).as_posix())
+        return Committed(path=existing, commit=None)
+    try:
+        committed = commit_memory(layout, memory, directory=directory, verb="remember", session=session)
+    except SecretRefused as error:
+        journal.write(layout, "remember", "refused", reason="secret", kinds=",".join(error.kinds))
+        raise
+    journal.write(
+        layout, "remember", "committed",
+        file=committed.path.relative_to(layout.root).as_posix(), commit=(committed.commit or "")[:12],
+    )
+    return committed
