@@ -1,0 +1,78 @@
+"""Test isolation: every test gets its own HOME, memory root and Claude config dir.
+
+The autouse fixture clears every ``SANDMAN_*``, ``CLAUDE_*``, ``CODEX_*`` and
+``GIT_*`` variable, points HOME, SANDMAN_ROOT, CLAUDE_CONFIG_DIR,
+XDG_CONFIG_HOME and CODEX_HOME into the test's tmp_path, and sets a known git
+identity. A session-level guard fails the run if the suite touched the real
+home's ``.sandman`` or Claude settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from sandman.layout import Layout
+
+REAL_HOME = Path.home()
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+FAKES = Path(__file__).resolve().parent / "fakes"
+_WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".claude" / "projects")
+
+
+def _snapshot() -> dict[str, object]:
+    state: dict[str, object] = {}
+    for path in _WATCHED:
+        if path.is_file():
+            state[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        elif path.is_dir():
+            state[str(path)] = sorted(str(p) for p in path.rglob("*"))[:10_000]
+        else:
+            state[str(path)] = None
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def real_home_untouched():
+    """Fail the run if any test wrote into the real home."""
+    before = _snapshot()
+    yield
+    assert _snapshot() == before, "the test suite touched the real home directory"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Isolate the environment; return the fake home."""
+    for name in list(os.environ):
+        if name.startswith(("SANDMAN_", "CLAUDE_", "CODEX_", "GIT_")) or name == "CLAUDECODE":
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("SANDMAN_ROOT", str(home / ".sandman"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("SANDMAN_GIT_NAME", "Sandman Test")
+    monkeypatch.setenv("SANDMAN_GIT_EMAIL", "test@sandman.invalid")
+    return home
+
+
+@pytest.fixture
+def layout(isolated: Path) -> Layout:
+    """The Layout of the test's memory root (not yet created)."""
+    return Layout(Path(os.environ["SANDMAN_ROOT"]))
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The real transcripts and payloads in ../shared/corpus; skipped with a reason when absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not at {CORPUS}")
+    return CORPUS
