@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-HOOK_VERBS = ("take", "recall", "report")
+HOOK_VERBS = ("take", "recall")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,13 +25,9 @@ def _verb_hook(verb: str):
         from sandman.verbs import take
 
         return take.hook
-    if verb == "recall":
-        from sandman.verbs import recall
+    from sandman.verbs import recall
 
-        return recall.hook
-    from sandman.verbs import report
-
-    return report.hook
+    return recall.hook
 
 
 def main(args: list[str]) -> int:
