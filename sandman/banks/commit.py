@@ -35,7 +35,7 @@ from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
-from sandman.store.atomic import move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, move_no_replace, write_atomic
 
 
 class ConflictError(SandmanError):
@@ -95,19 +95,21 @@ class BankTransaction:
         memory.created = memory.created or stamp
         memory.updated = stamp
         memory.replaces = replaces or memory.replaces
-        path = self._free_path(folder, memory, replaces)
-        write_atomic(path, memory.text())
+        if replaces is not None:
+            # Archive first: the new file may take the replaced file's name.
+            self.archive(bank, replaces)
+        path = self._free_path(folder, memory)
+        text = memory.text()
+        write_atomic(path, text)
         self.changed.add(path)
         self.undo.append(lambda: path.unlink(missing_ok=True))
-        if replaces is not None:
-            self.archive(bank, replaces)
         return path
 
-    def _free_path(self, folder: Path, memory: Memory, replaces: str | None) -> Path:
+    def _free_path(self, folder: Path, memory: Memory) -> Path:
         suffix = 1
         while True:
             path = folder / memory_filename(memory.type, memory.name, suffix)
-            if path.name == replaces or not path.exists():
+            if not path.exists():
                 return path
             suffix += 1
 
@@ -128,7 +130,7 @@ class BankTransaction:
             except FileExistsError:
                 continue
         self.changed.update((source, target))
-        self.undo.append(lambda: move_no_replace(target, source))
+        self.undo.append(lambda: _unarchive(target, source))
         return target
 
     def delete(self, bank: str, filename: str) -> None:
@@ -167,6 +169,14 @@ class BankTransaction:
             if text != current:
                 write_atomic(index, text)
             self.changed.add(index)
+
+
+def _unarchive(target: Path, source: Path) -> None:
+    move_no_replace(target, source)
+    try:
+        target.parent.rmdir()  # only when the undo left _archive/ empty
+    except OSError:
+        pass
 
 
 def _member(folder: Path, filename: str) -> Path:
@@ -232,11 +242,31 @@ def bank_transaction(
             tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
 
 
+def _sweep_temp_files(layout: Layout) -> None:
+    """Delete temp files a killed writer left in the banks and the log.
+
+    Every writer there holds ``.commit.lock``, as the caller does now, so any
+    temp file present is an orphan. (``memories/.recent/`` is written without
+    the lock by take and is left alone.)
+    """
+    folders = [layout.log] + [
+        bank for bank in (layout.memories.iterdir() if layout.memories.is_dir() else ())
+        if bank.is_dir() and not bank.name.startswith(".")
+    ]
+    folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
+    for folder in folders:
+        for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
+            if TEMP_NAME.fullmatch(orphan.name):
+                orphan.unlink(missing_ok=True)
+
+
 def recover(layout: Layout, repo) -> str | None:
     """Commit what a killed process left uncommitted, indexes regenerated; return the id.
 
-    The caller holds ``.commit.lock``. Returns None when the tree was clean.
+    Orphaned temp files of killed writers are deleted first. The caller holds
+    ``.commit.lock``. Returns None when the tree was clean.
     """
+    _sweep_temp_files(layout)
     dirty = store.dirty_paths(repo)
     if not dirty:
         return None

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import uuid
 from pathlib import Path
 
 from sandman.errors import CrossDeviceError
+
+
+# The name of write_atomic's temp files: ``.<name>.<32 hex digits>.tmp``.
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
