@@ -21,7 +21,8 @@ REAL_HOME = Path.home()
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 FAKES = Path(__file__).resolve().parent / "fakes"
-_WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".claude" / "projects")
+# Not ~/.claude/projects: a developer's own live Claude Code session writes there.
+_WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".codex")
 
 
 def _snapshot() -> dict[str, object]:

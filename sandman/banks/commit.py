@@ -164,7 +164,13 @@ class BankTransaction:
             index = folder / BANK_INDEX
             if not folder.exists():
                 continue
-            text = bank_index.render_index(folder, directory)
+            # Recovery has committed any hand edit, so the index is current for
+            # every file this transaction did not touch: only those are re-read.
+            known = {
+                name: line for name, line in bank_index.current_lines(folder).items()
+                if folder / name not in self.changed
+            }
+            text = bank_index.render_index(folder, directory, known)
             current = index.read_text(encoding="utf-8") if index.exists() else None
             if text != current:
                 write_atomic(index, text)
