@@ -55,3 +55,17 @@ class LockBusy(SandmanError):
 
 class CrossDeviceError(SandmanError):
     """A move would cross filesystems; sandman never falls back to a copy."""
+
+
+# --- dream (issue 4) ---------------------------------------------------------
+
+
+class ReplyRejected(SandmanError):
+    """A mind's reply breaks the dream reply contract; ``reason`` is the journal's word for why.
+
+    The mind abstains (docs/BANK-FORMAT.md, "Dream replies"); nothing it said is used.
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"reply rejected: {reason}")
