@@ -99,3 +99,19 @@ def remember(
         )
     )
     print(committed.path)
+
+
+@app.command()
+def dream(
+    now: Annotated[bool, typer.Option("--now", help="Dream whatever is queued, even below the 10 that make a dream due.")] = False,
+) -> None:
+    """Route queued sessions into banks by 2-of-3 consensus of three minds."""
+    from sandman.verbs.dream import dream as run_dream
+
+    root = layout()
+    summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
+    if summary.stopped == "not due":
+        print(f"dream: {summary.left} pointer(s) queued; a dream is due at "
+              f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
+    else:
+        print(summary.text())

@@ -122,7 +122,7 @@ def _proposal(item: object, number: int, mind: str, banks: list[str]) -> Proposa
         raise reject(f"unknown type {memory_type[:40]!r}")
     bank = _bank(item["bank"], memory_type, banks)
     if bank is None:
-        raise reject(f"bank {item['bank'][:200]!r} is not allowed for a {memory_type} memory")
+        raise reject(f"bank {item['bank'][:80]!r} is not allowed for a {memory_type} memory")
     name, description = one_line(item["name"]), one_line(item["description"])
     body = clean_body(item["body"]) if item["body"].strip() else ""
     try:
