@@ -21,11 +21,10 @@ is an ``input_image`` block between ``<image>`` tags: it reads ``[image]``.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO
 
 from sandman.transcripts import tools
 from sandman.transcripts.model import (
-    MALFORMED, UNKNOWN_TYPE, Collector, Session, Turn, lines, title_text,
+    MALFORMED, UNKNOWN_TYPE, Collector, Session, Turn, lines, raw_time, title_text,
 )
 
 TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
@@ -63,14 +62,27 @@ class CodexReader:
         self.typed: str | None = None  # the first event_msg user_message
         self.prompt: str | None = None  # the first real user message
 
-    def read(self, stream: BinaryIO) -> Session:
-        for line in lines(stream, self.collector):
+    def read(self, stream, lean: bool = False) -> Session:
+        """Read the binary ``stream``. ``lean`` parses only the lines the pointer's
+        facts can come from, taking the others' times from their bytes."""
+        for line in lines(stream, self.collector, self.want if lean else None):
             try:
                 self.line(line)
             except (TypeError, AttributeError, KeyError, ValueError):
                 self.collector.skip(MALFORMED)
         self.session.title = title_text(self.typed or self.prompt)
         return self.collector.finish()
+
+    def want(self, raw: bytes) -> bool:
+        session = self.session
+        if session.session_id is None or session.cwd is None or b"remember" in raw:
+            return True
+        if self.typed is None and b'"user_message"' in raw:
+            return True
+        if self.typed is None and self.prompt is None and b'"user"' in raw:
+            return True
+        self.collector.time(raw_time(raw))
+        return False
 
     def line(self, line: dict) -> None:
         kind, payload = line.get("type"), line.get("payload")

@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO
 
 from sandman import config
 
@@ -160,9 +159,20 @@ class Collector:
         return self.session
 
 
-def lines(stream: BinaryIO, collector: Collector) -> Iterator[dict]:
-    """Yield each JSON object line of ``stream``; count every other line as skipped.
+_RAW_TIME = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{10,40})"')
 
+
+def raw_time(raw: bytes) -> str | None:
+    """Return the first ``"timestamp": "..."`` value in a raw line, unparsed (the lean path)."""
+    match = _RAW_TIME.search(raw)
+    return match.group(1).decode("ascii", "replace") if match else None
+
+
+def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = None) -> Iterator[dict]:
+    """Yield each JSON object line of the binary ``stream``; count every other line as skipped.
+
+    ``want``, when given, sees each raw line first and returns False to pass
+    over it unparsed (the lean path: it takes what it needs from the bytes).
     Reads at most ``TRANSCRIPT_LINE_MAX_BYTES`` of any one line into memory.
     Never raises for bad content (only OSError from the stream itself).
     """
@@ -185,7 +195,7 @@ def lines(stream: BinaryIO, collector: Collector) -> Iterator[dict]:
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
         ended = raw.endswith(b"\n")
-        if not raw.strip():
+        if not raw.strip() or (want is not None and not want(raw)):
             continue
         try:
             text = raw.decode("utf-8")
