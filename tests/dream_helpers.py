@@ -20,19 +20,24 @@ def model(mind: str) -> str:
     return config.model(config.MINDS[mind])
 
 
-def archive_session(layout: Layout, sid: str, cwd: Path, *, ended: str, text: str = "We build with make.",
-                    title: str | None = None, project: str = PROJECT) -> Path:
-    """Write a small Claude Code transcript into the archive and its pointer; return the pointer path."""
-    relpath = f".archive/claude/2026/11/30/160112-{project}/{sid}.jsonl"
-    path = layout.root / relpath
-    path.parent.mkdir(parents=True, exist_ok=True)
+def transcript_lines(sid: str, cwd: Path, ended: str, text: str) -> str:
+    """A two-turn Claude Code transcript (JSON lines) of session ``sid`` in ``cwd``."""
     lines = [
         {"type": "user", "sessionId": sid, "cwd": str(cwd), "timestamp": ended, "uuid": "u1",
          "parentUuid": None, "message": {"role": "user", "content": text}},
         {"type": "assistant", "sessionId": sid, "cwd": str(cwd), "timestamp": ended, "uuid": "u2",
          "parentUuid": "u1", "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}},
     ]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def archive_session(layout: Layout, sid: str, cwd: Path, *, ended: str, text: str = "We build with make.",
+                    title: str | None = None, project: str = PROJECT) -> Path:
+    """Write a small Claude Code transcript into the archive and its pointer; return the pointer path."""
+    relpath = f".archive/claude/2026/11/30/160112-{project}/{sid}.jsonl"
+    path = layout.root / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(transcript_lines(sid, cwd, ended, text), encoding="utf-8")
     return write_pointer(layout, sid, {
         "host": "claude", "archived": relpath, "cwd": str(cwd), "started": ended, "ended": ended,
         "title": title or f"session {sid}", "highlights": [],
@@ -61,6 +66,8 @@ def journal_lines(layout: Layout, decision: str | None = None) -> list[dict]:
         return []
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("20"):
+            continue  # a detached dream's own output shares the file (take's spawn appends it)
         _, _, found, facts = journal.parse_line(line)
         if decision is None or found == decision:
             lines.append({"decision": found, **facts})

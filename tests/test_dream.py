@@ -57,6 +57,8 @@ def test_two_of_three_commits_one_memory_with_both_witnesses(layout, fake_claude
     (committed,) = journal_lines(layout, "committed")
     assert committed["witnesses"] == "fable,opus" and committed["file"].endswith("project_build_with_make.md")
     assert summary.count("routed") == 1 and summary.left == 0
+    (finished,) = journal_lines(layout, "finished")
+    assert (finished["tried"], finished["routed"], finished["committed"], finished["left"]) == ("1", "1", "1", "0")
 
 
 def test_one_of_three_commits_nothing(layout, fake_claude, cwd):

@@ -129,6 +129,9 @@ def run_queue(layout: Layout, *, on_pointer: Callable[[Pointer, int], None] | No
             on_pointer(pointer, planned)
         summary.outcomes.append(dream_pointer(layout, pointer, timeout=timeout))
     summary.left = len(queue(layout))
+    journal.write(layout, VERB, "finished", tried=len(summary.outcomes), routed=summary.count("routed"),
+                  queued=summary.count("queued"), skipped=summary.count("skipped"),
+                  committed=summary.total("committed"), left=summary.left, stopped=summary.stopped)
     return summary
 
 
