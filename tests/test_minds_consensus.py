@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from sandman.minds.consensus import claims, depluralise, held_by, same, tokens
 from sandman.minds.reply import Proposal
 
@@ -82,3 +85,8 @@ def test_held_by_matches_any_proposal_of_the_claim():
     assert not same(tokens("alpha beta gamma", "x"), tokens("gamma delta epsilon", "x"))
     assert held_by(claim, live) == "project_greek.md"
     assert held_by(claim, live[:1]) is None
+
+
+@given(st.frozensets(st.sampled_from("abcdefghij")), st.frozensets(st.sampled_from("abcdefghij")))
+def test_same_is_exactly_the_designs_inequality(a, b):
+    assert same(a, b) == (2 * len(a & b) >= len(a | b))
