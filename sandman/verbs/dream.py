@@ -52,7 +52,7 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
         if not now and depth < config.DREAM_DUE_POINTERS:
             journal.write(layout, "dream", "idle", reason="not due", queued=depth)
             return dream_run.RunSummary(left=depth, stopped="not due")
-        if not interactive:
+        if not interactive or depth == 0:
             return dream_run.run_queue(layout)
         return _with_progress(layout, dream_run)
 

@@ -167,8 +167,9 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1
+            extra = {"detail": result.detail} if result.detail else {}
             journal.write(layout, VERB, "abstained", session=session, mind=result.mind,
-                          model=result.model, reason=verdict, detail=result.detail)
+                          model=result.model, reason=verdict, **extra)
     outcome.proposed = len(proposals)
     answering = len(results) - outcome.abstained
     if answering < config.DREAM_QUORUM:
