@@ -325,6 +325,22 @@ def test_a_pointer_forgotten_mid_dream_is_not_recreated(layout, fake_claude, cwd
     assert not layout.pointer(SID).exists() and summary.outcomes[0].reason == "pointer gone"
 
 
+def test_a_failed_commit_leaves_the_pointer_queued(layout, fake_claude, cwd, monkeypatch):
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE])
+
+    def busy(*_args):
+        raise LockBusy("timed out waiting for .commit.lock")
+
+    monkeypatch.setattr(dream_run, "commit_claim", busy)
+    summary = dream(layout, now=True)
+    assert summary.outcomes[0].decision == "queued" and summary.outcomes[0].reason == "commit failed"
+    assert not read_pointer(layout.pointer(SID)).dreamed
+    (failed,) = journal_lines(layout, "failed")
+    assert failed["error"] == "timed out waiting for .commit.lock"
+    assert journal_lines(layout, "queued")[0]["failed"] == "1"
+
+
 def test_user_memories_land_in_the_user_bank(layout, fake_claude, cwd):
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
     likes = proposal(cwd, "Prefers terse answers", "The user wants short replies", type_="user")

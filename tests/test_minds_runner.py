@@ -60,6 +60,12 @@ def test_prompt_goes_on_stdin_even_past_the_argv_limit(layout, fake_claude):
     assert not any(prompt[:50] in arg for arg in call["argv"])
 
 
+def test_lone_surrogates_in_a_prompt_do_not_stop_the_mind(layout, fake_claude):
+    result = _run(layout, PROMPT + "broken \ud800 pair")
+    assert result.status == "answered"
+    assert fake_claude.calls()[0]["prompt"].endswith("broken ? pair")
+
+
 def test_verbose_array_output_takes_the_last_result(layout, fake_claude):
     fake_claude.answer("m", "the answer", verbose=True)
     assert _run(layout).text == "the answer"

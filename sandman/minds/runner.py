@@ -177,7 +177,8 @@ class _Outcome:
 
 
 def _spawn(prompt: str, argv: list[str], cwd: Path, timeout: float) -> _Outcome:
-    data = prompt.encode("utf-8", "surrogateescape")
+    # A transcript's JSON may carry lone surrogates ("\ud800"): they are not UTF-8, so "?" stands in.
+    data = prompt.encode("utf-8", "replace")
     try:
         proc = subprocess.Popen(
             argv, cwd=cwd, env=mind_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
