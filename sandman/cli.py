@@ -99,3 +99,51 @@ def remember(
         )
     )
     print(committed.path)
+
+
+@app.command()
+def take(
+    session: Annotated[Optional[str], typer.Argument(help="The session id to take.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Take it even if written in the last 120 s.")] = False,
+    transcript: Annotated[
+        Optional[str], typer.Option(help="The transcript file [default: found by session id].")
+    ] = None,
+    hook: Annotated[bool, typer.Option("--hook", help="Read Claude Code's SessionEnd payload on stdin.")] = False,
+) -> None:
+    """Archive a session's transcript by move and drop its pointer."""
+    from pathlib import Path
+
+    if hook:
+        from sandman import hook as hook_entry
+
+        raise typer.Exit(hook_entry.main(["take", "--hook"]))
+    if session is None:
+        raise fail("take needs a session id (or --hook)", 2)
+    from sandman.verbs.take import take as run_take
+
+    root = layout()
+    taken = run(lambda: run_take(root, session, force=force, transcript=Path(transcript) if transcript else None))
+    print(f"archived: {taken.archived}")
+    if taken.companion is not None:
+        print(f"archived: {taken.companion}")
+    print(f"pointer: {taken.pointer}")
+    for reclaimed in taken.reclaimed:
+        print(f"reclaimed pending take: {reclaimed}")
+    if taken.dream_pid is not None:
+        print(f"dream started (pid {taken.dream_pid})")
+
+
+@app.command()
+def dream(
+    now: Annotated[bool, typer.Option("--now", help="Dream whatever is queued, even below the 10 that make a dream due.")] = False,
+) -> None:
+    """Route queued sessions into banks by 2-of-3 consensus of three minds."""
+    from sandman.verbs.dream import dream as run_dream
+
+    root = layout()
+    summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
+    if summary.stopped == "not due":
+        print(f"dream: {summary.left} pointer(s) queued; a dream is due at "
+              f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
+    else:
+        print(summary.text())

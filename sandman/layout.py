@@ -78,6 +78,10 @@ class Layout:
         """``.trace/<verb>-<yyyy-mm-dd>.log`` (``day`` is the UTC date)."""
         return self.trace / f"{verb}-{day}.log"
 
+    def trace_files(self, day: str) -> list[Path]:
+        """Every verb's journal file of one UTC day (dream's budget sums their costs), sorted."""
+        return sorted(self.trace.glob(f"*-{day}.log"))
+
     @property
     def site(self) -> Path:
         return self.root / ".site"
