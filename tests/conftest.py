@@ -19,7 +19,9 @@ from sandman.layout import Layout
 
 REAL_HOME = Path.home()
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+# ../shared/corpus beside the checkout; a worktree nested one level deeper finds it too.
+CORPUS = next((p / "shared" / "corpus" for p in REPO.parents if (p / "shared" / "corpus").is_dir()),
+              REPO.parent / "shared" / "corpus")
 FAKES = Path(__file__).resolve().parent / "fakes"
 _WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".claude" / "projects")
 

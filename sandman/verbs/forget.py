@@ -195,6 +195,10 @@ def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
     return only, shared
 
 
+def _subject(count: int) -> str:
+    return f"delete {count} {'memory' if count == 1 else 'memories'} of a forgotten session"
+
+
 def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgotten:
     """Destroy every copy sandman or the host holds of ``session_id``; write no journal line.
 
@@ -208,7 +212,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     result.memories, result.shared = _memories(layout, session_id)
     if memories and result.memories:
         with bank_transaction(layout, verb="forget",
-                              subject=f"delete {len(result.memories)} memories of a forgotten session") as tx:
+                              subject=_subject(len(result.memories))) as tx:
             for path in result.memories:
                 tx.delete(path.parent.name, path.name)
         result.deleted, result.commit = True, tx.commit

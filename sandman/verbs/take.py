@@ -218,16 +218,15 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if raw_path is not None and not isinstance(raw_path, str):
         raise InputError(f"transcript_path {raw_path!r} is not a string")
     try:
-        path = Path(raw_path) if raw_path else locate.find(session_id)
+        source = locate.source(Path(raw_path) if raw_path else locate.find(session_id))
     except TranscriptNotFound:
         journal.write(layout, VERB, "declined", reason="no-transcript", session=session_id, hook=True)
         drain(layout)
         return None
-    source = locate.source(path)
     job = None if reason == "clear" else locate.live_job(session_id)
     if job is not None:
         entry = {"declined": journal.iso(journal.now_utc()), "job": job, "session": session_id,
-                 "transcript": str(path)}
+                 "transcript": str(source.path)}
         write_atomic(layout.pending_take(session_id), json.dumps(entry, indent=2) + "\n")
         journal.write(layout, VERB, "declined", reason="live-job", session=session_id, job=job, hook=True)
         drain(layout)
