@@ -374,3 +374,14 @@ def test_a_reclaimed_take_spawns_no_dream(isolated: Path, tmp_path: Path, layout
     _pending(layout, SID, _live(isolated))
     assert drain(layout) == [SID]
     assert not marker.exists() and not any(d.startswith("dream") for d, _ in _journal(layout))
+
+
+def test_a_session_taken_twice_keeps_its_earlier_part(isolated: Path, layout: Layout):
+    _live(isolated)
+    first = take(layout, SID, force=True)
+    _live(isolated)  # Claude Code wrote the session again after the take
+    second = take(layout, SID, force=True)
+    pointer = json.loads(second.pointer.read_text())
+    assert pointer["archived"] == second.archived.relative_to(layout.root).as_posix()
+    assert pointer["earlier"] == [first.archived.relative_to(layout.root).as_posix()]
+    assert first.archived.exists() and second.archived.exists()

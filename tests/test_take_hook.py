@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,15 @@ def test_the_hook_path_imports_nothing_heavy(corpus: Path, isolated: Path, layou
                           capture_output=True, env=os.environ.copy(), timeout=60)
     assert done.stdout.decode().strip() == "[]", done.stderr
     assert layout.pointer(SID).exists()
+
+
+def test_a_hook_that_loses_the_race_declines_as_already_gone(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    moment = journal.now_utc()
+    for delta in range(30):  # whichever second the hook lands in, the other take got there first
+        winner = layout.archive_path("claude", moment + timedelta(seconds=delta), f"-home-user-my-project/{SID}.jsonl")
+        winner.parent.mkdir(parents=True, exist_ok=True)
+        os.link(live, winner)
+    done = _hook(_payload(corpus, "session-end.logout.json", isolated))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert _journal(layout)[-1] == ("declined", {"reason": "already-gone", "session": SID, "hook": "true"})

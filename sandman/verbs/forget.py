@@ -88,6 +88,8 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
     found: set[Path] = set()
     pointer = read_pointer(layout.pointer(session_id))
     named = [] if pointer is None else [pointer.data.get("archived"), pointer.data.get("companion")]
+    if pointer is not None and isinstance(pointer.data.get("earlier"), list):
+        named += pointer.data["earlier"]
     needle = session_id.encode()
     for log in sorted(layout.trace.glob("take-*.log")) if layout.trace.is_dir() else []:
         if not _mentions(log, needle):

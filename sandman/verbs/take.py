@@ -31,7 +31,7 @@ from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
-from sandman.pointers import check_session_id, write_pointer
+from sandman.pointers import check_session_id, read_pointer, write_pointer
 from sandman.store.atomic import move_no_replace, write_atomic
 from sandman.transcripts import locate, summarize
 from sandman.transcripts.locate import Source
@@ -141,6 +141,24 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
     return data, skipped
 
 
+def _earlier(layout: Layout, session_id: str, data: dict) -> None:
+    """Keep the archive paths of an earlier take of the same session in ``earlier``.
+
+    A session id taken twice (its transcript written again after a take) has
+    two archived parts; the newer pointer must not lose the older one.
+    """
+    old = read_pointer(layout.pointer(session_id))
+    if old is None:
+        return
+    earlier = [p for p in old.data.get("earlier", []) if isinstance(p, str)]
+    for key in ("archived", "companion"):
+        value = old.data.get(key)
+        if isinstance(value, str) and value not in (data["archived"], data.get("companion")):
+            earlier.append(value)
+    if earlier:
+        data["earlier"] = earlier
+
+
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, move, pointer, journal line.
@@ -152,6 +170,7 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
         check_live(source.path)
     archived, companion = archive(layout, source, journal.now_utc())
     data, skipped = pointer_data(layout, source, archived, companion, cwd)
+    _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
     journal.write(
@@ -231,7 +250,12 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "declined", reason="live-job", session=session_id, job=job, hook=True)
         drain(layout)
         return None
-    take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    try:
+        take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    except TranscriptNotFound:  # a concurrent take archived it first
+        journal.write(layout, VERB, "declined", reason="already-gone", session=session_id, hook=True)
+        drain(layout)
+        return None
     drain(layout)
     dream_if_due(layout)
     return None
