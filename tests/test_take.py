@@ -385,3 +385,20 @@ def test_a_session_taken_twice_keeps_its_earlier_part(isolated: Path, layout: La
     assert pointer["archived"] == second.archived.relative_to(layout.root).as_posix()
     assert pointer["earlier"] == [first.archived.relative_to(layout.root).as_posix()]
     assert first.archived.exists() and second.archived.exists()
+
+
+def test_drain_drops_an_entry_whose_transcript_vanishes_mid_drain(isolated: Path, layout: Layout,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    live = _live(isolated)
+    entry = _pending(layout, SID, live)
+    real = take_module.locate.source
+
+    def source_then_vanish(path: Path):
+        found = real(path)
+        path.unlink()  # resumed and removed by hand between the lookup and the take
+        return found
+
+    monkeypatch.setattr(take_module.locate, "source", source_then_vanish)
+    assert drain(layout) == []
+    assert not entry.exists()
+    assert _journal(layout)[-1] == ("dropped", {"session": SID, "reason": "transcript-gone"})

@@ -58,8 +58,13 @@ def _rel(layout: Layout, path: Path) -> str:
 
 
 def check_live(path: Path, now: float | None = None) -> None:
-    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds."""
-    age = (time.time() if now is None else now) - path.stat().st_mtime
+    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds,
+    TranscriptNotFound when it is gone."""
+    try:
+        mtime = path.stat().st_mtime
+    except FileNotFoundError:
+        raise TranscriptNotFound(f"transcript {path} is already gone") from None
+    age = (time.time() if now is None else now) - mtime
     if age < config.TAKE_LIVE_WINDOW_S:
         wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
         raise TranscriptLive(
