@@ -224,3 +224,16 @@ def test_a_hook_that_loses_the_race_declines_as_already_gone(corpus: Path, isola
     done = _hook(_payload(corpus, "session-end.logout.json", isolated))
     assert (done.returncode, done.stdout) == (0, b"")
     assert _journal(layout)[-1] == ("declined", {"reason": "already-gone", "session": SID, "hook": "true"})
+
+
+@pytest.mark.parametrize("name", [
+    "session-start.startup.doc.json", "session-start.startup.full.json", "session-start.resume.json",
+    "session-start.clear.json", "session-start.compact.json", "session-start.fork.json",
+    "session-start.minimal.json", "session-start.output.additional-context.doc.json",
+    "session-start.output.minimal.json", "settings.hooks.example.json",
+])
+def test_a_payload_of_any_other_event_never_takes(corpus: Path, isolated: Path, layout: Layout, name: str):
+    live = _transcript(corpus, isolated)
+    done = _hook(_payload(corpus, name, isolated))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert live.exists() and not layout.pointer(SID).exists()

@@ -233,6 +233,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     data = _payload(payload)
     reason = data.get("reason")
     session_id = data.get("session_id")
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionEnd":
+        # Registered on the wrong event, take would pull a live session's transcript away.
+        journal.write(layout, VERB, "declined", reason="not-session-end", event=str(event), hook=True)
+        return None
     if reason == "resume":
         journal.write(layout, VERB, "declined", reason="resume", session=session_id if isinstance(session_id, str) else None)
         return None
