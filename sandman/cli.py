@@ -147,3 +147,73 @@ def dream(
               f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
     else:
         print(summary.text())
+
+
+@app.command()
+def forget(
+    session: Annotated[str, typer.Argument(help="The session id to destroy.")],
+    memories: Annotated[
+        bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
+    ] = False,
+) -> None:
+    """Destroy every copy of a session: transcripts, archive, pointer, mind transcripts."""
+    from sandman.verbs.forget import forget as run_forget
+
+    root = layout()
+    result = run(lambda: run_forget(root, session, memories=memories))
+    for path in result.destroyed:
+        print(f"destroyed: {path}")
+    for path in result.scrubbed:
+        print(f"journal lines removed: {path}")
+    for path in result.memories:
+        print(f"{'deleted' if result.deleted else 'cites only this session'}: {path}")
+    for path in result.shared:
+        print(f"kept (cites other sessions too): {path}")
+    if result.memories and not result.deleted:
+        print("pass --memories to delete the memories above")
+    if not (result.destroyed or result.scrubbed or result.memories or result.shared):
+        print(f"nothing held for session {session}")
+    if result.memories or result.shared:
+        print("git history still holds what was committed before; docs/forget.md says how to purge it")
+
+
+hooks_app = typer.Typer(help="Register sandman's hooks in Claude Code's settings.", no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks")
+
+
+def _print_hooks_change(change) -> None:
+    for line in change.added:
+        print(f"added: {line}")
+    for line in change.updated:
+        print(f"updated: {line}")
+    for line in change.removed:
+        print(f"removed: {line}")
+    print(f"{'written' if change.written else 'unchanged'}: {change.settings}")
+
+
+@hooks_app.command("install")
+def hooks_install(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+) -> None:
+    """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
+    from pathlib import Path
+
+    from sandman.verbs.hooks import install
+
+    _print_hooks_change(run(lambda: install(Path(settings) if settings else None)))
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+) -> None:
+    """Remove sandman's hooks from Claude Code's settings, keeping everything else."""
+    from pathlib import Path
+
+    from sandman.verbs.hooks import uninstall
+
+    _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))

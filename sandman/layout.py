@@ -70,6 +70,13 @@ class Layout:
     def mind_transcript(self, claude_project: str, session_id: str) -> Path:
         return self.dream_dir / claude_project / f"{session_id}.jsonl"
 
+    # -- forget's contract with dream (issue 3) --
+    def dream_manifest(self, dreamt_session: str) -> Path:
+        """``.dream/by-session/<dreamt session id>.json``: the mind transcripts kept for one
+        dreamt session, ``{"session": id, "transcripts": [paths relative to the root]}``
+        (docs/BANK-FORMAT.md, "Mind transcripts"). forget deletes what it lists."""
+        return self.dream_dir / "by-session" / f"{dreamt_session}.json"
+
     @property
     def trace(self) -> Path:
         return self.root / ".trace"

@@ -205,6 +205,18 @@ def test_transcripts_of_the_minds_are_kept(layout, fake_claude, cwd):
         assert layout.mind_transcript("-home-user-proj", call["session_id"]).is_file()
 
 
+def test_kept_transcripts_are_listed_for_forget_and_forget_destroys_them(layout, fake_claude, cwd):
+    from sandman.verbs.forget import forget
+
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z", project="-home-user-proj")
+    dream(layout, now=True)
+    manifest = json.loads(layout.dream_manifest(SID).read_text())
+    kept = [layout.root / relative for relative in manifest["transcripts"]]
+    assert len(kept) == 3 and all(path.is_file() for path in kept)
+    forget(layout, SID)
+    assert not any(path.exists() for path in kept) and not layout.dream_manifest(SID).exists()
+
+
 def test_budget_stops_new_minds(layout, fake_claude, cwd, monkeypatch):
     monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", "0.03")
     archive_session(layout, "s1", cwd, ended="2026-11-30T10:00:00Z")

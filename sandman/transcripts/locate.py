@@ -150,3 +150,18 @@ def live_job(session_id: str) -> str | None:
         if isinstance(target, str) and target == session_id:
             return entry.name
     return None
+
+
+# Claude Code's other per-session files under its config dir (forget destroys them too):
+# file edit backups, todo lists, debug logs, the session's shell environment.
+_CLAUDE_SESSION_FILES = ("file-history/{sid}", "todos/{sid}-*.json", "todos/{sid}.json",
+                         "debug/{sid}.txt", "session-env/{sid}")
+
+
+def host_leftovers(session_id: str) -> list[Path]:
+    """Return Claude Code's other files of ``session_id`` that exist (backups, todos, debug logs)."""
+    config_dir = config.claude_config_dir()
+    found: list[Path] = []
+    for pattern in _CLAUDE_SESSION_FILES:
+        found += sorted(config_dir.glob(pattern.format(sid=session_id)))
+    return found

@@ -29,7 +29,7 @@ SUMMARY_MAX_CHARS = 200
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell", "local_shell", "container.exec", "shell_command"})
 # Input keys that say what a call does, most telling first.
 _DETAIL_KEYS = (
-    "command", "cmd", "file_path", "notebook_path", "path", "pattern", "url", "query",
+    "command", "cmd", "file_path", "notebook_path", "pattern", "url", "query", "path",
     "description", "skill", "prompt", "subject", "body",
 )
 # sandman remember's options that take a value (docs/remember.md).

@@ -20,6 +20,7 @@ every pick and no pointer tried twice in a run:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from sandman.minds.consensus import Claim, claims, held_by
 from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
+from sandman.store.atomic import write_atomic
 from sandman.verbs.dream import queue
 
 VERB = "dream"
@@ -153,6 +155,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
+    _record_kept(layout, session, [result.transcript for result in results if result.transcript])
 
     outcome = PointerOutcome(session, "queued")
     proposals: list[Proposal] = []
@@ -206,6 +209,27 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         outcome.reason = "pointer gone"
     _journal_pointer(layout, outcome, results, verdicts)
     return outcome
+
+
+def _record_kept(layout: Layout, session: str, kept: list[Path]) -> None:
+    """Add the minds' kept transcripts to ``.dream/by-session/<session>.json`` for forget.
+
+    A mind's session id is not the dreamt session's, so without this manifest
+    forget could only find them by scanning every kept byte (docs/BANK-FORMAT.md,
+    "Mind transcripts"). Best effort, like the move itself.
+    """
+    if not kept:
+        return
+    path = layout.dream_manifest(session)
+    try:
+        listed = json.loads(path.read_bytes()).get("transcripts", [])
+    except (OSError, ValueError, AttributeError):
+        listed = []
+    listed += [p.relative_to(layout.root).as_posix() for p in kept if p.is_relative_to(layout.root)]
+    try:
+        write_atomic(path, json.dumps({"session": session, "transcripts": sorted(set(listed))}, indent=2) + "\n")
+    except OSError:
+        pass
 
 
 def _material(layout: Layout, pointer: Pointer) -> _Material:

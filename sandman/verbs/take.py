@@ -31,7 +31,7 @@ from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
-from sandman.pointers import check_session_id, write_pointer
+from sandman.pointers import check_session_id, read_pointer, write_pointer
 from sandman.store.atomic import move_no_replace, write_atomic
 from sandman.transcripts import locate, summarize
 from sandman.transcripts.locate import Source
@@ -58,8 +58,13 @@ def _rel(layout: Layout, path: Path) -> str:
 
 
 def check_live(path: Path, now: float | None = None) -> None:
-    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds."""
-    age = (time.time() if now is None else now) - path.stat().st_mtime
+    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds,
+    TranscriptNotFound when it is gone."""
+    try:
+        mtime = path.stat().st_mtime
+    except FileNotFoundError:
+        raise TranscriptNotFound(f"transcript {path} is already gone") from None
+    age = (time.time() if now is None else now) - mtime
     if age < config.TAKE_LIVE_WINDOW_S:
         wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
         raise TranscriptLive(
@@ -141,6 +146,24 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
     return data, skipped
 
 
+def _earlier(layout: Layout, session_id: str, data: dict) -> None:
+    """Keep the archive paths of an earlier take of the same session in ``earlier``.
+
+    A session id taken twice (its transcript written again after a take) has
+    two archived parts; the newer pointer must not lose the older one.
+    """
+    old = read_pointer(layout.pointer(session_id))
+    if old is None:
+        return
+    earlier = [p for p in old.data.get("earlier", []) if isinstance(p, str)]
+    for key in ("archived", "companion"):
+        value = old.data.get(key)
+        if isinstance(value, str) and value not in (data["archived"], data.get("companion")):
+            earlier.append(value)
+    if earlier:
+        data["earlier"] = earlier
+
+
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, move, pointer, journal line.
@@ -152,6 +175,7 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
         check_live(source.path)
     archived, companion = archive(layout, source, journal.now_utc())
     data, skipped = pointer_data(layout, source, archived, companion, cwd)
+    _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
     journal.write(
@@ -209,6 +233,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     data = _payload(payload)
     reason = data.get("reason")
     session_id = data.get("session_id")
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionEnd":
+        # Registered on the wrong event, take would pull a live session's transcript away.
+        journal.write(layout, VERB, "declined", reason="not-session-end", event=str(event), hook=True)
+        return None
     if reason == "resume":
         journal.write(layout, VERB, "declined", reason="resume", session=session_id if isinstance(session_id, str) else None)
         return None
@@ -218,21 +247,25 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if raw_path is not None and not isinstance(raw_path, str):
         raise InputError(f"transcript_path {raw_path!r} is not a string")
     try:
-        path = Path(raw_path) if raw_path else locate.find(session_id)
+        source = locate.source(Path(raw_path) if raw_path else locate.find(session_id))
     except TranscriptNotFound:
         journal.write(layout, VERB, "declined", reason="no-transcript", session=session_id, hook=True)
         drain(layout)
         return None
-    source = locate.source(path)
     job = None if reason == "clear" else locate.live_job(session_id)
     if job is not None:
         entry = {"declined": journal.iso(journal.now_utc()), "job": job, "session": session_id,
-                 "transcript": str(path)}
+                 "transcript": str(source.path)}
         write_atomic(layout.pending_take(session_id), json.dumps(entry, indent=2) + "\n")
         journal.write(layout, VERB, "declined", reason="live-job", session=session_id, job=job, hook=True)
         drain(layout)
         return None
-    take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    try:
+        take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    except TranscriptNotFound:  # a concurrent take archived it first
+        journal.write(layout, VERB, "declined", reason="already-gone", session=session_id, hook=True)
+        drain(layout)
+        return None
     drain(layout)
     dream_if_due(layout)
     return None
