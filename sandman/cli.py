@@ -109,16 +109,29 @@ def take(
         Optional[str], typer.Option(help="The transcript file [default: found by session id].")
     ] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read Claude Code's SessionEnd payload on stdin.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Take every ended session the hosts keep (the backfill).")] = False,
+    older_than: Annotated[Optional[str], typer.Option(
+        "--older-than", metavar="DURATION",
+        help="With --all: only transcripts last written longer ago than this: 90m, 12h, 2d, 1w [default: 2d].")] = None,
+    project: Annotated[Optional[str], typer.Option(
+        metavar="DIR", help="With --all: only sessions whose cwd is DIR or below.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --all: list what would be taken and why the rest is skipped; change nothing.")] = False,
 ) -> None:
-    """Archive a session's transcript by move and drop its pointer."""
+    """Archive a session's transcript by move and drop its pointer (--all: every ended session)."""
     from pathlib import Path
 
+    if all_:
+        _take_all(session, force, transcript, hook, older_than, project, dry_run)
+        return
+    if older_than is not None or project is not None or dry_run:
+        raise fail("--older-than, --project and --dry-run go with --all", 2)
     if hook:
         from sandman import hook as hook_entry
 
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
     if session is None:
-        raise fail("take needs a session id (or --hook)", 2)
+        raise fail("take needs a session id (or --hook, or --all)", 2)
     from sandman.verbs.take import take as run_take
 
     root = layout()
@@ -131,6 +144,34 @@ def take(
         print(f"reclaimed pending take: {reclaimed}")
     if taken.dream_pid is not None:
         print(f"dream started (pid {taken.dream_pid})")
+
+
+def _take_all(session, force, transcript, hook, older_than, project, dry_run) -> None:
+    """``take --all``: the backfill's wiring (sandman/verbs/take_all.py)."""
+    if session is not None or force or transcript is not None or hook:
+        raise fail("take --all takes no session id, --force, --transcript or --hook", 2)
+    from rich.console import Console
+
+    from sandman.verbs import take_all
+
+    root = layout()
+    options = {"older_than": older_than or take_all.DEFAULT_OLDER_THAN, "project": project, "dry_run": dry_run}
+    if sys.stderr.isatty() and not dry_run:
+        result = run(lambda: take_all.backfill_with_progress(root, **options))
+    else:
+        result = run(lambda: take_all.backfill(root, **options))
+    for line in take_all.listing(result):
+        print(line)
+    Console(soft_wrap=True).print(take_all.summary_table(result))
+    for reclaimed in result.reclaimed:
+        print(f"reclaimed pending take: {reclaimed}")
+    if result.dry_run:
+        print("dry run: nothing was taken; run again without --dry-run to take them")
+    elif result.dream_pid is not None:
+        print(f"dream started (pid {result.dream_pid}): {result.queued} session(s) queued, "
+              f"{config.DREAM_POINTERS_PER_RUN} dreamt per run, three minds each")
+    elif result.queued:
+        print(f"{result.queued} session(s) queued for dream (sandman dream --now routes them)")
 
 
 @app.command()

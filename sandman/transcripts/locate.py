@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +127,70 @@ def find(session_id: str) -> Path:
             "pass --transcript PATH to pick one"
         )
     return found[0]
+
+
+# A Codex rollout is named rollout-<local time>-<session id>.jsonl.
+_ROLLOUT = re.compile(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(.+)\.jsonl")
+# Claude Code names a session, and its companion folder, by a UUID.
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    try:
+        return sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def session_files() -> list[Path]:
+    """Return every file a host keeps as a session transcript, Claude Code's first, then Codex's.
+
+    Claude Code: each ``<projects>/<project>/*.jsonl`` (the top level of a
+    project folder only: companion folders are part of their session).
+    Codex: every ``<codex sessions>/**/rollout-*.jsonl``. Symbolic links are
+    listed too (``source`` refuses them, so a caller can say why). A folder
+    that cannot be listed lists nothing.
+    """
+    found = []
+    for project in _entries(config.claude_projects_dir()):
+        if project.is_dir(follow_symlinks=False):
+            found += [Path(e.path) for e in _entries(Path(project.path))
+                      if e.name.endswith(".jsonl") and not e.is_dir(follow_symlinks=False)]
+    sessions = config.codex_sessions_dir()
+    if sessions.is_dir():
+        found += sorted(p for p in sessions.rglob("rollout-*.jsonl") if not p.is_dir())
+    return found
+
+
+def orphan_companions() -> list[Path]:
+    """Return Claude Code session folders (``<project>/<uuid>/``) with no ``<uuid>.jsonl`` beside them.
+
+    Such a folder holds a session's subagent transcripts or tool outputs
+    whose own transcript is gone; no take moves it (a take follows a transcript).
+    """
+    found = []
+    for project in _entries(config.claude_projects_dir()):
+        if not project.is_dir(follow_symlinks=False):
+            continue
+        for entry in _entries(Path(project.path)):
+            if (_UUID.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False)
+                    and not os.path.lexists(os.path.join(project.path, entry.name + ".jsonl"))):
+                found.append(Path(entry.path))
+    return found
+
+
+def session_id_of(path: Path) -> str | None:
+    """Return the session id a transcript's name carries, or None when it carries none.
+
+    A Codex rollout under the sessions folder: the id after its time,
+    ``rollout-<time>-<id>.jsonl``; any other file: its name without
+    ``.jsonl`` (Claude Code names a transcript by its session id). The id is
+    not checked: ``pointers.check_session_id`` does that.
+    """
+    if _inside(path, config.codex_sessions_dir()) is not None:
+        match = _ROLLOUT.fullmatch(path.name)
+        return match.group(1) if match else None
+    return path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else None
 
 
 def live_job(session_id: str) -> str | None:

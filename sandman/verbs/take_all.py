@@ -1,0 +1,369 @@
+"""``sandman take --all``: the backfill, every ended session a host still keeps (issue 8).
+
+A new user's history is already on disk: Claude Code's projects folder and
+Codex's sessions folder. The backfill lists every transcript there
+(``locate.session_files``), decides for each, and takes the ones that qualify
+through take's own ``take_source``, so the live-window guard, the move, the
+pointer and the journal line are take's, not copies of them. A session is
+taken when:
+
+- its transcript was last written longer ago than ``--older-than`` (default
+  2 days), and never within take's live window (120 s, ``check_live``);
+- no Claude Code job would resume it (``locate.live_job``);
+- it records an absolute cwd (a pointer without one can never be dreamt), and
+  that cwd is not inside the memory root (a dream mind's own session);
+- with ``--project DIR``, that cwd is DIR or below. The transcript's own cwd
+  decides, not the project folder's name: Claude Code's slugs fold every
+  non-alphanumeric character into ``-``, so ``/a/my_app`` and ``/a/my-app``
+  share a folder.
+
+Every other transcript is skipped with one of ``REASONS`` and the batch goes
+on; a file that cannot be read is reported, never fatal. After the batch the
+pending-take ledger is drained once and, when dream's queue is due, one
+detached dream is started (take's ``dream_if_due``): the takes inside the
+batch never start one each. A dry run reads and decides the same way and
+writes nothing at all, not even a journal line.
+
+Each decision is a journal line in ``.trace/take-<date>.log``: take's own
+``archived`` per session taken, ``skipped`` per session passed over (those
+outside ``--project`` are only counted), and one ``backfilled`` line for the
+batch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman import config, journal
+from sandman.banks.names import normalize_directory
+from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
+from sandman.layout import Layout
+from sandman.pointers import check_session_id
+from sandman.transcripts import locate, summarize
+from sandman.transcripts.locate import Source
+from sandman.verbs.take import VERB, check_live, dream_if_due, drain, take_source
+
+DEFAULT_OLDER_THAN = "2d"
+
+# Why a transcript was not taken; the key is the journal's and the summary's word.
+REASONS = {
+    "live": "written in the last 120 s: the session may still be running",
+    "recent": "written inside the --older-than window",
+    "live-job": "a Claude Code job would resume it",
+    "other-project": "its cwd is outside --project",
+    "no-cwd": "it records no absolute working directory, so no bank could hold its memories",
+    "mind-session": "a dream mind's own session (its cwd is inside the memory root)",
+    "subagent": "a subagent transcript (agent-*.jsonl), part of its parent session",
+    "duplicate": "another transcript carries the same session id: take one by hand with --transcript",
+    "refused": "not a transcript take accepts (a symbolic link, an unsafe session id)",
+    "unreadable": "it could not be read",
+    "orphan-folder": "a session folder whose transcript is gone; nothing takes it",
+    "gone": "it vanished before it could be taken (another take moved it)",
+    "failed": "the take failed; the transcript stays where it was",
+}
+
+_DURATION = re.compile(r"(\d+)\s*([smhdw])")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
+
+
+def parse_duration(text: str) -> int:
+    """Return the seconds a duration names: a whole number and a unit, ``s``, ``m``, ``h``, ``d``
+    or ``w`` (``90m``, ``12h``, ``2d``, ``1w``). Raises InputError for anything else."""
+    match = _DURATION.fullmatch(text.strip().lower())
+    if match is None:
+        raise InputError(
+            f"--older-than {text!r} is not a duration: give a whole number and a unit "
+            "(s, m, h, d or w), such as 90m, 12h, 2d or 1w"
+        )
+    return int(match.group(1)) * _UNIT_S[match.group(2)]
+
+
+@dataclass
+class Item:
+    """One transcript (or orphan folder) the backfill looked at.
+
+    ``reason`` is None for a session taken (or, in a dry run, to be taken),
+    else a key of REASONS; ``detail`` says more (the error, the job id).
+    ``age_s`` is seconds since the file was last written; ``size`` the bytes
+    of the transcript and its companion folder (as archived, once taken).
+    """
+
+    path: Path
+    session: str | None = None
+    host: str | None = None
+    cwd: str | None = None
+    title: str | None = None
+    age_s: float | None = None
+    size: int = 0
+    reason: str | None = None
+    detail: str | None = None
+    source: Source | None = field(default=None, repr=False)
+
+    def skip(self, reason: str, detail: str | None = None) -> Item:
+        self.reason, self.detail = reason, detail
+        return self
+
+
+@dataclass
+class Backfill:
+    """What one ``take --all`` decided and did.
+
+    ``items`` in the order they were decided (oldest transcript first, orphan
+    folders last); ``reclaimed`` the sessions the drain took; ``dream_pid``
+    the detached dream it started (None: none); ``queued`` dream's queue
+    depth at the end (None in a dry run).
+    """
+
+    items: list[Item]
+    older_than_s: int
+    project: Path | None
+    dry_run: bool
+    reclaimed: list[str] = field(default_factory=list)
+    dream_pid: int | None = None
+    queued: int | None = None
+
+    @property
+    def taken(self) -> list[Item]:
+        return [item for item in self.items if item.reason is None]
+
+    @property
+    def skipped(self) -> list[Item]:
+        return [item for item in self.items if item.reason is not None]
+
+    @property
+    def bytes(self) -> int:
+        """Bytes archived (or, in a dry run, to be archived)."""
+        return sum(item.size for item in self.taken)
+
+    def reasons(self) -> Counter[str]:
+        """How many transcripts each reason skipped."""
+        return Counter(item.reason for item in self.skipped)
+
+
+# --- deciding -----------------------------------------------------------------
+
+
+def _tree_size(folder: Path | None) -> int:
+    if folder is None:
+        return 0
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, now: float) -> Item:
+    """Decide one transcript without changing anything; return its Item."""
+    item = Item(path=path)
+    try:
+        stat = path.lstat()
+    except FileNotFoundError:
+        return item.skip("gone")
+    except OSError as error:
+        return item.skip("unreadable", error.strerror or str(error))
+    item.age_s = now - stat.st_mtime
+    if path.name.startswith("agent-") and _under(path, config.claude_projects_dir()):
+        return item.skip("subagent")
+    try:
+        source = locate.source(path)
+        session = summarize(path, source.host)
+        item.session = check_session_id(locate.session_id_of(path) or session.session_id)
+    except TranscriptNotFound:
+        return item.skip("gone")
+    except InputError as error:
+        return item.skip("refused", str(error))
+    except OSError as error:
+        return item.skip("unreadable", f"{error.strerror or error}")
+    item.source, item.host, item.title = source, source.host, session.title
+    item.size = stat.st_size + _tree_size(source.companion)
+    try:
+        cwd = normalize_directory(session.cwd) if session.cwd else None
+    except InputError:
+        cwd = None
+    if cwd is None:
+        return item.skip("no-cwd")
+    item.cwd = str(cwd)
+    if _under(cwd, normalize_directory(layout.root)):
+        return item.skip("mind-session")
+    if project is not None and not _under(cwd, project):
+        return item.skip("other-project")
+    try:
+        check_live(path, now)
+    except TranscriptLive:
+        return item.skip("live")
+    except TranscriptNotFound:
+        return item.skip("gone")
+    if item.age_s < window_s:
+        return item.skip("recent")
+    job = locate.live_job(item.session)
+    if job is not None:
+        return item.skip("live-job", f"job {job}")
+    return item
+
+
+def survey(layout: Layout, window_s: int, project: Path | None) -> list[Item]:
+    """Decide every transcript the hosts keep, oldest first, then the orphan folders; change nothing.
+
+    Never raises for a transcript: what cannot be read is an Item skipped as
+    ``unreadable`` or ``refused``.
+    """
+    now = time.time()
+    items = [_examine(layout, path, window_s, project, now) for path in locate.session_files()]
+    items.sort(key=lambda item: (-(item.age_s or 0.0), str(item.path)))
+    named: dict[str, list[Item]] = {}
+    for item in items:
+        if item.reason is None:
+            named.setdefault(item.session, []).append(item)
+    for group in named.values():
+        if len(group) > 1:
+            for item in group:
+                item.skip("duplicate", ", ".join(str(other.path) for other in group if other is not item))
+    items += [Item(path=folder, size=_tree_size(folder)).skip("orphan-folder") for folder in locate.orphan_companions()]
+    return items
+
+
+# --- taking --------------------------------------------------------------------
+
+
+def _take(layout: Layout, item: Item) -> None:
+    """Take one decided item through take_source (unforced: the live window guards it again)."""
+    try:
+        taken = take_source(layout, item.session, item.source, force=False)
+    except TranscriptLive:
+        item.skip("live", "written again since the survey")
+        return
+    except TranscriptNotFound:
+        item.skip("gone")
+        return
+    except (SandmanError, OSError) as error:
+        item.skip("failed", f"{type(error).__name__}: {error}")
+        return
+    try:
+        item.size = taken.archived.stat().st_size + _tree_size(taken.companion)
+    except OSError:
+        pass  # the survey's figure stands
+
+
+def backfill(layout: Layout, *, older_than: str = DEFAULT_OLDER_THAN, project: str | None = None,
+             dry_run: bool = False, on_item: Callable[[Item, int], None] | None = None) -> Backfill:
+    """Take every ended session in the hosts' folders (docs/take.md, "Backfill: take --all").
+
+    ``older_than`` is a duration (``parse_duration``); ``project`` a directory
+    (relative to the current one when relative) whose sessions alone are
+    considered; ``dry_run`` decides without writing anything. ``on_item`` is
+    called with each item before it is taken and how many will be (a
+    progress bar). Raises InputError for a bad duration or directory; never
+    for a transcript (each is an Item).
+    """
+    window_s = parse_duration(older_than)
+    folder = normalize_directory(os.path.abspath(project)) if project is not None else None
+    result = Backfill(items=survey(layout, window_s, folder), older_than_s=window_s, project=folder,
+                      dry_run=dry_run)
+    if dry_run:
+        return result
+    planned = result.taken
+    for item in planned:
+        if on_item is not None:
+            on_item(item, len(planned))
+        _take(layout, item)
+    for item in result.skipped:
+        if item.reason != "other-project":
+            journal.write(layout, VERB, "skipped", reason=item.reason, session=item.session,
+                          path=str(item.path), detail=item.detail)
+    result.reclaimed = drain(layout)
+    result.dream_pid = dream_if_due(layout)
+    from sandman.verbs import dream
+
+    result.queued = dream.queue_depth(layout)
+    reasons = ",".join(f"{reason}:{count}" for reason, count in sorted(result.reasons().items()))
+    journal.write(layout, VERB, "backfilled", taken=len(result.taken), skipped=len(result.skipped),
+                  bytes=result.bytes, older_than=older_than, project=None if folder is None else str(folder),
+                  reasons=reasons or None, queued=result.queued)
+    return result
+
+
+def backfill_with_progress(layout: Layout, **options) -> Backfill:
+    """``backfill`` with a rich progress bar on stderr (for an interactive terminal)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import Progress
+
+    done: list[Item] = []
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("taking", total=None)
+
+        def on_item(item: Item, planned: int) -> None:
+            label = (item.title or item.session or item.path.name)[:60]
+            progress.update(task, total=planned, completed=len(done), description=escape(f"taking {label}"))
+            done.append(item)
+
+        result = backfill(layout, on_item=on_item, **options)
+        progress.update(task, completed=len(done))
+    return result
+
+
+# --- reporting -----------------------------------------------------------------
+
+
+def size_text(count: int) -> str:
+    """Return a byte count for people: ``812 B``, ``9.8 KiB``, ``1.2 MiB``."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"  # unreachable: GiB ends the loop
+
+
+def _age_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    for unit, size in (("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{int(seconds)} s"
+
+
+def listing(result: Backfill) -> list[str]:
+    """Return one line per session: those taken (in a dry run only), then every skip but ``other-project``."""
+    lines = []
+    if result.dry_run:
+        for item in result.taken:
+            lines.append(f"would take  {item.session}  {item.host}, {_age_text(item.age_s)} old, "
+                         f"{size_text(item.size)}  {item.cwd}  {item.title or ''}".rstrip())
+    for item in result.skipped:
+        if item.reason == "other-project":
+            continue
+        detail = f": {item.detail}" if item.detail else ""
+        lines.append(f"skip {item.reason}  {item.path}{detail}")
+    return lines
+
+
+def summary_table(result: Backfill):
+    """Return the summary as a rich Table: sessions taken and bytes archived, then skips by reason."""
+    from rich.table import Table
+
+    verb = "would take" if result.dry_run else "taken"
+    table = Table(title=f"take --all{' --dry-run' if result.dry_run else ''}", title_justify="left")
+    table.add_column("outcome")
+    table.add_column("sessions", justify="right")
+    table.add_column("bytes", justify="right")
+    table.add_column("why")
+    table.add_row(verb, str(len(result.taken)), size_text(result.bytes), "")
+    for reason, count in sorted(result.reasons().items()):
+        table.add_row(f"skipped: {reason}", str(count), "", REASONS[reason])
+    return table
