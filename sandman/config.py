@@ -175,3 +175,7 @@ LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
+
+# --- recall (issue 5) ---------------------------------------------------------
+# The voyage log's tail in recall: its newest entries, kept whole as the floor.
+RECALL_LOG_ENTRIES = 3
