@@ -19,7 +19,7 @@ from sandman.layout import Layout
 
 REAL_HOME = Path.home()
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = next((p / "shared" / "corpus" for p in REPO.parents if (p / "shared" / "corpus").is_dir()), REPO.parent / "shared" / "corpus")  # a worktree sits one level deeper
 FAKES = Path(__file__).resolve().parent / "fakes"
 _WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".claude" / "projects")
 
