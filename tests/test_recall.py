@@ -222,6 +222,8 @@ def test_then_banks_fall_back_to_index_lines_the_most_distant_first(layout, crow
     assert f"the memory bodies of {user}/" in text.splitlines()[-1]
     assert "  User fact 0: likes" not in text and "- [User fact 0" in text
     assert "  Its tests live beside it." in text, "the cwd's own bank keeps its bodies longest"
+    assert trims[:2] == ["tools", "pointers"] and "- 2026-" not in text
+    assert f"all 4 recent sessions ({layout.recent}/)" in text.splitlines()[-1]
 
 
 def test_at_the_floor_index_lines_go_from_the_most_distant_bank_first(layout, crowded, tree) -> None:

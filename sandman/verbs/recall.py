@@ -235,8 +235,8 @@ class _Composer:
         notes = [] if plan.tools else ["the tool index (sandman --help)"]
         dropped = len(self.pointer_blocks) - plan.pointers
         if dropped:
-            notes.append(f"the {dropped} oldest of {len(self.pointer_blocks)} recent sessions "
-                         f"({self.layout.recent}/)")
+            which = "all" if dropped == len(self.pointer_blocks) else f"the {dropped} oldest of"
+            notes.append(f"{which} {len(self.pointer_blocks)} recent sessions ({self.layout.recent}/)")
         bodies = [f"{b.bank.folder}/" for b, full, kept in zip(self.blocks, plan.full, plan.kept)
                   if not full and kept == len(b.line_costs)]
         if bodies:
@@ -494,7 +494,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
     if source == "compact":
-        text, trims = compact(layout, cwd), ["compact"]
+        text, trims = compact(layout, cwd), []
     else:
         recalled = recall(layout, cwd)
         text, trims = recalled.text, recalled.trims
