@@ -107,7 +107,7 @@ def recall(
     budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
 ) -> None:
-    """Print the memory surface a session starts with: banks, recent sessions, log, tools."""
+    """Print the memory surface a session starts with."""
     if hook:
         from sandman import hook as hooks
 
@@ -123,7 +123,7 @@ def recall(
 
 @app.command()
 def mcp() -> None:
-    """Serve recall, remember and the bank listing to MCP clients over stdio."""
+    """Serve recall, remember and banks to MCP clients over stdio."""
     from sandman.mcp import serve
 
     root = layout()

@@ -223,12 +223,13 @@ class _Composer:
         self.pointer_head = "## Recent sessions (ended in the last 72 h, newest first)"
         self.banks_head = "## Memory banks (user-wide first, this directory last; a bank's folder holds it whole)"
         self.log = _log_lines(log) if log else []
+        self.log_chars = _cost(self.log)
         self.log_trim: str | None = None  # "empty" or "wide": the log's two ways out
         self.compact = False
         if not log:
             self.log_trim = "empty"
-        elif _cost(self.head) + 1 + _cost(self.log) + 1 + len(self._worst_line()) + 1 > budget:
-            self.log_trim, self.log_chars, self.log = "wide", _cost(self.log), []
+        elif _cost(self.head) + 1 + self.log_chars + 1 + len(self._worst_line()) + 1 > budget:
+            self.log_trim, self.log = "wide", []
 
     # -- the trim line --
     def _notes(self, plan: _Plan) -> list[str]:
@@ -332,15 +333,18 @@ class _Composer:
             if self.fits(plan):
                 return plan
         for i in range(n):
-            if not self._cut_lines(plan, i):
+            if self._cut_lines(plan, i):
                 return plan
-        return plan if self.fits(plan) else None
+        return None
 
     def _cut_lines(self, plan: _Plan, i: int) -> bool:
-        """Cut bank ``i``'s index lines from its tail, as few as fit; True if still over."""
+        """Cut bank ``i``'s index lines from its tail, as few as make the payload fit.
+
+        Returns False, with every line of the bank cut, when even that does not fit.
+        """
         plan.kept[i] = 0
         if not self.fits(plan):
-            return True
+            return False
         low, high = 0, len(self.blocks[i].line_costs)  # kept=low fits; find the largest that fits
         while low < high:
             mid = (low + high + 1) // 2
@@ -350,7 +354,7 @@ class _Composer:
             else:
                 high = mid - 1
         plan.kept[i] = low
-        return False
+        return True
 
     def _restore(self, plan: _Plan) -> _Plan:
         while plan.pointers < len(self.pointer_blocks):
