@@ -201,6 +201,14 @@ def stage(layout: Layout, cwd: Path, key: str) -> tuple[int, str, list[str]]:
     raise AssertionError(f"no budget trims {key}")
 
 
+def assert_newest_pointers(text: str, of: int) -> None:
+    """The pointers shown are the newest ones, and the trim line counts the rest."""
+    shown = [line.split(" · ")[1] for line in text.splitlines() if line.startswith("- 2026-")]
+    assert shown == [f"Session {i}" for i in range(len(shown))]
+    note = "all" if not shown else f"the {of - len(shown)} oldest of"
+    assert f"{note} {of} recent sessions (.recent/)" in text.splitlines()[-1]
+
+
 def test_the_tool_index_goes_first(layout, crowded) -> None:
     budget, text, trims = stage(layout, crowded, "tools")
     assert trims == ["tools"]
@@ -213,24 +221,26 @@ def test_then_the_pointers_go_oldest_first(layout, crowded) -> None:
     assert trims == ["tools", "pointers"]
     shown = [line for line in text.splitlines() if line.startswith("- 2026-")]
     assert shown and "Session 0" in shown[0] and "Session 3" not in text, "the oldest go, the newest stay"
-    assert f"the {4 - len(shown)} oldest of 4 recent sessions ({layout.recent}/)" in text.splitlines()[-1]
+    last = text.splitlines()[-1]
+    assert f"the {4 - len(shown)} oldest of 4 recent sessions (.recent/)" in last
+    assert f"read them whole in {layout.memories}/<folder>" in last
 
 
 def test_then_banks_fall_back_to_index_lines_the_most_distant_first(layout, crowded, tree) -> None:
     budget, text, trims = stage(layout, crowded, "bodies")
-    user = layout.bank("_user")
-    assert f"the memory bodies of {user}/" in text.splitlines()[-1]
+    assert "; the bodies of _user/; " in text.splitlines()[-1]
     assert "  User fact 0: likes" not in text and "- [User fact 0" in text
     assert "  Its tests live beside it." in text, "the cwd's own bank keeps its bodies longest"
-    assert trims[:2] == ["tools", "pointers"] and "- 2026-" not in text
-    assert f"all 4 recent sessions ({layout.recent}/)" in text.splitlines()[-1]
+    assert trims[:2] == ["tools", "pointers"]
+    assert_newest_pointers(text, of=4)
 
 
 def test_at_the_floor_index_lines_go_from_the_most_distant_bank_first(layout, crowded, tree) -> None:
     budget, text, trims = stage(layout, crowded, "index-lines")
     assert "bodies" in trims and "Its tests live beside it." not in text
+    assert_newest_pointers(text, of=4)
     last = text.splitlines()[-1]
-    assert f"index line" in last and f"{layout.bank('_user')}/" in last
+    assert "; the bodies of every bank; 1 of 4 index lines of _user/; read them whole in" in last
     assert "- [App fact 2" in text, "the cwd's own bank loses its lines last"
     user_lines = [line for line in text.splitlines() if line.startswith("- [User fact")]
     if user_lines:  # cut from the tail: what is left is the head of the index
@@ -271,4 +281,4 @@ def test_the_default_budget_holds_a_large_root(layout, tree) -> None:
                  cwd=str(tree["app"]))
     result = recall(layout, tree["app"], now=NOW)
     assert len(result.text) <= config.RECALL_BUDGET_CHARS
-    assert "bodies" in result.trims and f"{bank}/" in result.text.splitlines()[-1]
+    assert "bodies" in result.trims and f" of {bank.name}/" in result.text.splitlines()[-1]

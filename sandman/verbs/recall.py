@@ -221,7 +221,7 @@ class _Composer:
         self.pointer_blocks = [_pointer_lines(p) for p in pointers]
         self.pointer_costs = [_cost(b) for b in self.pointer_blocks]
         self.pointer_head = "## Recent sessions (ended in the last 72 h, newest first)"
-        self.banks_head = "## Memory banks (user-wide first, this directory last; a bank's folder holds it whole)"
+        self.banks_head = "## Memory banks (user-wide first, this directory last)"
         self.log = _log_lines(log) if log else []
         self.log_chars = _cost(self.log)
         self.log_trim: str | None = None  # "empty" or "wide": the log's two ways out
@@ -233,20 +233,22 @@ class _Composer:
 
     # -- the trim line --
     def _notes(self, plan: _Plan) -> list[str]:
+        """What ``plan`` cut, one note each; folders are named relative to ``memories/``."""
         notes = [] if plan.tools else ["the tool index (sandman --help)"]
         dropped = len(self.pointer_blocks) - plan.pointers
         if dropped:
             which = "all" if dropped == len(self.pointer_blocks) else f"the {dropped} oldest of"
-            notes.append(f"{which} {len(self.pointer_blocks)} recent sessions ({self.layout.recent}/)")
-        bodies = [f"{b.bank.folder}/" for b, full, kept in zip(self.blocks, plan.full, plan.kept)
-                  if not full and kept == len(b.line_costs)]
-        if bodies:
-            notes.append("the memory bodies of " + ", ".join(bodies))
+            notes.append(f"{which} {len(self.pointer_blocks)} recent sessions ({self.layout.recent.name}/)")
+        fallen = [block.bank.name + "/" for block, full in zip(self.blocks, plan.full) if not full]
+        if fallen:
+            every = len(fallen) == len(self.blocks) and len(fallen) > 1
+            notes.append("the bodies of every bank" if every else "the bodies of " + ", ".join(fallen))
         for block, kept in zip(self.blocks, plan.kept):
             total = len(block.line_costs)
             if kept < total:
-                count = f"every index line ({total})" if kept == 0 else f"{total - kept} of {total} index lines"
-                notes.append(f"the bodies and {count} of {block.bank.folder}/")
+                notes.append(f"{total - kept} of {total} index lines of {block.bank.name}/")
+        if len(notes) > (0 if plan.tools else 1):
+            notes.append(f"read them whole in {self.layout.memories}/<folder>")
         if self.log_trim == "empty":
             notes.append("the voyage log (it is empty)")
         elif self.log_trim == "wide":
