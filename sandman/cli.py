@@ -217,3 +217,32 @@ def hooks_uninstall(
     from sandman.verbs.hooks import uninstall
 
     _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+
+
+@app.command()
+def recall(
+    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
+) -> None:
+    """Print the memory surface a session starts with."""
+    if hook:
+        from sandman import hook as hooks
+
+        raise typer.Exit(hooks.main(["recall", "--hook"]))
+    import os
+
+    from sandman.verbs.recall import recall as run_recall
+
+    root = layout()
+    recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
+    sys.stdout.write(recalled.text)
+
+
+@app.command()
+def mcp() -> None:
+    """Serve recall, remember and banks to MCP clients over stdio."""
+    from sandman.mcp import serve
+
+    root = layout()
+    run(lambda: serve(root))

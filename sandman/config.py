@@ -193,3 +193,6 @@ SNIFF_MAX_BYTES = 1024 * 1024
 # plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
+# --- recall (issue 5) ---------------------------------------------------------
+# The voyage log's tail in recall: its newest entries, kept whole as the floor.
+RECALL_LOG_ENTRIES = 3
