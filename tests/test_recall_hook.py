@@ -94,8 +94,9 @@ def test_a_missing_root_prints_nothing_and_is_journaled(layout, corpus, tmp_path
 def test_inside_the_pipeline_recall_is_silent(layout, corpus, project) -> None:
     done = sandman("recall", "--hook", stdin=payload(corpus, "startup.full", cwd=str(project)),
                    env={config.PIPELINE_ENV: "1"})
+    # hook.py leaves before reading anything: minds are memory-blind, and quiet.
     assert (done.returncode, done.stdout) == (0, b"")
-    assert "recall silent hook=true reason=pipeline" in journal(layout)
+    assert journal(layout) == ""
 
 
 def test_a_broken_bank_file_never_breaks_the_hook(layout, corpus, project) -> None:

@@ -478,14 +478,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     source, ...}``. Returns ``{"hookSpecificOutput": {"hookEventName":
     "SessionStart", "additionalContext": <text>}}`` and a newline; for
     ``source: "compact"`` the text is the short note of ``compact``. Returns
-    None, with a journal line, inside the pipeline (minds are memory-blind),
-    for an unreadable payload, a payload without an absolute ``cwd``, and a
+    None, with a journal line, for an unreadable payload, a payload without an absolute ``cwd``, and a
     root without ``memories/``. Raises only what recall raises on a broken root
     (OSError), which hook.py journals.
     """
-    if config.in_pipeline():
-        journal.write(layout, VERB, "silent", hook=True, reason="pipeline")
-        return None
     data = _payload(payload)
     if data is None:
         journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
