@@ -55,3 +55,22 @@ class LockBusy(SandmanError):
 
 class CrossDeviceError(SandmanError):
     """A move would cross filesystems; sandman never falls back to a copy."""
+
+
+# --- sync and doctor (issue 7) -----------------------------------------------
+
+
+class SyncError(SandmanError):
+    """A sync could not complete; the local root is as it was before it began.
+
+    ``reason`` is one word for the journal and doctor: ``unreachable``,
+    ``credentials``, ``rejected``, ``no-remote``, ``not-a-branch``, ``hidden``
+    (a commit would carry the hidden tier off the machine), ``remote-exists``.
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        # The id of the ``recover`` commit sync made of leftover working-tree
+        # changes before it failed, if it made one: the one local change kept.
+        self.recovered: str | None = None
+        super().__init__(message)
