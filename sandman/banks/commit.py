@@ -95,12 +95,14 @@ class BankTransaction:
         memory.created = memory.created or stamp
         memory.updated = stamp
         memory.replaces = replaces or memory.replaces
+        if replaces is not None:
+            # Archive first: a replacement that keeps its name writes where the
+            # old file was, and archiving after the write would move the new one.
+            self.archive(bank, replaces)
         path = self._free_path(folder, memory, replaces)
         write_atomic(path, memory.text())
         self.changed.add(path)
         self.undo.append(lambda: path.unlink(missing_ok=True))
-        if replaces is not None:
-            self.archive(bank, replaces)
         return path
 
     def _free_path(self, folder: Path, memory: Memory, replaces: str | None) -> Path:
