@@ -121,3 +121,15 @@ def sync(
         result = run(lambda: verb.sync(root, remote=remote, push=push))
     for line in result.lines():
         print(line)
+
+
+@app.command()
+def doctor(
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (with a schema_version) instead of lines.")] = False,
+) -> None:
+    """Check this machine's sandman: root, hooks, minds, queue, journal, remote."""
+    from sandman.verbs.doctor import doctor as run_doctor
+
+    report = run_doctor()
+    print(report.to_json() if json_ else "\n".join(report.lines()))
+    raise typer.Exit(report.exit_code)

@@ -258,3 +258,18 @@ def git_exec_dirs() -> list[Path]:
     """Return the folders searched for ``git-credential-<name>``: ``$GIT_EXEC_PATH`` first."""
     value = os.environ.get("GIT_EXEC_PATH", "")
     return [Path(d) for d in ([value] if value else []) + list(GIT_EXEC_DIRS)]
+
+
+# --- doctor (issue 7) ----------------------------------------------------------
+
+
+def claude_installed_plugins_file() -> Path:
+    """Return ``<config dir>/plugins/installed_plugins.json``: Claude Code's record of installed plugins."""
+    return claude_config_dir() / "plugins" / "installed_plugins.json"
+
+
+DOCTOR_ERRORS_WINDOW_HOURS = 24  # journal errors counted over this window
+DOCTOR_PENDING_STALE_HOURS = 24  # a pending take older than this is worth a look
+DOCTOR_DREAM_LATE_HOURS = 24  # a due queue and no dream for this long: the trigger is not firing
+DOCTOR_REFLECT_LATE_HOURS = 48  # reflect is the 24-hour pass; two missed days warn
+DOCTOR_UNPUSHED_LATE_HOURS = 24  # local commits unpushed this long after the last sync warn
