@@ -314,7 +314,10 @@ def push(repo: pygit2.Repository, name: str, target: pygit2.Oid, branch: str) ->
     except SyncError:
         raise
     except (pygit2.GitError, OSError) as error:
-        if "fastforward" in str(error).replace("-", "").lower():
+        # libgit2 words a remote that moved on in two ways, depending on
+        # whether it has the remote's new commits locally.
+        text = str(error).replace("-", "").lower()
+        if "fastforward" in text or "not present locally" in text:
             raise SyncError(
                 "rejected",
                 f"{name} refused the push: its {branch} moved on after the fetch (another machine pushed); "
