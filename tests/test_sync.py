@@ -260,3 +260,12 @@ def test_each_side_sees_the_same_tree_after_syncing_both_ways(tmp_path, seed):
         sync(side)
     assert versioned(world.a) == versioned(world.b)
     assert frontmatter.parse((world.a.bank(BANK) / BANK_INDEX).read_text())[1].count("\n") == 2 * (seed + 1)
+
+
+def test_help_lists_sync_and_doctor():
+    done = sandman("--help")
+    text = done.stdout.decode()
+    assert "Merge memory with a git remote and push it back (never forced)." in text
+    assert "Check this machine's sandman: root, hooks, minds, queue, journal, remote." in text
+    options = sandman("sync", "--help").stdout.decode()
+    assert "--setup URL" in options and "--no-push" in options

@@ -289,7 +289,7 @@ def last_line(layout: Layout, verb: str, decisions: frozenset[str] | None = None
     for path in reversed(_files(layout, verb)):
         found = [line for line in _parsed(path) if decisions is None or line[2] in decisions]
         if found:
-            return max(found, key=lambda line: line[0])
+            return sorted(found, key=lambda line: line[0])[-1]  # stable: a tie goes to the later line
     return None
 
 
