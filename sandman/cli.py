@@ -127,7 +127,7 @@ def sync(
 def doctor(
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (with a schema_version) instead of lines.")] = False,
 ) -> None:
-    """Check this machine's sandman: root, hooks, minds, queue, journal, remote."""
+    """Check root, hooks, minds, queue, journal and remote."""
     from sandman.verbs.doctor import doctor as run_doctor
 
     report = run_doctor()

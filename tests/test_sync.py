@@ -266,6 +266,6 @@ def test_help_lists_sync_and_doctor():
     done = sandman("--help")
     text = done.stdout.decode()
     assert "Merge memory with a git remote and push it back (never forced)." in text
-    assert "Check this machine's sandman: root, hooks, minds, queue, journal, remote." in text
+    assert "Check root, hooks, minds, queue, journal and remote." in text
     options = sandman("sync", "--help").stdout.decode()
     assert "--setup URL" in options and "--no-push" in options
