@@ -64,8 +64,11 @@ class SyncError(SandmanError):
     """A sync could not complete; the local root is as it was before it began.
 
     ``reason`` is one word for the journal and doctor: ``unreachable``,
-    ``credentials``, ``rejected``, ``no-remote``, ``not-a-branch``, ``hidden``
-    (a commit would carry the hidden tier off the machine), ``remote-exists``.
+    ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
+    ``hidden`` (a commit would carry the hidden tier off the machine),
+    ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
+    both a file and a folder), ``checkout`` (the merged tree could not be
+    checked out; the remote already has it, and the next sync fast-forwards).
     """
 
     def __init__(self, reason: str, message: str):

@@ -241,3 +241,9 @@ def test_password_in_a_url_never_reaches_the_journal(tmp_path):
     assert "hunter2" not in str(caught.value)
     assert "hunter2" not in "".join(p.read_text() for p in world.a.trace.glob("*.log"))
     assert gitsync.redact("https://me:hunter2@host:8/x") == "https://me@host:8/x"
+
+
+def test_setup_needs_a_url(layout):
+    done = sandman("sync", "--setup", " ")
+    assert done.returncode == 2
+    assert done.stderr.decode() == "sandman: --setup needs the URL of a git repository (ssh, https, or a path)\n"

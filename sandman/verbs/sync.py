@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 
 from sandman import config, journal
-from sandman.errors import ConfigError, LockBusy, SandmanError, SyncError
+from sandman.errors import ConfigError, InputError, LockBusy, SandmanError, SyncError
 from sandman.layout import Layout
 
 
@@ -92,14 +92,15 @@ def setup(layout: Layout, url: str, *, remote: str | None = None) -> SyncResult:
 
     The root is created first when needed. A remote that already has history
     is merged with (or, for a fresh root, adopted) before the push. On failure
-    the remote is removed again. Raises SyncError, LockBusy, RepositoryError.
+    the remote is removed again. Raises InputError (an empty URL), SyncError,
+    LockBusy, RepositoryError.
     """
     from sandman.store import repo as store
     from sandman.store import sync as git
 
     name = remote or config.sync_remote(layout)
     if not url.strip():
-        raise SyncError("unreachable", "--setup needs the URL of a git repository")
+        raise InputError("--setup needs the URL of a git repository (ssh, https, or a path)")
     store.ensure_root(layout)
 
     def run() -> SyncResult:
