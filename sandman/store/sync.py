@@ -364,6 +364,12 @@ def write_flat_tree(repo: pygit2.Repository, flat: FlatTree) -> pygit2.Oid:
 
     Raises SyncError when a path is both a file and a folder.
     """
+    # libgit2's index silently drops a file that a later path needs as a folder.
+    folders = {path.rsplit("/", 1)[0] for path in flat if "/" in path}
+    folders |= {folder.rsplit("/", i)[0] for folder in folders for i in range(1, folder.count("/") + 1)}
+    clash = sorted(folders & set(flat))
+    if clash:
+        raise SyncError("conflict", f"cannot merge: {clash[0]} is a file on one side and a folder on the other")
     index = pygit2.Index()
     try:
         for path, (blob, mode) in sorted(flat.items()):
