@@ -31,7 +31,7 @@ import os
 import shlex
 import shutil
 import subprocess
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pygit2
 from pygit2.enums import CheckoutStrategy, CredentialType
@@ -274,8 +274,19 @@ def _timeouts() -> None:
     pygit2.settings.server_timeout = int(config.SYNC_SERVER_TIMEOUT_S * 1000)
 
 
+def _local_path(url: str) -> str | None:
+    """Return the folder a local remote names (a path or a file:// URL), else None."""
+    if url.startswith("file://"):
+        return unquote(urlsplit(url).path)
+    return url if os.path.isabs(url) else None
+
+
 def _failure(error: Exception, verb: str, name: str, url: str) -> SyncError:
     text = " ".join(str(error).split())
+    local = _local_path(url)
+    if local is not None and not os.path.isdir(local):
+        # libgit2 words a missing folder as "unsupported URL protocol".
+        text = f"{local} does not exist"
     lowered = text.lower()
     if any(word in lowered for word in ("authenticat", "credential", "401", "403", "permission denied")):
         return SyncError("credentials", f"cannot {verb} {name} ({redact(url)}): {text}")
