@@ -177,6 +177,24 @@ MEMORY_BODY_MAX_BYTES = 64 * 1024
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 
+# --- transcripts, take, hooks (issue 3) ---------------------------------------
+
+
+def codex_sessions_dir() -> Path:
+    """Return ``<codex home>/sessions``, where Codex keeps ``rollout-*.jsonl`` files."""
+    return codex_home() / "sessions"
+
+
+# A transcript line longer than this is skipped unparsed (counted "too long"):
+# the reader's memory stays bounded whatever a file holds.
+TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
+# sniff() decides the host from at most this many bytes at the head of a file.
+SNIFF_MAX_BYTES = 1024 * 1024
+# Seconds Claude Code may let each registered hook run (hooks install and the
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+HOOK_TIMEOUT_TAKE_S = 30
+HOOK_TIMEOUT_RECALL_S = 15
+
 
 # --- this machine's settings file: sync automation (issue 7) -------------------
 #

@@ -57,6 +57,35 @@ class CrossDeviceError(SandmanError):
     """A move would cross filesystems; sandman never falls back to a copy."""
 
 
+# --- transcripts and take (issue 3) ------------------------------------------
+
+
+class UnrecognisedTranscript(InputError):
+    """A file's envelope matches no host (neither Claude Code nor Codex)."""
+
+
+class TranscriptNotFound(InputError):
+    """No transcript for the session: never there, or another take moved it first."""
+
+
+class TranscriptLive(SandmanError):
+    """The transcript was written within the live window; the session may still run."""
+
+
+# --- dream (issue 4) ---------------------------------------------------------
+
+
+class ReplyRejected(SandmanError):
+    """A mind's reply breaks the dream reply contract; ``reason`` is the journal's word for why.
+
+    The mind abstains (docs/BANK-FORMAT.md, "Dream replies"); nothing it said is used.
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"reply rejected: {reason}")
+
+
 # --- sync and doctor (issue 7) -----------------------------------------------
 
 

@@ -243,3 +243,25 @@ def test_unpushed_commits_long_after_the_last_sync_warn(healthy):
     late = check(doctor(now=now + timedelta(hours=25)), "sync")
     assert late.status == "warn"
     assert "1 commit(s) wait to be pushed" in late.message
+
+
+def test_hooks_written_by_hooks_install_are_recognised(healthy, isolated):
+    from sandman.verbs.hooks import install, uninstall
+
+    write_settings(isolated, {})
+    install()
+    assert check(doctor(), "hooks").status == "ok"
+    uninstall()
+    assert check(doctor(), "hooks").status == "fail"
+
+
+def test_the_shipped_plugin_manifest_registers_both_hooks(healthy, isolated):
+    from conftest import REPO
+
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [{"installPath": str(REPO)}]}}))
+    write_settings(isolated, {"enabledPlugins": {"sandman@repo": True}})
+    result = check(doctor(), "hooks")
+    assert result.status == "ok"
+    assert result.details["registered"] == {"SessionEnd": ["plugin sandman@repo"], "SessionStart": ["plugin sandman@repo"]}

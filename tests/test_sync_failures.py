@@ -132,7 +132,7 @@ def test_missing_credentials_is_one_line_and_changes_nothing(tmp_path, auth_serv
     assert snapshot(world.b) == before
 
 
-def test_credentials_from_a_helper_are_offered_once(tmp_path, auth_server, monkeypatch, isolated):
+def test_credentials_from_a_helper_are_offered_once(tmp_path, auth_server):
     helper = tmp_path / "helper.sh"
     helper.write_text("#!/bin/sh\ncat >/dev/null\necho username=me\necho password=wrong\n")
     helper.chmod(helper.stat().st_mode | stat.S_IEXEC)

@@ -35,7 +35,7 @@ from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
-from sandman.store.atomic import move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, move_no_replace, write_atomic
 
 
 class ConflictError(SandmanError):
@@ -96,20 +96,20 @@ class BankTransaction:
         memory.updated = stamp
         memory.replaces = replaces or memory.replaces
         if replaces is not None:
-            # Archive first: a replacement that keeps its name writes where the
-            # old file was, and archiving after the write would move the new one.
+            # Archive first: the new file may take the replaced file's name.
             self.archive(bank, replaces)
-        path = self._free_path(folder, memory, replaces)
-        write_atomic(path, memory.text())
+        path = self._free_path(folder, memory)
+        text = memory.text()
+        write_atomic(path, text)
         self.changed.add(path)
         self.undo.append(lambda: path.unlink(missing_ok=True))
         return path
 
-    def _free_path(self, folder: Path, memory: Memory, replaces: str | None) -> Path:
+    def _free_path(self, folder: Path, memory: Memory) -> Path:
         suffix = 1
         while True:
             path = folder / memory_filename(memory.type, memory.name, suffix)
-            if path.name == replaces or not path.exists():
+            if not path.exists():
                 return path
             suffix += 1
 
@@ -130,7 +130,7 @@ class BankTransaction:
             except FileExistsError:
                 continue
         self.changed.update((source, target))
-        self.undo.append(lambda: move_no_replace(target, source))
+        self.undo.append(lambda: _unarchive(target, source))
         return target
 
     def delete(self, bank: str, filename: str) -> None:
@@ -164,11 +164,25 @@ class BankTransaction:
             index = folder / BANK_INDEX
             if not folder.exists():
                 continue
-            text = bank_index.render_index(folder, directory)
+            # Recovery has committed any hand edit, so the index is current for
+            # every file this transaction did not touch: only those are re-read.
+            known = {
+                name: line for name, line in bank_index.current_lines(folder).items()
+                if folder / name not in self.changed
+            }
+            text = bank_index.render_index(folder, directory, known)
             current = index.read_text(encoding="utf-8") if index.exists() else None
             if text != current:
                 write_atomic(index, text)
             self.changed.add(index)
+
+
+def _unarchive(target: Path, source: Path) -> None:
+    move_no_replace(target, source)
+    try:
+        target.parent.rmdir()  # only when the undo left _archive/ empty
+    except OSError:
+        pass
 
 
 def _member(folder: Path, filename: str) -> Path:
@@ -234,11 +248,31 @@ def bank_transaction(
             tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
 
 
+def _sweep_temp_files(layout: Layout) -> None:
+    """Delete temp files a killed writer left in the banks and the log.
+
+    Every writer there holds ``.commit.lock``, as the caller does now, so any
+    temp file present is an orphan. (``memories/.recent/`` is written without
+    the lock by take and is left alone.)
+    """
+    folders = [layout.log] + [
+        bank for bank in (layout.memories.iterdir() if layout.memories.is_dir() else ())
+        if bank.is_dir() and not bank.name.startswith(".")
+    ]
+    folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
+    for folder in folders:
+        for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
+            if TEMP_NAME.fullmatch(orphan.name):
+                orphan.unlink(missing_ok=True)
+
+
 def recover(layout: Layout, repo) -> str | None:
     """Commit what a killed process left uncommitted, indexes regenerated; return the id.
 
-    The caller holds ``.commit.lock``. Returns None when the tree was clean.
+    Orphaned temp files of killed writers are deleted first. The caller holds
+    ``.commit.lock``. Returns None when the tree was clean.
     """
+    _sweep_temp_files(layout)
     dirty = store.dirty_paths(repo)
     if not dirty:
         return None

@@ -45,9 +45,11 @@ class Frontmatter:
     """An ordered frontmatter: ``(key, raw text)`` pairs, raw text ending in a newline.
 
     A raw text of key ``None`` holds comments or blank lines before the first key.
+    Values are loaded once, on first use, and again after a ``set``.
     """
 
     entries: list[tuple[str | None, str]] = field(default_factory=list)
+    _values: dict[str, object] | None = field(default=None, compare=False, repr=False)
 
     def keys(self) -> list[str]:
         return [key for key, _ in self.entries if key is not None]
@@ -55,12 +57,14 @@ class Frontmatter:
     def __contains__(self, key: str) -> bool:
         return key in self.keys()
 
+    def _loaded(self) -> dict[str, object]:
+        if self._values is None:
+            self._values = {key: _load_entry(raw)[1] for key, raw in self.entries if key is not None}
+        return self._values
+
     def get(self, key: str, default: object = None) -> object:
         """Return the loaded value of ``key`` (dates as strings), or ``default``."""
-        for entry_key, raw in self.entries:
-            if entry_key == key:
-                return _load_entry(raw)[1]
-        return default
+        return self._loaded().get(key, default)
 
     def set(self, key: str, value: object) -> None:
         """Set ``key`` to ``value`` as one line, in place, or appended when new.
@@ -69,6 +73,7 @@ class Frontmatter:
         in a list, say).
         """
         raw = dump_entry(key, value)
+        self._values = None
         for i, (entry_key, _) in enumerate(self.entries):
             if entry_key == key:
                 self.entries[i] = (key, raw)
@@ -76,10 +81,11 @@ class Frontmatter:
         self.entries.append((key, raw))
 
     def remove(self, key: str) -> None:
+        self._values = None
         self.entries = [(k, raw) for k, raw in self.entries if k != key]
 
     def to_dict(self) -> dict[str, object]:
-        return {key: _load_entry(raw)[1] for key, raw in self.entries if key is not None}
+        return dict(self._loaded())
 
     @classmethod
     def from_mapping(cls, mapping: dict[str, object]) -> "Frontmatter":
@@ -98,9 +104,17 @@ def dump_entry(key: str, value: object) -> str:
 
 
 def _flow(value: object) -> str:
+    text = _dump(value, None)
+    if "\n" in text:
+        # A string with line breaks: double quotes escape them onto one line.
+        text = _dump(value, '"')
+    return text
+
+
+def _dump(value: object, style: str | None) -> str:
     text = yaml.dump(
         value, Dumper=_Dumper, default_flow_style=True, width=2**31 - 1,
-        allow_unicode=True, sort_keys=False,
+        allow_unicode=True, sort_keys=False, default_style=style,
     )
     if text.endswith("\n...\n"):
         text = text[: -len("\n...\n")]
@@ -141,7 +155,7 @@ def parse(text: str) -> tuple[Frontmatter, str]:
                 body = body[2:]
             elif body.startswith("\n"):
                 body = body[1:]
-            return Frontmatter(_keyed(entries, seen)), body
+            return _keyed(entries, seen), body
         if _ENTRY_START.match(line) or not entries:
             entries.append((None, line))
         else:
@@ -149,7 +163,10 @@ def parse(text: str) -> tuple[Frontmatter, str]:
     raise FormatError("frontmatter is not closed by a '---' line")
 
 
-def _keyed(chunks: list[tuple[str | None, str]], seen: set[str]) -> list[tuple[str | None, str]]:
+_PLAIN_KEY = re.compile(r"([A-Za-z_][\w.\-]*)[ \t]*:(?:[ \t]|\r?\n|$)")
+
+
+def _keyed(chunks: list[tuple[str | None, str]], seen: set[str]) -> Frontmatter:
     keyed: list[tuple[str | None, str]] = []
     for _, raw in chunks:
         if not _ENTRY_START.match(raw):  # leading comments or blank lines
@@ -157,12 +174,22 @@ def _keyed(chunks: list[tuple[str | None, str]], seen: set[str]) -> list[tuple[s
             continue
         if not raw.endswith("\n"):
             raw += "\n"
-        key, _ = _load_entry(raw)
+        plain = _PLAIN_KEY.match(raw)
+        key = plain.group(1) if plain else _load_entry(raw)[0]
         if key in seen:
             raise FormatError(f"frontmatter key {key!r} appears twice")
         seen.add(key)
         keyed.append((key, raw))
-    return keyed
+    # One YAML load for the whole block; it must agree with the keys read above.
+    block = "".join(raw for key, raw in keyed if key is not None)
+    try:
+        values = yaml.load(block, Loader=_Loader) if block else {}
+    except yaml.YAMLError as error:
+        raise FormatError(f"frontmatter is not valid YAML: {error}") from None
+    if not isinstance(values, dict) or list(values) != [key for key, _ in keyed if key is not None]:
+        # A key the fast reader misread: load entry by entry for the exact error.
+        values = {key: _load_entry(raw)[1] for key, raw in keyed if key is not None}
+    return Frontmatter(keyed, values)
 
 
 def dump(front: Frontmatter, body: str) -> str:

@@ -11,6 +11,7 @@ Only banks.commit writes it; it is always derived from the folder, never edited.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sandman.banks import frontmatter
@@ -54,21 +55,27 @@ def index_line(filename: str, name: str, description: str) -> str:
     return f"- [{_link_text(name)}]({filename}) — {cut(description, INDEX_DESCRIPTION_CHARS)}"
 
 
-def render_index(bank: Path, directory: str | None = None) -> str:
+def render_index(bank: Path, directory: str | None = None, known: dict[str, str] | None = None) -> str:
     """Return the MEMORY.md text for the bank folder ``bank`` as it is on disk.
 
     ``directory`` is the directory the bank belongs to; when None it is decoded
-    from the bank's name, else read from the existing MEMORY.md. A memory file
-    that cannot be read is listed by file name with its error, so the index
-    still names every file in the folder. Raises OSError.
+    from the bank's name, else read from the existing MEMORY.md. ``known`` maps
+    file names to index lines the caller knows are current (from the existing
+    MEMORY.md, for files it did not change); every other file is read. A memory
+    file that cannot be parsed is listed by file name with its error, so the
+    index still names every file in the folder. Raises OSError.
     """
+    known = known or {}
     lines = []
     for path in memory_files(bank):
-        try:
-            memory = read_memory(path)
-            lines.append(index_line(path.name, memory.name, memory.description))
-        except FormatError as error:
-            lines.append(index_line(path.name, path.stem, f"unreadable: {error}"))
+        line = known.get(path.name)
+        if line is None:
+            try:
+                memory = read_memory(path)
+                line = index_line(path.name, memory.name, memory.description)
+            except FormatError as error:
+                line = index_line(path.name, path.stem, f"unreadable: {error}")
+        lines.append(line)
     directory = directory or bank_label(bank)
     front = Frontmatter.from_mapping({
         "name": directory or "user-wide memories",
@@ -79,6 +86,19 @@ def render_index(bank: Path, directory: str | None = None) -> str:
         front.set("directory", directory)
     body = "\n".join(lines) + ("\n" if lines else "")
     return frontmatter.dump(front, body)
+
+
+_LINE_FILE = re.compile(r"\]\(([^()/\s]+\.md)\) — ")
+
+
+def current_lines(bank: Path) -> dict[str, str]:
+    """Map file name -> line of the bank's MEMORY.md as written (empty when absent)."""
+    lines = {}
+    for line in read_index_lines(bank):
+        match = _LINE_FILE.search(line)
+        if match:
+            lines[match.group(1)] = line
+    return lines
 
 
 def bank_label(bank: Path) -> str | None:

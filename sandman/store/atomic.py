@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import errno
 import os
-import uuid
+import re
 from pathlib import Path
 
 from sandman.errors import CrossDeviceError
+
+
+# The name of write_atomic's temp files: ``.<name>.<32 hex digits>.tmp``.
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
@@ -29,7 +33,8 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     if isinstance(data, str):
         data = data.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    # os.urandom, not uuid: importing uuid costs take --hook ~3 ms (it loads platform).
+    temp = path.with_name(f".{path.name}.{os.urandom(16).hex()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:

@@ -30,7 +30,7 @@ OK, WARN, FAIL = "ok", "warn", "fail"
 # (``failed``) or a hook that hit a bug (``crashed``). ``refused`` (a secret
 # kept out), ``declined`` and ``abstained`` are the engine working as designed.
 ERROR_DECISIONS = frozenset({"failed", "crashed"})
-HOOKS = {"SessionEnd": "sandman take --hook", "SessionStart": "sandman recall --hook"}
+HOOKS = {"SessionEnd": "take", "SessionStart": "recall"}  # event -> the verb whose hook it runs
 # Within one severity, the order in which problems matter: the verdict names the first.
 PRIORITY = ("root", "repository", "clean", "hooks", "claude", "sync", "errors", "remote",
             "queue", "dream", "reflect", "pending", "take")
@@ -160,16 +160,13 @@ def _repository(layout: Layout):
 # --- Claude Code ---------------------------------------------------------------
 
 
-def _commands(hooks: object, event: str) -> list[str]:
-    """Return every command line registered for ``event`` in a ``hooks`` mapping (shell and exec forms)."""
-    found = []
+def _entries(hooks: object, event: str) -> list[object]:
+    """Return every hook entry registered for ``event`` in a ``hooks`` mapping."""
     groups = hooks.get(event, []) if isinstance(hooks, dict) else []
+    found: list[object] = []
     for group in groups if isinstance(groups, list) else []:
         entries = group.get("hooks", []) if isinstance(group, dict) else []
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and isinstance(entry.get("command"), str):
-                args = entry.get("args") if isinstance(entry.get("args"), list) else []
-                found.append(" ".join([entry["command"], *map(str, args)]))
+        found += entries if isinstance(entries, list) else []
     return found
 
 
@@ -177,12 +174,12 @@ def _read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[str]]]:
-    """Return the enabled sandman plugins and the hook commands their hooks/hooks.json registers."""
+def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
+    """Return the enabled sandman plugins and the hook entries their hooks/hooks.json registers."""
     enabled = settings.get("enabledPlugins", {})
     names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
              if on is True and name.split("@", 1)[0] == "sandman"]
-    commands: dict[str, list[str]] = {event: [] for event in HOOKS}
+    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
     if not names:
         return names, commands
     try:
@@ -201,11 +198,13 @@ def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[str]]]:
             except (OSError, ValueError):
                 continue
             for event in HOOKS:
-                commands[event] += _commands(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
+                commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
     return names, commands
 
 
 def _hooks() -> Check:
+    from sandman.verbs.hooks import is_sandman_hook
+
     path = config.claude_settings_file()
     try:
         settings = _read_json(path)
@@ -217,11 +216,13 @@ def _hooks() -> Check:
         return Check("hooks", FAIL, f"{path} is not a JSON object")
     plugins, plugin_commands = _plugin_hooks(settings)
     where: dict[str, list[str]] = {}
-    for event, command in HOOKS.items():
+    for event, verb in HOOKS.items():
         places = []
-        if any(command in line for line in _commands(settings.get("hooks", {}), event)):
+        if any(is_sandman_hook(entry, verb) for entry in _entries(settings.get("hooks", {}), event)):
             places.append(str(path))
-        if any(command in line for line in plugin_commands[event]) or (plugins and not any(plugin_commands.values())):
+        if any(is_sandman_hook(entry, verb) for entry in plugin_commands[event]) or (
+            plugins and not any(plugin_commands.values())
+        ):
             places += [f"plugin {name}" for name in plugins]
         where[event] = places
     details = {"settings": str(path), "plugins": plugins, "registered": where}
@@ -229,7 +230,7 @@ def _hooks() -> Check:
     if len(missing) == len(HOOKS):
         return Check("hooks", FAIL, f"neither hook is registered in {path} or a sandman plugin; run `sandman hooks install`", details)
     if missing:
-        lost = ", ".join(f"{event} ({HOOKS[event]})" for event in missing)
+        lost = ", ".join(f"{event} (sandman {HOOKS[event]} --hook)" for event in missing)
         return Check("hooks", WARN, f"{lost} not registered; run `sandman hooks install`", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)

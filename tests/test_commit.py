@@ -1,0 +1,176 @@
+"""commit_memory, the single format authority (docs/BANK-FORMAT.md, "Writing a bank")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import git
+from sandman.banks.commit import ConflictError, bank_transaction, commit_memory
+from sandman.banks.index import memory_files, render_index
+from sandman.banks.memory import Memory, fingerprint, read_memory
+from sandman.banks.names import bank_name
+from sandman.errors import InputError, SecretRefused
+from sandman.layout import Layout
+from sandman.store.repo import ensure_root
+
+PROJECT = "/home/user/proj"
+
+
+def memory(name: str = "Build with make", body: str = "Run make, not cmake.", **extra) -> Memory:
+    return Memory(name=name, description=f"{name}.", type=extra.pop("type", "project"), body=body + "\n", **extra)
+
+
+def assert_consistent(layout: Layout) -> None:
+    assert git(layout.root, "status", "--porcelain") == ""
+    for folder in layout.memories.iterdir():
+        if folder.name.startswith("."):
+            continue
+        assert (folder / "MEMORY.md").read_text() == render_index(folder)
+
+
+def test_commit_writes_file_index_and_one_commit_with_trailers(layout: Layout) -> None:
+    result = commit_memory(layout, memory(), directory=PROJECT, verb="remember", session="abc-123")
+    assert result.path == layout.bank("-home-user-proj") / "project_build_with_make.md"
+    written = read_memory(result.path)
+    assert (written.name, written.type, written.body) == ("Build with make", "project", "Run make, not cmake.\n")
+    assert written.created and written.updated == written.created
+    message = git(layout.root, "log", "-1", "--format=%B")
+    assert message.splitlines()[0] == "remember: Build with make"
+    assert "Verb: remember" in message and "Session: abc-123" in message
+    changed = git(layout.root, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == [
+        "memories/-home-user-proj/MEMORY.md", "memories/-home-user-proj/project_build_with_make.md",
+    ]
+    assert_consistent(layout)
+
+
+def test_collision_gets_a_suffix(layout: Layout) -> None:
+    first = commit_memory(layout, memory(), directory=PROJECT, verb="remember").path
+    second = commit_memory(layout, memory(body="Another body."), directory=PROJECT, verb="remember").path
+    assert (first.name, second.name) == ("project_build_with_make.md", "project_build_with_make_2.md")
+    assert_consistent(layout)
+
+
+def test_replaces_moves_old_file_into_archive_and_records_lineage(layout: Layout) -> None:
+    old = commit_memory(layout, memory(), directory=PROJECT, verb="remember").path
+    new = commit_memory(
+        layout, memory(body="Run make -j4."), directory=PROJECT, verb="reflect", replaces=old.name
+    ).path
+    assert new.name == old.name  # the replaced file frees its own name
+    assert read_memory(new).replaces == old.name
+    archived = list((old.parent / "_archive").iterdir())
+    assert len(archived) == 1 and archived[0].name.endswith("_" + old.name)
+    assert read_memory(archived[0]).body == "Run make, not cmake.\n"
+    assert_consistent(layout)
+
+
+def test_secret_is_refused_before_anything_is_written(layout: Layout) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    head = git(layout.root, "rev-parse", "HEAD")
+    with pytest.raises(SecretRefused, match="GitHub Token") as caught:
+        commit_memory(
+            layout, memory("Deploy token", "use 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"),
+            directory=PROJECT, verb="remember",
+        )
+    assert "ghp_" not in str(caught.value)
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    assert len(memory_files(layout.bank("-home-user-proj"))) == 1
+    assert_consistent(layout)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"type": "opinion"}, "type 'opinion' is unknown"),
+        ({"body": "   "}, "body is empty"),
+        ({"body": "x" * 70_000}, "limit is 65,536"),
+        ({"name": "\u202e\x07  "}, "name is empty"),
+    ],
+)
+def test_bad_fields_are_refused_with_nothing_written(layout: Layout, fields: dict, message: str) -> None:
+    body = fields.pop("body", "fine")
+    name = fields.pop("name", "A name")
+    with pytest.raises(InputError, match=message):
+        commit_memory(layout, memory(name, body, **fields), directory=PROJECT, verb="remember")
+    assert not layout.bank("-home-user-proj").exists()
+
+
+def test_failed_transaction_is_undone(layout: Layout) -> None:
+    first = commit_memory(layout, memory(), directory=PROJECT, verb="remember").path
+    with pytest.raises(RuntimeError):
+        with bank_transaction(layout, verb="reflect", subject="merge") as tx:
+            tx.write_memory(bank_name(PROJECT), memory("Merged"), replaces=first.name)
+            raise RuntimeError("the merge body call failed")
+    assert first.exists() and not (first.parent / "_archive").exists()
+    assert [p.name for p in memory_files(first.parent)] == [first.name]
+    assert_consistent(layout)
+
+
+def test_conflict_check_refuses_a_changed_file(layout: Layout) -> None:
+    path = commit_memory(layout, memory(), directory=PROJECT, verb="remember").path
+    seen = fingerprint(path)
+    path.write_text(path.read_text() + "edited by hand\n")
+    with pytest.raises(ConflictError):
+        with bank_transaction(layout, verb="reflect", subject="prune") as tx:
+            tx.check(path, seen)
+            tx.archive(bank_name(PROJECT), path.name)
+    assert path.exists()
+
+
+def test_recovery_commits_leftovers_separately(layout: Layout) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    bank = layout.bank(bank_name(PROJECT))
+    leftover = memory("Left by a killed process").text()
+    (bank / "project_left_by_a_killed_process.md").write_text(leftover)
+    commit_memory(layout, memory("Next"), directory=PROJECT, verb="remember")
+    subjects = git(layout.root, "log", "--format=%s").splitlines()
+    assert subjects[:2] == ["remember: Next", "recover: commit changes left in the working tree"]
+    assert_consistent(layout)
+
+
+def test_user_wide_bank(layout: Layout) -> None:
+    path = commit_memory(layout, memory(type="user"), directory=None, verb="remember").path
+    assert path.parent.name == "_user"
+    assert "directory:" not in (path.parent / "MEMORY.md").read_text()
+
+
+def test_unknown_keys_survive_replacement(layout: Layout) -> None:
+    path = commit_memory(layout, memory(), directory=PROJECT, verb="remember").path
+    text = path.read_text().replace("type: project\n", "type: project\nx-origin: hand\n")
+    path.write_text(text)
+    commit_memory(layout, memory("Other"), directory=PROJECT, verb="remember")  # recovers the edit
+    again = read_memory(path)
+    again.body = "New body.\n"
+    replaced = commit_memory(layout, again, directory=PROJECT, verb="reflect", replaces=path.name).path
+    assert "x-origin: hand\n" in replaced.read_text()
+
+
+def test_init_adopts_an_existing_folder(layout: Layout) -> None:
+    layout.root.mkdir(parents=True)
+    (layout.root / "notes.md").write_text("mine\n")
+    (layout.root / ".secret-cache").write_text("raw\n")
+    assert ensure_root(layout) is True
+    assert (layout.root / "notes.md").read_text() == "mine\n"
+    assert "notes.md" in git(layout.root, "ls-files").split()
+    assert ".secret-cache" not in git(layout.root, "ls-files")
+    assert ensure_root(layout) is False  # idempotent
+    assert git(layout.root, "rev-list", "--count", "HEAD").strip() == "1"
+
+
+def test_gitignore_keeps_the_dotted_tier_and_pending_takes_out(layout: Layout) -> None:
+    ensure_root(layout)
+    for relative in (".archive/claude/x.jsonl", ".trace/take-x.log", "memories/.recent/s.json",
+                     "pending-takes/s.json", ".site/index.html", ".dream/p/s.jsonl"):
+        path = layout.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_stale_git_index_lock_from_a_killed_commit_is_cleared(layout: Layout) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    (layout.root / ".git" / "index.lock").write_text("")
+    commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
+    assert_consistent(layout)

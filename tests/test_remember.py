@@ -1,0 +1,111 @@
+"""``sandman remember``: the in-session path, from a real shell."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git, sandman
+from sandman.banks.memory import read_memory
+from sandman.verbs.remember import derive_description, derive_name
+
+
+def test_remember_from_a_shell_lands_a_reviewable_memory(layout, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    done = sandman("remember", "Deploys go through `make release`. Never push tags by hand.", cwd=project)
+    assert done.returncode == 0, done.stderr
+    path = Path(done.stdout.decode().strip())
+    assert path.parent.parent == layout.memories
+    memory = read_memory(path)
+    assert memory.name == "Deploys go through `make release`. Never push tags by hand."
+    assert memory.description == "Deploys go through `make release`."
+    assert memory.source == ["remember"] and memory.witnesses == []
+    log = git(layout.root, "log", "-p", "-1")
+    assert "remember: Deploys go through" in log and "Verb: remember" in log
+    assert "+Deploys go through `make release`. Never push tags by hand." in log
+    assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_remember_options_and_stdin(layout, tmp_path: Path) -> None:
+    done = sandman(
+        "remember", "-", "--cwd", str(tmp_path), "--type", "feedback", "--name", "Terse answers",
+        "--description", "Keep answers short", "--session", "s-1", stdin=b"The user wants short answers.\n",
+    )
+    assert done.returncode == 0, done.stderr
+    memory = read_memory(Path(done.stdout.decode().strip()))
+    assert (memory.type, memory.name, memory.description) == ("feedback", "Terse answers", "Keep answers short")
+    assert "Session: s-1" in git(layout.root, "log", "-1", "--format=%B")
+
+
+def test_user_memory_goes_to_the_user_wide_bank(layout, tmp_path: Path) -> None:
+    done = sandman("remember", "Prefers British spelling.", "--type", "user", "--cwd", str(tmp_path))
+    assert Path(done.stdout.decode().strip()).parent == layout.bank("_user")
+
+
+def test_remembering_the_same_text_twice_commits_once(layout, tmp_path: Path) -> None:
+    first = sandman("remember", "Same fact.", "--cwd", str(tmp_path))
+    second = sandman("remember", "Same fact.", "--cwd", str(tmp_path))
+    assert first.stdout == second.stdout
+    assert git(layout.root, "rev-list", "--count", "HEAD").strip() == "2"  # init + one
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["remember", ""], "sandman: memory body is empty\n"),
+        (["remember", "x" * 70_000], "sandman: memory body is 70,001 bytes; the limit is 65,536 (64 KiB)\n"),
+        (["remember", "x", "--type", "opinion"],
+         "sandman: type 'opinion' is unknown; use one of user, feedback, project, reference\n"),
+        (["remember", "x", "--cwd", "relative/dir"],
+         "sandman: directory 'relative/dir' is relative; give an absolute path\n"),
+        (["remember", "key AKIAIOSFODNN7EXAMPLE here"],
+         "sandman: memory refused: it contains a secret (AWS Access Key); "
+         "remove the credential and remember the fact without it\n"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(layout, tmp_path: Path, args: list[str], message: str) -> None:
+    done = sandman(*args, cwd=tmp_path)
+    assert (done.returncode, done.stderr.decode(), done.stdout) == (2, message, b"")
+    assert not any(layout.memories.glob("*/*.md")) if layout.memories.exists() else True
+
+
+def test_non_utf8_argument_is_refused(layout, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sandman", "remember", b"caf\xe9 au lait"],
+        capture_output=True, cwd=tmp_path, env=os.environ,
+    )
+    assert done.returncode == 2
+    assert done.stderr == b"sandman: body is not valid UTF-8; pass text in UTF-8\n"
+
+
+def test_relative_root_is_refused(tmp_path: Path) -> None:
+    done = sandman("remember", "x", env={"SANDMAN_ROOT": "rel/root"}, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == b"sandman: SANDMAN_ROOT='rel/root' is relative; set it to an absolute path\n"
+    assert not (tmp_path / "rel").exists()
+
+
+def test_unwritable_root_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    done = sandman("remember", "x", env={"SANDMAN_ROOT": str(blocker / "root")}, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.decode().startswith("sandman: ") and done.stderr.count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "name", "description"),
+    [
+        ("# Heading\nrest", "Heading", "# Heading rest"),
+        ("One. Two.", "One. Two.", "One."),
+        ("word " * 40, ("word " * 12).strip(), ("word " * 40).strip()[:149] + "…"),
+    ],
+)
+def test_derived_name_and_description(body: str, name: str, description: str) -> None:
+    assert derive_name(body) == name
+    assert derive_description(body) == description
