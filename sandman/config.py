@@ -220,9 +220,11 @@ def settings(layout: Layout) -> dict:
     when it is not valid TOML or a known key has the wrong type (``[sync]``:
     ``after_commit`` and ``fetch_at_start`` booleans, ``remote`` a string).
     """
+    path = layout.settings_file
+    if not path.exists():  # the common case, asked on the SessionStart hook path
+        return {}
     import tomllib
 
-    path = layout.settings_file
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

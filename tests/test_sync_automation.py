@@ -106,3 +106,49 @@ def test_the_hook_can_import_sync_without_pygit2():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def _wait_gone(pid: int, deadline_s: float = 60) -> None:
+    """Poll until a detached process (not our child) has exited, with a deadline."""
+    import time
+
+    end = time.monotonic() + deadline_s
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return
+        time.sleep(0.05)
+
+
+def test_recall_hook_starts_the_background_sync_when_asked(tmp_path, monkeypatch):
+    import json
+    import re
+
+    from helpers import sandman
+
+    world = make_world(tmp_path)
+    add(world.a, "From the other machine", "Arrives by the next session.")
+    sync(world.a)
+    world.b.settings_file.write_text("[sync]\nfetch_at_start = true\n")
+    payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "source": "startup",
+                          "hook_event_name": "SessionStart"}).encode()
+    done = sandman("recall", "--hook", stdin=payload, env={"SANDMAN_ROOT": str(world.b.root)})
+    assert done.returncode == 0 and b"additionalContext" in done.stdout
+    pid = int(re.search(r"sync spawned pid=(\d+)", journal(world.b)).group(1))
+    _wait_gone(pid)
+    assert (world.b.bank("-work-proj") / "project_from_the_other_machine.md").is_file()
+
+
+def test_a_dream_that_commits_syncs_after_when_asked(layout, fake_claude, isolated, monkeypatch):
+    from dream_helpers import archive_session, model, proposal
+    from sandman.verbs import dream as dream_module, sync as sync_module
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    archive_session(layout, "s-1", cwd, ended="2026-11-30T10:00:00Z")
+    for mind in ("fable", "opus"):
+        fake_claude.answer(model(mind), {"memories": [proposal(cwd, "Build with make", "Run make build")]})
+    calls = []
+    monkeypatch.setattr(sync_module, "maybe_sync_after_commit", lambda root: calls.append(root))
+    dream_module.dream(layout, now=True)
+    assert calls == [layout]

@@ -34,7 +34,7 @@ from datetime import datetime, timedelta, timezone
 from sandman import config, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
-from sandman.errors import InputError
+from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers
 
@@ -471,6 +471,19 @@ def _payload(payload: bytes) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def _fetch_in_background(layout: Layout) -> None:
+    """Start the detached sync when ``sync.fetch_at_start`` is on, so the next session
+    sees the other machine's memories (docs/sync.md, "Automation"); never waits, never raises."""
+    try:
+        wanted = config.sync_fetch_at_start(layout)
+    except ConfigError:
+        wanted = True  # spawn_background_sync journals the bad settings file
+    if wanted:
+        from sandman.verbs.sync import spawn_background_sync
+
+        spawn_background_sync(layout)
+
+
 def hook(layout: Layout, payload: bytes) -> str | None:
     """Answer Claude Code's SessionStart hook: the JSON with the recall as ``additionalContext``.
 
@@ -478,9 +491,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     source, ...}``. Returns ``{"hookSpecificOutput": {"hookEventName":
     "SessionStart", "additionalContext": <text>}}`` and a newline; for
     ``source: "compact"`` the text is the short note of ``compact``. Returns
-    None, with a journal line, for an unreadable payload, a payload without an absolute ``cwd``, and a
-    root without ``memories/``. Raises only what recall raises on a broken root
-    (OSError), which hook.py journals.
+    None, with a journal line, for an unreadable payload, a payload without an
+    absolute ``cwd``, and a root without ``memories/``. A new session (not a
+    compaction) also starts the background sync when the settings ask for it.
+    Raises only what recall raises on a broken root (OSError), which hook.py
+    journals.
     """
     data = _payload(payload)
     if data is None:
@@ -498,6 +513,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if source == "compact":
         text, trims = compact(layout, cwd), []
     else:
+        _fetch_in_background(layout)
         recalled = recall(layout, cwd)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,

@@ -20,13 +20,12 @@ imported inside the functions that do it.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from dataclasses import dataclass, field
 
 from sandman import config, journal
 from sandman.errors import ConfigError, InputError, LockBusy, SandmanError, SyncError
 from sandman.layout import Layout
+from sandman.store.detach import sandman_argv, spawn_detached
 
 
 @dataclass
@@ -296,19 +295,13 @@ def spawn_background_sync(layout: Layout) -> int | None:
         return None
     if not layout.root.is_dir():
         return None
-    day = journal.now_utc().strftime("%Y-%m-%d")
+    log = layout.trace_file("sync", journal.now_utc().strftime("%Y-%m-%d"))
     try:
-        log = layout.trace_file("sync", day)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as errors:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "sandman", "sync", "--background"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors,
-                cwd=layout.root, env={**os.environ, "SANDMAN_ROOT": str(layout.root)},
-                start_new_session=True, close_fds=True,
-            )
+        pid = spawn_detached(
+            sandman_argv("sync", "--background"), log, {**os.environ, "SANDMAN_ROOT": str(layout.root)}
+        )
     except OSError as error:
         journal.write(layout, "sync", "failed", reason="spawn", error=str(error), background=True)
         return None
-    journal.write(layout, "sync", "spawned", pid=child.pid, background=True)
-    return child.pid
+    journal.write(layout, "sync", "spawned", pid=pid, background=True)
+    return pid
