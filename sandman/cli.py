@@ -258,3 +258,66 @@ def hooks_uninstall(
     from sandman.verbs.hooks import uninstall
 
     _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+
+
+@app.command()
+def recall(
+    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
+) -> None:
+    """Print the memory surface a session starts with."""
+    if hook:
+        from sandman import hook as hooks
+
+        raise typer.Exit(hooks.main(["recall", "--hook"]))
+    import os
+
+    from sandman.verbs.recall import recall as run_recall
+
+    root = layout()
+    recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
+    sys.stdout.write(recalled.text)
+
+
+@app.command()
+def mcp() -> None:
+    """Serve recall, remember and banks to MCP clients over stdio."""
+    from sandman.mcp import serve
+
+    root = layout()
+    run(lambda: serve(root))
+
+
+@app.command()
+def sync(
+    remote: Annotated[Optional[str], typer.Option(help="The git remote [default: sync.remote in <root>/.settings.toml, else origin].")] = None,
+    push: Annotated[bool, typer.Option("--push/--no-push", help="Push after fetching and merging.")] = True,
+    setup: Annotated[Optional[str], typer.Option("--setup", metavar="URL", help="Add the remote at URL (a private repository) and make the first push.")] = None,
+    background: Annotated[bool, typer.Option("--background", help="As the SessionStart fetch runs it: no push, give up at once if busy, report to the journal only.")] = False,
+) -> None:
+    """Merge memory with a git remote and push it back (never forced)."""
+    from sandman.verbs import sync as verb
+
+    root = layout()
+    if background:
+        verb.background_sync(root)
+        return
+    if setup is not None:
+        result = run(lambda: verb.setup(root, setup, remote=remote))
+    else:
+        result = run(lambda: verb.sync(root, remote=remote, push=push))
+    for line in result.lines():
+        print(line)
+
+
+@app.command()
+def doctor(
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (with a schema_version) instead of lines.")] = False,
+) -> None:
+    """Check root, hooks, minds, queue, journal and remote."""
+    from sandman.verbs.doctor import doctor as run_doctor
+
+    report = run_doctor()
+    print(report.to_json() if json_ else "\n".join(report.lines()))
+    raise typer.Exit(report.exit_code)

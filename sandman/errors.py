@@ -84,3 +84,25 @@ class ReplyRejected(SandmanError):
     def __init__(self, reason: str):
         self.reason = reason
         super().__init__(f"reply rejected: {reason}")
+
+
+# --- sync and doctor (issue 7) -----------------------------------------------
+
+
+class SyncError(SandmanError):
+    """A sync could not complete; the local root is as it was before it began.
+
+    ``reason`` is one word for the journal and doctor: ``unreachable``,
+    ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
+    ``hidden`` (a commit would carry the hidden tier off the machine),
+    ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
+    both a file and a folder), ``checkout`` (the merged tree could not be
+    checked out; the remote already has it, and the next sync fast-forwards).
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        # The id of the ``recover`` commit sync made of leftover working-tree
+        # changes before it failed, if it made one: the one local change kept.
+        self.recovered: str | None = None
+        super().__init__(message)

@@ -10,6 +10,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
     ├── .dream.lock                held by one dream run at a time
+    ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -100,6 +101,11 @@ class Layout:
     @property
     def dream_lock(self) -> Path:
         return self.root / ".dream.lock"
+
+    @property
+    def settings_file(self) -> Path:
+        """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
+        return self.root / ".settings.toml"
 
     # -- the versioned tier --
     @property

@@ -53,8 +53,15 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
             journal.write(layout, "dream", "idle", reason="not due", queued=depth)
             return dream_run.RunSummary(left=depth, stopped="not due")
         if not interactive or depth == 0:
-            return dream_run.run_queue(layout)
-        return _with_progress(layout, dream_run)
+            summary = dream_run.run_queue(layout)
+        else:
+            summary = _with_progress(layout, dream_run)
+    if summary.total("committed"):
+        # Outside both locks: a sync takes the commit lock itself (docs/sync.md, "Automation").
+        from sandman.verbs.sync import maybe_sync_after_commit
+
+        maybe_sync_after_commit(layout)
+    return summary
 
 
 def _busy(layout: Layout, lock: RunLock) -> LockBusy:

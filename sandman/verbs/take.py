@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -32,6 +31,7 @@ from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptN
 from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, read_pointer, write_pointer
+from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.atomic import move_no_replace, write_atomic
 from sandman.transcripts import locate, summarize
 from sandman.transcripts.locate import Source
@@ -338,33 +338,17 @@ def _settle(layout: Layout, entry: Path) -> bool:
 
 def dream_command() -> list[str]:
     """Return the argv of the detached dream: this interpreter running ``sandman dream``."""
-    return [sys.executable, "-m", "sandman", "dream"]
+    return sandman_argv("dream")
 
 
 def spawn_dream(layout: Layout) -> int:
     """Start ``sandman dream`` fully detached and return its pid; never wait for it.
 
-    The child runs in a new session (no controlling terminal, outside the
-    hook's process group, so Claude Code ending the hook does not end it),
-    stdin from /dev/null, stdout and stderr appended to
-    ``.trace/dream-<date>.log``. Raises OSError when it cannot be started.
+    stdout and stderr are appended to ``.trace/dream-<date>.log``
+    (store/detach.py). Raises OSError when it cannot be started.
     """
     log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
-    log.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        argv = dream_command()
-        return os.posix_spawn(
-            argv[0], argv, dict(os.environ),
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, fd, 1),
-                (os.POSIX_SPAWN_DUP2, fd, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(fd)
+    return spawn_detached(dream_command(), log)
 
 
 def dream_if_due(layout: Layout) -> int | None:
