@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pty
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -311,3 +313,28 @@ def test_the_corpus_is_backfilled_byte_identical(corpus: Path, isolated: Path, l
         assert hashlib.sha256(archived.read_bytes()).hexdigest() == sources[case.session]
     assert locate.session_files() == []
 
+
+
+def test_a_progress_bar_shows_on_a_terminal_only(isolated: Path):
+    for n in range(3):
+        _transcript(isolated, _session(n))
+    piped = sandman("take", "--all", "--dry-run")
+    assert piped.returncode == 0 and piped.stderr == b""
+    # stderr on a pseudo-terminal: the bar is drawn there, never into stdout.
+    master, slave = pty.openpty()
+    done = subprocess.run([sys.executable, "-m", "sandman", "take", "--all"], stdout=subprocess.PIPE,
+                          stderr=slave, env=os.environ, timeout=60)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's other end is closed and drained
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert done.returncode == 0
+    assert b"taking" in drawn and b"\x1b[" in drawn, drawn
+    assert b"taking" not in done.stdout and b"taken" in done.stdout
