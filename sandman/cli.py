@@ -162,7 +162,7 @@ def _take_all(session, force, transcript, hook, older_than, project, dry_run) ->
         result = run(lambda: take_all.backfill(root, **options))
     for line in take_all.listing(result):
         print(line)
-    Console(soft_wrap=True).print(take_all.summary_table(result))
+    Console().print(take_all.summary_table(result))
     for reclaimed in result.reclaimed:
         print(f"reclaimed pending take: {reclaimed}")
     if result.dry_run:
