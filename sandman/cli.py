@@ -99,3 +99,22 @@ def remember(
         )
     )
     print(committed.path)
+
+
+# --- the static site: `sandman site` and `sandman report serve` ---
+
+
+@app.command()
+def site() -> None:
+    """Render the memory root as a static site into <root>/.site/."""
+    from sandman.verbs.site import site as run_site
+
+    root = layout()
+    stats = run(lambda: run_site(root))
+    print(
+        f"rendered {stats.site}: {stats.pages} pages, {stats.written} written, "
+        f"{stats.removed} removed ({stats.seconds:.2f} s)"
+    )
+    if stats.unreadable:
+        print(f"{stats.unreadable} files could not be read; their pages show the error")
+    print(f"open {stats.site / 'index.html'}")

@@ -175,3 +175,10 @@ LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
+
+# --- the static site (sandman.site, `sandman site`, `sandman report serve`) ---
+
+SITE_HOST = "127.0.0.1"
+SITE_PORT = 1705
+SITE_RENDER_LOCK_TIMEOUT_S = 300.0
+SITE_HOME_LOG_ENTRIES = 7  # the newest voyage entries the home page shows

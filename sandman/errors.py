@@ -55,3 +55,11 @@ class LockBusy(SandmanError):
 
 class CrossDeviceError(SandmanError):
     """A move would cross filesystems; sandman never falls back to a copy."""
+
+
+# --- the static site (sandman.site) ---
+
+
+class SiteError(SandmanError):
+    """The site cannot be rendered as asked: two pages claim one output path, or a page
+    would land outside ``.site/``."""

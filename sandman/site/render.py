@@ -1,0 +1,189 @@
+"""Rendering the memory root into ``<root>/.site/``: gather everything, then write.
+
+Phase one reads the root (site.gather), builds every page with its context
+(site.pages), refuses two pages claiming one output path and any output path
+that would resolve outside ``.site/``. Nothing is written before all of it has
+succeeded. Phase two writes each page whose digest changed: the digest is the
+SHA-256 of the renderer's own fingerprint (templates, assets and this package's
+code) and the page's context, so a page whose sources did not change is not
+rewritten. Pages the last render wrote and this one no longer makes (a
+forgotten memory) are removed.
+
+What the last render knew lives in ``.site/.state/``: the manifest (page ->
+digest), the parse cache and the history cache; deleting it forces a full
+render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from sandman import __version__, config
+from sandman.errors import InputError, LockBusy, SiteError
+from sandman.layout import Layout, resource
+from sandman.site.gather import Snapshot, SourceReader, gather, load_json, load_source_cache, CACHE_FORMAT
+from sandman.site.markup import environment
+from sandman.site.pages import Page, PageBuilder, root_of
+from sandman.store.atomic import write_atomic
+from sandman.store.history import file_diff
+
+MANIFEST_FORMAT = 1
+
+
+@dataclass
+class RenderStats:
+    """What one render did: pages made, written, removed; files it could not read; seconds."""
+
+    site: Path
+    pages: int
+    written: int
+    removed: int
+    unreadable: int
+    commits_walked: int
+    seconds: float
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+
+
+def renderer_fingerprint(templates: Path, assets: Path) -> str:
+    """Return the SHA-256 of everything that shapes a page besides its data: the templates,
+    the static assets and the code of sandman.site, so a new sandman re-renders once."""
+    code = Path(__file__).resolve().parent
+    digest = hashlib.sha256(__version__.encode())
+    for folder in (templates, assets, code):
+        for path in _files(folder):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def page_digest(fingerprint: str, page: Page) -> str:
+    data = json.dumps([page.kind, page.template, page.context], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(fingerprint.encode() + b"\0" + data.encode()).hexdigest()
+
+
+def plan(layout: Layout, pages: list[Page]) -> dict[str, tuple[Page, Path]]:
+    """Map each page's site path to the page and its output file; refuse duplicates and escapes.
+
+    Raises SiteError when two pages claim one path, or a path resolves outside ``.site/``.
+    """
+    site = layout.site.resolve()
+    planned: dict[str, tuple[Page, Path]] = {}
+    for page in pages:
+        if page.path in planned:
+            other = planned[page.path][0]
+            raise SiteError(f"{other.source} and {page.source} both render to .site/{page.path}; rename one")
+        target = (layout.site / page.path).resolve()
+        if not target.is_relative_to(site) or target == site or target.is_relative_to(layout.site_state.resolve()):
+            raise SiteError(f"{page.source} would render to {target}, outside {layout.site}")
+        planned[page.path] = (page, target)
+    return planned
+
+
+class Writer:
+    """Phase two: renders and writes the pages whose digests changed."""
+
+    def __init__(self, layout: Layout, snapshot: Snapshot):
+        self.layout = layout
+        self.snapshot = snapshot
+        self.env = environment()
+        self.assets = resource("site")
+
+    def render(self, page: Page) -> bytes:
+        if page.kind == "asset":
+            return (self.assets / page.context["asset"]).read_bytes()
+        if page.kind == "text":
+            return page.context["text"].encode("utf-8")
+        context = dict(page.context, root=root_of(page.path))
+        if page.template == "history.html":
+            context["changes"] = [
+                dict(change, diff=file_diff(self.snapshot.repo, change["id"], change["path"]))
+                for change in page.context["changes"]
+            ]
+        return self.env.get_template(page.template).render(context).encode("utf-8")
+
+
+def _load_manifest(layout: Layout) -> dict[str, str]:
+    data = load_json(layout.site_manifest)
+    if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("pages"), dict):
+        return {key: value for key, value in data["pages"].items() if isinstance(value, str)}
+    return {}
+
+
+def _remove(layout: Layout, relpath: str) -> bool:
+    site = layout.site.resolve()
+    target = (layout.site / relpath).resolve()
+    if not target.is_relative_to(site) or target.is_relative_to(layout.site_state.resolve()):
+        return False
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return False
+    folder = target.parent
+    while folder != site and folder.is_relative_to(site):
+        try:
+            folder.rmdir()  # only when empty: a folder with other pages stays
+        except OSError:
+            break
+        folder = folder.parent
+    return True
+
+
+def render_site(layout: Layout) -> RenderStats:
+    """Render the memory root into ``<root>/.site/`` incrementally; return what was done.
+
+    Raises InputError when the root does not exist, SiteError (two pages for
+    one path, a path outside ``.site/``), LockBusy (another render holds the
+    lock for 300 s), RepositoryError (an unreadable git repository), OSError.
+    A memory or entry that cannot be parsed is rendered with its error, not raised.
+    """
+    started = time.perf_counter()
+    if not layout.root.is_dir():
+        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    layout.site_state.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockBusy(f"{layout.site_lock} is held by another render; try again") from None
+    try:
+        return _render(layout, started)
+    finally:
+        lock.release()
+
+
+def _render(layout: Layout, started: float) -> RenderStats:
+    # Phase one: read everything, build every page, check every output path.
+    reader = SourceReader(layout, load_source_cache(layout))
+    snapshot = gather(layout, reader)
+    templates, assets = resource("templates"), resource("site")
+    asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
+    pages = PageBuilder(snapshot).pages(asset_names)
+    planned = plan(layout, pages)
+    fingerprint = renderer_fingerprint(templates, assets)
+    old = _load_manifest(layout)
+    digests = {path: page_digest(fingerprint, page) for path, (page, _) in planned.items()}
+    stale = [path for path, digest in digests.items() if old.get(path) != digest or not planned[path][1].is_file()]
+
+    # Phase two: write what changed, remove what is gone, then record it.
+    writer = Writer(layout, snapshot)
+    for path in stale:
+        page, target = planned[path]
+        write_atomic(target, writer.render(page))
+    removed = sum(1 for path in old if path not in planned and _remove(layout, path))
+    write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
+    if snapshot.history is not None:
+        write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
+    write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
+    return RenderStats(
+        site=layout.site, pages=len(planned), written=len(stale), removed=removed,
+        unreadable=snapshot.unreadable(), commits_walked=snapshot.walked,
+        seconds=time.perf_counter() - started,
+    )
