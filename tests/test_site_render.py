@@ -88,8 +88,8 @@ def test_pages_of_a_deleted_memory_are_removed(layout: Layout) -> None:
     with bank_transaction(layout, verb="forget", subject="one memory") as tx:
         tx.delete("-home-user-proj", gone.name)
     stats = render_site(layout)
-    assert stats.removed == 2  # the memory page and its history page
-    assert not page.exists() and not (page.parent / "history" / page.name).exists()
+    assert stats.removed == 1
+    assert not page.exists()
     assert (page.parent / "project_keep_me.html").is_file()
 
 
@@ -111,9 +111,8 @@ def test_a_root_that_is_not_a_repository_renders_without_history(layout: Layout)
     bank.mkdir(parents=True)
     (bank / "user_short.md").write_text(memory("Short").text(), encoding="utf-8")
     render_site(layout)
-    history = (layout.site / "banks" / "_user" / "history" / "user_short.html").read_text()
-    assert "not a git repository" in history
-    assert "Short" in (layout.site / "banks" / "_user" / "user_short.html").read_text()
+    page = (layout.site / "banks" / "_user" / "user_short.html").read_text()
+    assert "not a git repository" in page and "<h1>Short</h1>" in page
 
 
 def test_resources_are_found_and_packaged() -> None:

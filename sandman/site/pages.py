@@ -7,15 +7,15 @@ relative, so the folder works opened from disk):
     search.html, search-index.js          client-side search over the live memories
     log/index.html, log/<day>.html        the voyage log
     banks/<bank>/index.html               a bank: its MEMORY.md rendered, its memories
-    banks/<bank>/<stem>.html              a memory: fields, body, lineage
-    banks/<bank>/history/<stem>.html      its history: each commit that touched it, with the diff
-    banks/<bank>/_archive/<stem>.html     an archived memory (and _archive/history/<stem>.html)
+    banks/<bank>/<stem>.html              a memory: fields, body, lineage, and its history
+                                          (each commit that touched it, with the diff)
+    banks/<bank>/_archive/<stem>.html     an archived memory
     archive.html                          every superseded memory, newest first
     score.html, reports.html              "none yet", until those verbs exist
     static/<asset>                        copied from the site/ folder
 
-Memory files are ``<type>_*.md``, so no memory page can be named ``index``,
-``history`` or ``_archive``. A page's context is JSON-able and holds everything
+Memory files are ``<type>_*.md``, so no memory page can be named ``index``
+or ``_archive``. A page's context is JSON-able and holds everything
 the page shows: its digest decides whether the page is written again.
 """
 
@@ -53,10 +53,6 @@ def stem(filename: str) -> str:
 
 def memory_path(bank: str, filename: str, archived: bool = False) -> str:
     return f"banks/{bank}/{'_archive/' if archived else ''}{stem(filename)}.html"
-
-
-def history_path(bank: str, filename: str, archived: bool = False) -> str:
-    return f"banks/{bank}/{'_archive/' if archived else ''}history/{stem(filename)}.html"
 
 
 def bank_path(bank: str) -> str:
@@ -181,13 +177,6 @@ class PageBuilder:
             "position": data.get("position"),
         }
 
-    def _history_summary(self, relpaths: list[str]) -> dict | None:
-        history = self.snapshot.history
-        if history is None:
-            return None
-        commits = [info for relpath in relpaths for info in history.commits_of(relpath)]
-        return {"count": len(commits), "latest": commits[0].time if commits else ""}
-
     # -- pages --
     def _home(self) -> Page:
         banks = [{
@@ -244,7 +233,7 @@ class PageBuilder:
         pages = [Page(bank_path(bank.name), "html", "bank.html", context, f"memories/{bank.name}/")]
         for archived, sources in ((False, bank.memories), (True, bank.archived)):
             for source in sources:
-                pages += self._memory(bank, source, archived)
+                pages.append(self._memory(bank, source, archived))
         return pages
 
     def _archived_link(self, bank: Bank, source: SourceFile) -> dict:
@@ -262,20 +251,16 @@ class PageBuilder:
         after_archived = after.relpath.rsplit("/", 2)[-2] == "_archive"
         return {"name": _name(after), "url": memory_path(bank.name, _filename(after), after_archived)}
 
-    def _memory(self, bank: Bank, source: SourceFile, archived: bool) -> list[Page]:
+    def _memory(self, bank: Bank, source: SourceFile, archived: bool) -> Page:
         data, filename = source.data, _filename(source)
         history_paths = [source.relpath]
         match = _ARCHIVED.fullmatch(filename) if archived else None
         if match:
             history_paths.append(f"memories/{bank.name}/{match.group(2)}")
-        base = {
-            "bank": bank.name, "label": self._label(bank), "bank_url": bank_path(bank.name),
-            "file": filename, "relpath": source.relpath, "archived": archived, "name": _name(source),
-            "url": memory_path(bank.name, filename, archived),
-            "history_url": history_path(bank.name, filename, archived),
-        }
         memory = {
-            **base, "title": _name(source), "ok": source.ok,
+            "bank": bank.name, "label": self._label(bank), "bank_url": bank_path(bank.name),
+            "file": filename, "relpath": source.relpath, "archived": archived,
+            "title": _name(source), "ok": source.ok,
             "stamp": _stamp_display(match.group(1)) if match else "",
             "description": data.get("description") or "", "type": data.get("type") or "",
             "fields": data.get("fields") or [], "body": data.get("body") or "",
@@ -283,14 +268,9 @@ class PageBuilder:
             "replaces": data.get("replaces") or "",
             "lineage": [self._archived_link(bank, item) for item in self.chains[source.relpath]],
             "successor": self._successor_link(bank, source),
-            "history": self._history_summary(history_paths[:1]),
+            "repo": self.snapshot.history is not None, "changes": self._changes(history_paths),
         }
-        history = {**base, "title": f"History of {_name(source)}", "repo": self.snapshot.history is not None,
-                   "changes": self._changes(history_paths)}
-        return [
-            Page(base["url"], "html", "memory.html", memory, source.relpath),
-            Page(base["history_url"], "html", "history.html", history, source.relpath),
-        ]
+        return Page(memory_path(bank.name, filename, archived), "html", "memory.html", memory, source.relpath)
 
     def _changes(self, relpaths: list[str]) -> list[dict]:
         """The commits of a page's history: the file's own, then (for an archived file) its

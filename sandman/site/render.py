@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from sandman.site.gather import Snapshot, SourceReader, gather, load_json, load_
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, root_of
 from sandman.store.atomic import write_atomic
-from sandman.store.history import file_diff
+from sandman.store.history import DiffReader
 
 MANIFEST_FORMAT = 1
 
@@ -69,22 +70,50 @@ def page_digest(fingerprint: str, page: Page) -> str:
     return hashlib.sha256(fingerprint.encode() + b"\0" + data.encode()).hexdigest()
 
 
+def _lexically_inside(path: str) -> bool:
+    parts = path.split("/")
+    return not (
+        path.startswith("/") or "\\" in path or "\0" in path
+        or any(part in ("", ".", "..") for part in parts) or parts[0] == ".state"
+    )
+
+
 def plan(layout: Layout, pages: list[Page]) -> dict[str, tuple[Page, Path]]:
     """Map each page's site path to the page and its output file; refuse duplicates and escapes.
 
-    Raises SiteError when two pages claim one path, or a path resolves outside ``.site/``.
+    A path must stay inside ``.site/`` both as written (no ``..``, ``.``, empty
+    or absolute parts, nothing under ``.state/``) and once its folder is
+    resolved (no symlinked folder leading out). The file itself is replaced
+    by a rename, which replaces a symlink rather than writing through it.
+    Raises SiteError when two pages claim one path, or a path leads outside.
     """
     site = layout.site.resolve()
+    state = layout.site_state.resolve()
+    folders: dict[str, bool] = {}
     planned: dict[str, tuple[Page, Path]] = {}
     for page in pages:
         if page.path in planned:
             other = planned[page.path][0]
             raise SiteError(f"{other.source} and {page.source} both render to .site/{page.path}; rename one")
-        target = (layout.site / page.path).resolve()
-        if not target.is_relative_to(site) or target == site or target.is_relative_to(layout.site_state.resolve()):
-            raise SiteError(f"{page.source} would render to {target}, outside {layout.site}")
+        target = layout.site / page.path
+        folder = page.path.rpartition("/")[0]
+        if folder not in folders:
+            resolved = target.parent.resolve()
+            folders[folder] = resolved.is_relative_to(site) and not resolved.is_relative_to(state)
+        if not _lexically_inside(page.path) or not folders[folder]:
+            raise SiteError(f"{page.source} would render to {target.parent.resolve() / target.name}, outside {layout.site}")
         planned[page.path] = (page, target)
     return planned
+
+
+def existing_files(site: Path) -> set[str]:
+    """Return the site-relative paths of the files under ``site`` (``.state/`` left out)."""
+    found = set()
+    for folder, dirs, files in os.walk(site):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        prefix = os.path.relpath(folder, site).replace(os.sep, "/")
+        found.update(name if prefix == "." else f"{prefix}/{name}" for name in files)
+    return found
 
 
 class Writer:
@@ -95,6 +124,7 @@ class Writer:
         self.snapshot = snapshot
         self.env = environment()
         self.assets = resource("site")
+        self.diffs = DiffReader(snapshot.repo) if snapshot.repo is not None else None
 
     def render(self, page: Page) -> bytes:
         if page.kind == "asset":
@@ -102,10 +132,9 @@ class Writer:
         if page.kind == "text":
             return page.context["text"].encode("utf-8")
         context = dict(page.context, root=root_of(page.path))
-        if page.template == "history.html":
+        if page.template == "memory.html" and self.diffs is not None:
             context["changes"] = [
-                dict(change, diff=file_diff(self.snapshot.repo, change["id"], change["path"]))
-                for change in page.context["changes"]
+                dict(change, diff=self.diffs.diff(change["id"], change["path"])) for change in page.context["changes"]
             ]
         return self.env.get_template(page.template).render(context).encode("utf-8")
 
@@ -170,14 +199,19 @@ def _render(layout: Layout, started: float) -> RenderStats:
     fingerprint = renderer_fingerprint(templates, assets)
     old = _load_manifest(layout)
     digests = {path: page_digest(fingerprint, page) for path, (page, _) in planned.items()}
-    stale = [path for path, digest in digests.items() if old.get(path) != digest or not planned[path][1].is_file()]
+    present = existing_files(layout.site)
+    stale = [path for path, digest in digests.items() if old.get(path) != digest or path not in present]
 
     # Phase two: write what changed, remove what is gone, then record it.
     writer = Writer(layout, snapshot)
     for path in stale:
         page, target = planned[path]
-        write_atomic(target, writer.render(page))
+        write_atomic(target, writer.render(page), durable=False)
     removed = sum(1 for path in old if path not in planned and _remove(layout, path))
+    if stale or removed:
+        # One flush of every page instead of two fsyncs each (thousands of them on a
+        # full render), before the manifest records them as written.
+        os.sync()
     write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
     if snapshot.history is not None:
         write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))

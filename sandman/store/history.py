@@ -171,35 +171,48 @@ def _is_ancestor(repo: pygit2.Repository, head: str, old: str) -> bool:
         return False
 
 
-def _blob_data(tree: pygit2.Tree | None, path: str) -> bytes | None:
-    if tree is None:
-        return None
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return entry.data if isinstance(entry, pygit2.Blob) else None
+class DiffReader:
+    """Per-file diffs of commits: one tree diff per commit however many of its files are asked for.
+
+    A commit's patches are generated lazily, only for the paths asked for, so a
+    commit touching a whole bank costs one tree diff, not one per file.
+    """
+
+    def __init__(self, repo: pygit2.Repository):
+        self.repo = repo
+        self._diffs: dict[str, tuple[pygit2.Diff, dict[str, int]]] = {}
+
+    def diff(self, commit_id: str, path: str) -> str:
+        """Return the unified diff of ``path`` between ``commit_id`` and its first parent.
+
+        Empty when the commit did not touch ``path``; invalid UTF-8 shows as
+        U+FFFD. Raises RepositoryError for an unknown commit.
+        """
+        try:
+            found = self._diffs.get(commit_id)
+            if found is None:
+                commit = self.repo[commit_id]
+                if commit.parents:
+                    diff = self.repo.diff(commit.parents[0].tree, commit.tree)
+                else:
+                    diff = commit.tree.diff_to_tree(swap=True)
+                where: dict[str, int] = {}
+                for i, delta in enumerate(diff.deltas):
+                    where[delta.new_file.path] = i
+                    where.setdefault(delta.old_file.path, i)
+                found = self._diffs[commit_id] = (diff, where)
+            diff, where = found
+            if path not in where:
+                return ""
+            data = diff[where[path]].data
+        except (pygit2.GitError, KeyError, ValueError) as error:
+            raise RepositoryError(f"cannot read commit {commit_id[:12]} of {self.repo.workdir}: {error}") from None
+        return data.decode("utf-8", "replace")
 
 
 def file_diff(repo: pygit2.Repository, commit_id: str, path: str) -> str:
-    """Return the unified diff of ``path`` between commit ``commit_id`` and its first parent.
-
-    Invalid UTF-8 shows as U+FFFD. Raises RepositoryError for an unknown commit.
-    """
-    try:
-        commit = repo[commit_id]
-        old_tree = commit.parents[0].tree if commit.parents else None
-        # Both buffers stay referenced until the text is read: pygit2's Patch
-        # points into them without holding them.
-        old_data = _blob_data(old_tree, path)
-        new_data = _blob_data(commit.tree, path)
-        if old_data is None and new_data is None:
-            return ""
-        patch = pygit2.Patch.create_from(old_data, new_data, old_as_path=path, new_as_path=path)
-        data = patch.data
-    except (pygit2.GitError, KeyError, ValueError) as error:
-        raise RepositoryError(f"cannot read commit {commit_id[:12]} of {repo.workdir}: {error}") from None
-    return data.decode("utf-8", "replace")
+    """Return the unified diff of ``path`` in commit ``commit_id`` (see DiffReader.diff)."""
+    return DiffReader(repo).diff(commit_id, path)
 
 
 def file_history(repo: pygit2.Repository, path: str, history: PathHistory | None = None) -> list[FileChange]:
@@ -211,4 +224,5 @@ def file_history(repo: pygit2.Repository, path: str, history: PathHistory | None
     """
     history = history if history is not None else PathHistory()
     history.update(repo)
-    return [FileChange(info, path, file_diff(repo, info.id, path)) for info in history.commits_of(path)]
+    reader = DiffReader(repo)
+    return [FileChange(info, path, reader.diff(info.id, path)) for info in history.commits_of(path)]
