@@ -155,3 +155,12 @@ def test_markdown_keeps_raw_html_as_text() -> None:
 def test_visible_marks_only_the_invisible() -> None:
     assert visible("tab\tnewline\ncr\r é ü 中文 emoji 🙂") == "tab\tnewline\ncr\r é ü 中文 emoji 🙂"
     assert visible("a\u202eb\x00c\x7f\x9b") == "a‹U+202E›b‹U+0000›c‹U+007F›‹U+009B›"
+
+
+def test_diff_lines_split_at_newlines_only() -> None:
+    from sandman.site.markup import diff_lines
+
+    diff = "diff --git a/x b/x\n@@ -1 +1 @@\n-a\x0cb\n+a\u2028b\n c\x1cd\n"
+    assert diff_lines(diff) == [("meta", "diff --git a/x b/x"), ("hunk", "@@ -1 +1 @@"), ("del", "-a\x0cb"),
+                                ("add", "+a\u2028b"), ("ctx", " c\x1cd")]
+    assert diff_lines("") == []

@@ -71,7 +71,8 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     """Return ``(css class, line)`` pairs of a unified diff: ``add``, ``del``, ``hunk``, ``meta`` or ``ctx``."""
     lines = []
     in_header = True
-    for line in diff.splitlines():
+    # Split on newlines only: str.splitlines() would also split at a form feed or U+2028 in the text.
+    for line in diff.removesuffix("\n").split("\n") if diff else []:
         if line.startswith("diff --git "):
             in_header = True
         if line.startswith("@@"):
