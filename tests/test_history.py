@@ -12,7 +12,7 @@ from sandman.banks.commit import bank_transaction, commit_memory
 from sandman.banks.memory import Memory
 from sandman.errors import RepositoryError
 from sandman.layout import Layout
-from sandman.store.history import PathHistory, file_diff, file_history
+from sandman.store.history import DiffReader, PathHistory, file_history
 from sandman.store.repo import ensure_root, open_repo
 
 PROJECT = "/home/user/proj"
@@ -84,11 +84,20 @@ def test_a_non_utf8_file_diffs_with_replacement_characters(layout: Layout) -> No
     with bank_transaction(layout, verb="test", subject="odd bytes") as tx:
         tx.write_file(layout.root / "log" / "odd.md", b"caf\xe9\n")
     repo = open_repo(layout)
-    diff = file_diff(repo, str(repo.head.target), "log/odd.md")
+    diff = DiffReader(repo).diff(str(repo.head.target), "log/odd.md")
     assert "+caf\ufffd" in diff
 
 
 def test_an_unknown_commit_is_a_repository_error(layout: Layout) -> None:
     ensure_root(layout)
     with pytest.raises(RepositoryError, match="cannot read commit"):
-        file_diff(open_repo(layout), "1" * 40, FILE)
+        DiffReader(open_repo(layout)).diff("1" * 40, FILE)
+
+
+def test_a_path_the_commit_did_not_touch_has_an_empty_diff(layout: Layout) -> None:
+    commit_memory(layout, memory("Run make."), directory=PROJECT, verb="remember")
+    repo = open_repo(layout)
+    reader = DiffReader(repo)
+    head = str(repo.head.target)
+    assert reader.diff(head, ".gitignore") == ""
+    assert reader.diff(head, FILE).startswith(f"diff --git a/{FILE} b/{FILE}\nnew file mode")

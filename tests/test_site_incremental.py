@@ -36,10 +36,13 @@ def rendered(layout: Layout) -> Layout:
 
 
 def test_a_second_render_writes_nothing(rendered: Layout) -> None:
+    state = (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache)
     before = files(rendered.site)
+    before_state = [path.stat().st_ino for path in state]
     stats = render_site(rendered)
     assert (stats.written, stats.removed, stats.commits_walked) == (0, 0, 0)
     assert files(rendered.site) == before
+    assert [path.stat().st_ino for path in state] == before_state
 
 
 def test_a_second_render_parses_nothing(rendered: Layout, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -141,12 +141,16 @@ def parse_index_bytes(data: bytes) -> dict:
 
 
 class SourceReader:
-    """Reads source files through the parse cache; ``cache`` maps ``<kind>:<sha>`` to a parse."""
+    """Reads source files through the parse cache; ``cache`` maps ``<kind>:<sha>`` to a parse.
+
+    ``used`` collects the entries this render needed: saved, it is the next cache.
+    """
 
     def __init__(self, layout: Layout, cache: dict[str, dict]):
         self.layout = layout
         self.cache = cache
         self.used: dict[str, dict] = {}
+        self.parsed = 0  # files parsed because their bytes were not in the cache
 
     def read(self, path: Path, kind: str, parse) -> SourceFile:
         relpath = path.relative_to(self.layout.root).as_posix()
@@ -159,6 +163,7 @@ class SourceReader:
         parsed = self.cache.get(key)
         if not isinstance(parsed, dict):
             parsed = parse(data)
+            self.parsed += 1
         self.used[key] = parsed
         return SourceFile(relpath, sha, parsed)
 

@@ -212,10 +212,13 @@ def _render(layout: Layout, started: float) -> RenderStats:
         # One flush of every page instead of two fsyncs each (thousands of them on a
         # full render), before the manifest records them as written.
         os.sync()
-    write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
-    if snapshot.history is not None:
+    # The state is rewritten only when it changed: on a large root it is megabytes.
+    if reader.parsed or reader.used.keys() != reader.cache.keys():
+        write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
+    if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
         write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
-    write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
+    if digests != old:
+        write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
     return RenderStats(
         site=layout.site, pages=len(planned), written=len(stale), removed=removed,
         unreadable=snapshot.unreadable(), commits_walked=snapshot.walked,

@@ -5,8 +5,10 @@ its first parent (a root commit: every path it holds). The result is a
 ``PathHistory``: commit facts by id, and per repo-relative path the ids that
 touched it, newest first. It serialises to JSON so a caller can keep it between
 runs; ``update`` then walks only the commits HEAD gained since (HEAD rewritten
-by a rebase or reset means one full walk again). Diffs are computed on demand,
-one file at a time (``file_diff``), so only the pages being written pay for them.
+by a rebase or reset means one full walk again). Diffs are computed on demand
+(``DiffReader``: one tree diff per commit, patches only for the files asked
+for), so only the pages being written pay for them. A merge commit is
+compared with its first parent.
 
 Paths are repo-relative POSIX strings, as git tree entries are. Like
 store.repo, this module is a pygit2 boundary: ``GitError`` and ``KeyError``
@@ -208,11 +210,6 @@ class DiffReader:
         except (pygit2.GitError, KeyError, ValueError) as error:
             raise RepositoryError(f"cannot read commit {commit_id[:12]} of {self.repo.workdir}: {error}") from None
         return data.decode("utf-8", "replace")
-
-
-def file_diff(repo: pygit2.Repository, commit_id: str, path: str) -> str:
-    """Return the unified diff of ``path`` in commit ``commit_id`` (see DiffReader.diff)."""
-    return DiffReader(repo).diff(commit_id, path)
 
 
 def file_history(repo: pygit2.Repository, path: str, history: PathHistory | None = None) -> list[FileChange]:
