@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import html
+import json
+import re
 import shutil
 import tomllib
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO
 from sandman.banks.commit import bank_transaction, commit_memory
+from sandman.banks.index import render_index
 from sandman.banks.memory import Memory
 from sandman.cli import app
 from sandman.errors import InputError, SiteError
@@ -137,3 +142,25 @@ def test_site_command_without_a_root_says_so(layout: Layout) -> None:
     result = CliRunner().invoke(app, ["site"])
     assert result.exit_code == 2
     assert result.output == f"sandman: there is no memory root at {layout.root}; run `sandman init` first\n"
+
+
+def test_every_relative_link_leads_to_a_page_even_from_odd_names(layout: Layout) -> None:
+    build(layout)
+    odd = layout.bank("we?ird #bank %41 é")
+    odd.mkdir(parents=True)
+    text = memory("Odd file").text()
+    (odd / "project_odd?name #1 é.md").write_text(text, encoding="utf-8")
+    (odd / "MEMORY.md").write_text(render_index(odd, "/odd"), encoding="utf-8")
+    render_site(layout)
+    checked = 0
+    for page in layout.site.rglob("*.html"):
+        for link in re.findall(r'(?:href|src|action)="([^"]*)"', page.read_text()):
+            target = urlsplit(html.unescape(link))
+            if target.scheme or not target.path:
+                continue
+            assert (page.parent / unquote(target.path)).resolve().is_file(), (page, link)
+            checked += 1
+    assert checked > 100
+    index = (layout.site / "search-index.js").read_text()
+    for item in json.loads(index[index.index("["):index.rindex("]") + 1]):
+        assert (layout.site / unquote(item["u"])).is_file(), item["u"]

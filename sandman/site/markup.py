@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -51,7 +51,9 @@ def safe_link(url: str) -> bool:
 def _link_open(self, tokens, idx, options, env):
     token = tokens[idx]
     href = token.attrGet("href") or ""
-    mapped = env.get("links", {}).get(href)
+    links = env.get("links", {})
+    # markdown-it percent-encodes what it normalises, so a file name may arrive encoded.
+    mapped = links.get(href, links.get(unquote(href)))
     if mapped is not None:
         token.attrSet("href", mapped)
     elif _SCHEME.match(href.lower()):

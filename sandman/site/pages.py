@@ -25,6 +25,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote
 
 from sandman import config
 from sandman.pointers import parse_time
@@ -226,7 +227,7 @@ class PageBuilder:
         context = {
             "title": self._label(bank), "name": bank.name,
             "index_body": index.get("body") or "", "index_error": index.get("error") or "",
-            "links": {_filename(s): f"{stem(_filename(s))}.html" for s in bank.memories},
+            "links": {_filename(s): quote(f"{stem(_filename(s))}.html") for s in bank.memories},
             "memories": [self._memory_summary(bank, s, False) for s in bank.memories],
             "archived": [self._memory_summary(bank, s, True) for s in reversed(bank.archived)],
         }
@@ -318,7 +319,7 @@ class PageBuilder:
                 items.append({
                     "n": _name(source), "d": data.get("description") or data.get("error") or "",
                     "t": data.get("type") or "", "b": self._label(bank),
-                    "u": memory_path(bank.name, _filename(source)),
+                    "u": quote(memory_path(bank.name, _filename(source))),
                     "x": " ".join((data.get("body") or data.get("raw") or "").split()),
                 })
         # A script, not a .json file: browsers refuse fetch() from pages opened from disk.
