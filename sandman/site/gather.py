@@ -152,8 +152,8 @@ class SourceReader:
         self.used: dict[str, dict] = {}
         self.parsed = 0  # files parsed because their bytes were not in the cache
 
-    def read(self, path: Path, kind: str, parse) -> SourceFile:
-        relpath = path.relative_to(self.layout.root).as_posix()
+    def read(self, path: Path, relpath: str, kind: str, parse) -> SourceFile:
+        """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
         try:
             data = path.read_bytes()
         except OSError as error:
@@ -236,17 +236,23 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
     banks = []
     for folder in _bank_folders(layout):
         index_path = folder / BANK_INDEX
+        top = folder.relative_to(layout.root).as_posix()
         bank = Bank(
             name=folder.name,
             label=bank_label(folder),
-            index=reader.read(index_path, "index", parse_index_bytes) if index_path.is_file() else None,
+            index=reader.read(index_path, f"{top}/{BANK_INDEX}", "index", parse_index_bytes)
+            if index_path.is_file() else None,
         )
-        bank.memories = [reader.read(path, "memory", parse_memory_bytes) for path in memory_files(folder)]
-        bank.archived = [reader.read(path, "memory", parse_memory_bytes) for path in _archived_files(folder)]
+        bank.memories = [reader.read(path, f"{top}/{path.name}", "memory", parse_memory_bytes)
+                         for path in memory_files(folder)]
+        bank.archived = [reader.read(path, f"{top}/{BANK_ARCHIVE}/{path.name}", "memory", parse_memory_bytes)
+                         for path in _archived_files(folder)]
         banks.append(bank)
+    log = layout.log.relative_to(layout.root).as_posix()
     entries = [
         # The day is part of the key: the same bytes under another file name are a mismatch.
-        reader.read(path, f"entry-{path.stem}", lambda data, day=path.stem: parse_entry_bytes(data, day))
+        reader.read(path, f"{log}/{path.name}", f"entry-{path.stem}",
+                    lambda data, day=path.stem: parse_entry_bytes(data, day))
         for path in entry_paths(layout)
     ]
     history, repo, walked = _history(layout)

@@ -28,6 +28,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from sandman import config
+from sandman.layout import BANK_ARCHIVE
 from sandman.pointers import parse_time
 from sandman.site.gather import Bank, Snapshot, SourceFile
 
@@ -231,7 +232,7 @@ class PageBuilder:
             "memories": [self._memory_summary(bank, s, False) for s in bank.memories],
             "archived": [self._memory_summary(bank, s, True) for s in reversed(bank.archived)],
         }
-        pages = [Page(bank_path(bank.name), "html", "bank.html", context, f"memories/{bank.name}/")]
+        pages = [Page(bank_path(bank.name), "html", "bank.html", context, f"bank {bank.name}")]
         for archived, sources in ((False, bank.memories), (True, bank.archived)):
             for source in sources:
                 pages.append(self._memory(bank, source, archived))
@@ -249,7 +250,7 @@ class PageBuilder:
         after = self.successors.get(source.relpath)
         if after is None:
             return None
-        after_archived = after.relpath.rsplit("/", 2)[-2] == "_archive"
+        after_archived = after.relpath.rsplit("/", 2)[-2] == BANK_ARCHIVE
         return {"name": _name(after), "url": memory_path(bank.name, _filename(after), after_archived)}
 
     def _memory(self, bank: Bank, source: SourceFile, archived: bool) -> Page:
@@ -257,7 +258,8 @@ class PageBuilder:
         history_paths = [source.relpath]
         match = _ARCHIVED.fullmatch(filename) if archived else None
         if match:
-            history_paths.append(f"memories/{bank.name}/{match.group(2)}")
+            # Its live path: memories/<bank>/_archive/<stamp>_<file> was memories/<bank>/<file>.
+            history_paths.append(f"{source.relpath.rsplit('/', 2)[0]}/{match.group(2)}")
         memory = {
             "bank": bank.name, "label": self._label(bank), "bank_url": bank_path(bank.name),
             "file": filename, "relpath": source.relpath, "archived": archived,
