@@ -89,7 +89,7 @@ def build(layout: Layout) -> None:
 def change_one(layout: Layout, run: int) -> None:
     path = memory_files(layout.bank("-home-user-project_-07"))[run]
     old = read_memory(path)
-    memory = Memory(name=old.name, description=old.description, type=old.type,
+    memory = Memory(name=old.name, description=old.description, type=old.type, created=old.created,
                     body=old.body + f"\nChanged in run {run}.\n")
     commit_memory(layout, memory, directory="/home/user/project-07", verb="remember", replaces=path.name)
 
