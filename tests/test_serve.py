@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.client
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,3 +127,11 @@ def test_report_serve_command_refuses_a_public_address(layout: Layout) -> None:
 def test_report_serve_command_rejects_a_bad_port(layout: Layout) -> None:
     result = CliRunner().invoke(app, ["report", "serve", "--port", "70000"])
     assert result.exit_code == 2 and "Invalid value for '--port'" in result.output
+
+
+def test_the_report_verb_module_imports_only_the_standard_library() -> None:
+    # report --hook will live in sandman.verbs.report; hook modules stay light.
+    probe = ("import sys, sandman.verbs.report; "
+             "print(sorted(m for m in ('jinja2', 'markdown_it', 'pygit2', 'yaml', 'typer', 'rich') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -3,17 +3,23 @@
 Only ``report serve`` exists yet: it serves the rendered site (``.site/``) on
 127.0.0.1:1705, re-rendering first so what it serves is current. It refuses a
 non-loopback address unless told ``--public``: the site shows every memory.
+
+Module level is standard library only (``report --hook`` will live here): the
+render, which needs jinja2, markdown-it and pygit2, is imported when serving.
 """
 
 from __future__ import annotations
 
 from http.server import ThreadingHTTPServer
+from typing import TYPE_CHECKING
 
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
-from sandman.site.render import RenderStats, render_site
 from sandman.site.serve import is_loopback, make_server, url
+
+if TYPE_CHECKING:
+    from sandman.site.render import RenderStats
 
 
 def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[ThreadingHTTPServer, RenderStats]:
@@ -23,6 +29,8 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
     rendered or bound then), the errors of render_site, OSError when the address
     cannot be bound.
     """
+    from sandman.site.render import render_site
+
     if not public and not is_loopback(host):
         raise InputError(
             f"refusing to serve on {host}: it is not a loopback address, so anyone who can reach it "
