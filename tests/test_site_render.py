@@ -164,3 +164,30 @@ def test_every_relative_link_leads_to_a_page_even_from_odd_names(layout: Layout)
     index = (layout.site / "search-index.js").read_text()
     for item in json.loads(index[index.index("["):index.rindex("]") + 1]):
         assert (layout.site / unquote(item["u"])).is_file(), item["u"]
+
+
+def test_lineage_follows_a_name_replaced_again_and_again(layout: Layout) -> None:
+    path = commit_memory(layout, memory("Build", "First.\n"), directory=PROJECT, verb="remember").path
+    for body in ("Second.\n", "Third.\n"):
+        commit_memory(layout, memory("Build", body), directory=PROJECT, verb="reflect", replaces=path.name)
+    render_site(layout)
+    bank = layout.site / "banks" / "-home-user-proj"
+    live = (bank / "project_build.html").read_text()
+    lineage = re.findall(r'replaces <a href="([^"]+)">', live)
+    assert len(lineage) == 2
+    newer, older = (bank / lineage[0].removeprefix("../../banks/-home-user-proj/")).read_text(), \
+        (bank / lineage[1].removeprefix("../../banks/-home-user-proj/")).read_text()
+    assert "<p>Second.</p>" in newer and "<p>First.</p>" in older
+    assert 'Replaced by <a href="../../../banks/-home-user-proj/project_build.html">' in newer
+    assert "Replaced by" in older and "_archive/" in older.split("Replaced by", 1)[1].split("</a>", 1)[0]
+
+
+def test_lineage_of_hand_made_archives_that_replace_each_other_ends(layout: Layout) -> None:
+    archive = layout.bank("-home-user-proj") / "_archive"
+    archive.mkdir(parents=True)
+    for stamp, name, replaces in (("20261128T090000", "a.md", "b.md"), ("20261128T090000-2", "b.md", "a.md")):
+        (archive / f"{stamp}_project_{name}").write_text(
+            f"---\nname: {name}\ndescription: d\ntype: project\nupdated: 2026-11-28T09:00:00Z\n"
+            f"replaces: project_{replaces}\n---\n\nBody.\n", encoding="utf-8")
+    render_site(layout)
+    assert (layout.site / "banks" / "-home-user-proj" / "_archive" / "20261128T090000-2_project_b.html").is_file()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import quote
 
 from sandman import config
@@ -33,7 +33,10 @@ from sandman.pointers import parse_time
 from sandman.site.gather import Bank, Snapshot, SourceFile
 
 USER_LABEL = "user-wide memories"
-_ARCHIVED = re.compile(r"(\d{8}T\d{6})(?:-\d+)?_(.+)")
+# _archive/<YYYYMMDDTHHMMSS>[-<n>]_<file>: when it moved, the how-manieth move in that second, its name.
+_ARCHIVED = re.compile(r"(\d{8}T\d{6})(?:-(\d+))?_(.+)")
+# The archive stamp is taken just after the replacing file's ``updated``; allow for the clock ticking.
+ARCHIVE_SLACK = timedelta(seconds=2)
 MAX_LINEAGE = 100
 
 
@@ -91,32 +94,42 @@ def _stamp_display(stamp: str) -> str:
 
 
 class Lineage:
-    """Resolves ``replaces`` within one bank: a file name to the archived copy it became."""
+    """Resolves ``replaces`` within one bank: a file name to the archived copy it became.
+
+    ``replaces`` names a file, and one name can be archived many times (a
+    memory replaced again and again keeps its name). The copy a file replaced
+    is the latest one moved before it: before it was written (its ``updated``,
+    give or take the clock ticking) and, for an archived file, before it was
+    itself moved.
+    """
 
     def __init__(self, bank: Bank):
-        self.by_original: dict[str, list[tuple[str, SourceFile]]] = {}
+        self.found: dict[str, SourceFile | None] = {}  # relpath -> its predecessor, once worked out
+        self.moved: dict[str, tuple[str, int]] = {}  # archived relpath -> (stamp, n): its place in move order
+        self.by_original: dict[str, list[SourceFile]] = {}
         for source in bank.archived:
             match = _ARCHIVED.fullmatch(_filename(source))
             if match:
-                self.by_original.setdefault(match.group(2), []).append((match.group(1), source))
+                self.moved[source.relpath] = (match.group(1), int(match.group(2) or 1))
+                self.by_original.setdefault(match.group(3), []).append(source)
 
     def predecessor(self, source: SourceFile) -> SourceFile | None:
-        """Return the archived file ``source`` replaced: of the archived copies of that
-        name, the one moved closest to when ``source`` was written."""
-        replaces = source.data.get("replaces")
-        candidates = self.by_original.get(replaces or "")
-        if not candidates:
-            return None
+        """Return the archived copy ``source`` replaced, or None."""
+        if source.relpath not in self.found:
+            self.found[source.relpath] = self._predecessor(source)
+        return self.found[source.relpath]
+
+    def _predecessor(self, source: SourceFile) -> SourceFile | None:
+        candidates = self.by_original.get(source.data.get("replaces") or "", [])
+        own = self.moved.get(source.relpath)
+        if own is not None:
+            candidates = [c for c in candidates if self.moved[c.relpath] < own]
         written = parse_time(source.data.get("updated"))
-        if written is None:
-            return max(candidates, key=lambda pair: pair[0])[1]
-        written = written.replace(tzinfo=None)
-
-        def distance(pair: tuple[str, SourceFile]) -> float:
-            moment = _stamp_time(pair[0])
-            return abs((moment - written).total_seconds()) if moment else float("inf")
-
-        return min(candidates, key=distance)[1]
+        if written is not None:
+            limit = written.replace(tzinfo=None) + ARCHIVE_SLACK
+            timely = [c for c in candidates if (_stamp_time(self.moved[c.relpath][0]) or limit) <= limit]
+            candidates = timely or candidates
+        return max(candidates, key=lambda c: self.moved[c.relpath], default=None)
 
     def chain(self, source: SourceFile) -> list[SourceFile]:
         """Return the archived predecessors of ``source``, nearest first (cycles cut)."""
@@ -259,7 +272,7 @@ class PageBuilder:
         match = _ARCHIVED.fullmatch(filename) if archived else None
         if match:
             # Its live path: memories/<bank>/_archive/<stamp>_<file> was memories/<bank>/<file>.
-            history_paths.append(f"{source.relpath.rsplit('/', 2)[0]}/{match.group(2)}")
+            history_paths.append(f"{source.relpath.rsplit('/', 2)[0]}/{match.group(3)}")
         memory = {
             "bank": bank.name, "label": self._label(bank), "bank_url": bank_path(bank.name),
             "file": filename, "relpath": source.relpath, "archived": archived,

@@ -29,7 +29,7 @@ from filelock import FileLock, Timeout
 from sandman import __version__, config
 from sandman.errors import InputError, LockBusy, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import Snapshot, SourceReader, gather, load_json, load_source_cache, CACHE_FORMAT
+from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, root_of
 from sandman.store.atomic import write_atomic
@@ -79,18 +79,15 @@ def page_digest(fingerprint: str, page: Page) -> str:
 
 
 def _lexically_inside(path: str) -> bool:
-    parts = path.split("/")
-    return not (
-        path.startswith("/") or "\\" in path or "\0" in path
-        or any(part in ("", ".", "..") for part in parts) or parts[0] == ".state"
-    )
+    # No absolute, empty or dotted part ('.', '..', '.state'): the server would refuse those anyway.
+    return not ("\\" in path or "\0" in path or any(not part or part.startswith(".") for part in path.split("/")))
 
 
 def plan(layout: Layout, pages: list[Page]) -> dict[str, Page]:
     """Map each page's site path to the page; refuse duplicates and escapes.
 
-    A path must stay inside ``.site/`` both as written (no ``..``, ``.``, empty
-    or absolute parts, nothing under ``.state/``) and once its folder is
+    A path must stay inside ``.site/`` both as written (no empty, absolute or
+    dotted parts: no ``..``, nothing under ``.state/``) and once its folder is
     resolved (no symlinked folder leading out). The file itself is replaced
     by a rename, which replaces a symlink rather than writing through it.
     Raises SiteError when two pages claim one path, or a path leads outside.
@@ -127,9 +124,7 @@ def existing_files(site: Path) -> set[str]:
 class Writer:
     """Phase two: renders and writes the pages whose digests changed."""
 
-    def __init__(self, layout: Layout, snapshot: Snapshot):
-        self.layout = layout
-        self.snapshot = snapshot
+    def __init__(self, snapshot: Snapshot):
         self.env = environment()
         self.assets = resource("site")
         self.diffs = DiffReader(snapshot.repo) if snapshot.repo is not None else None
@@ -211,7 +206,7 @@ def _render(layout: Layout, started: float) -> RenderStats:
     stale = [path for path, digest in digests.items() if old.get(path) != digest or path not in present]
 
     # Phase two: write what changed, remove what is gone, then record it.
-    writer = Writer(layout, snapshot)
+    writer = Writer(snapshot)
     for path in stale:
         write_atomic(layout.site / path, writer.render(planned[path]), durable=False)
     removed = sum(1 for path in old if path not in planned and _remove(layout, path))
