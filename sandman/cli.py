@@ -101,6 +101,187 @@ def remember(
     print(committed.path)
 
 
+@app.command()
+def take(
+    session: Annotated[Optional[str], typer.Argument(help="The session id to take.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Take it even if written in the last 120 s.")] = False,
+    transcript: Annotated[
+        Optional[str], typer.Option(help="The transcript file [default: found by session id].")
+    ] = None,
+    hook: Annotated[bool, typer.Option("--hook", help="Read Claude Code's SessionEnd payload on stdin.")] = False,
+) -> None:
+    """Archive a session's transcript by move and drop its pointer."""
+    from pathlib import Path
+
+    if hook:
+        from sandman import hook as hook_entry
+
+        raise typer.Exit(hook_entry.main(["take", "--hook"]))
+    if session is None:
+        raise fail("take needs a session id (or --hook)", 2)
+    from sandman.verbs.take import take as run_take
+
+    root = layout()
+    taken = run(lambda: run_take(root, session, force=force, transcript=Path(transcript) if transcript else None))
+    print(f"archived: {taken.archived}")
+    if taken.companion is not None:
+        print(f"archived: {taken.companion}")
+    print(f"pointer: {taken.pointer}")
+    for reclaimed in taken.reclaimed:
+        print(f"reclaimed pending take: {reclaimed}")
+    if taken.dream_pid is not None:
+        print(f"dream started (pid {taken.dream_pid})")
+
+
+@app.command()
+def dream(
+    now: Annotated[bool, typer.Option("--now", help="Dream whatever is queued, even below the 10 that make a dream due.")] = False,
+) -> None:
+    """Route queued sessions into banks by 2-of-3 consensus of three minds."""
+    from sandman.verbs.dream import dream as run_dream
+
+    root = layout()
+    summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
+    if summary.stopped == "not due":
+        print(f"dream: {summary.left} pointer(s) queued; a dream is due at "
+              f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
+    else:
+        print(summary.text())
+
+
+@app.command()
+def forget(
+    session: Annotated[str, typer.Argument(help="The session id to destroy.")],
+    memories: Annotated[
+        bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
+    ] = False,
+) -> None:
+    """Destroy every copy of a session: transcripts, archive, pointer, mind transcripts."""
+    from sandman.verbs.forget import forget as run_forget
+
+    root = layout()
+    result = run(lambda: run_forget(root, session, memories=memories))
+    for path in result.destroyed:
+        print(f"destroyed: {path}")
+    for path in result.scrubbed:
+        print(f"journal lines removed: {path}")
+    for path in result.memories:
+        print(f"{'deleted' if result.deleted else 'cites only this session'}: {path}")
+    for path in result.shared:
+        print(f"kept (cites other sessions too): {path}")
+    if result.memories and not result.deleted:
+        print("pass --memories to delete the memories above")
+    if not (result.destroyed or result.scrubbed or result.memories or result.shared):
+        print(f"nothing held for session {session}")
+    if result.memories or result.shared:
+        print("git history still holds what was committed before; docs/forget.md says how to purge it")
+
+
+hooks_app = typer.Typer(help="Register sandman's hooks in Claude Code's settings.", no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks")
+
+
+def _print_hooks_change(change) -> None:
+    for line in change.added:
+        print(f"added: {line}")
+    for line in change.updated:
+        print(f"updated: {line}")
+    for line in change.removed:
+        print(f"removed: {line}")
+    print(f"{'written' if change.written else 'unchanged'}: {change.settings}")
+
+
+@hooks_app.command("install")
+def hooks_install(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+) -> None:
+    """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
+    from pathlib import Path
+
+    from sandman.verbs.hooks import install
+
+    _print_hooks_change(run(lambda: install(Path(settings) if settings else None)))
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+) -> None:
+    """Remove sandman's hooks from Claude Code's settings, keeping everything else."""
+    from pathlib import Path
+
+    from sandman.verbs.hooks import uninstall
+
+    _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+
+
+@app.command()
+def recall(
+    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
+) -> None:
+    """Print the memory surface a session starts with."""
+    if hook:
+        from sandman import hook as hooks
+
+        raise typer.Exit(hooks.main(["recall", "--hook"]))
+    import os
+
+    from sandman.verbs.recall import recall as run_recall
+
+    root = layout()
+    recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
+    sys.stdout.write(recalled.text)
+
+
+@app.command()
+def mcp() -> None:
+    """Serve recall, remember and banks to MCP clients over stdio."""
+    from sandman.mcp import serve
+
+    root = layout()
+    run(lambda: serve(root))
+
+
+@app.command()
+def sync(
+    remote: Annotated[Optional[str], typer.Option(help="The git remote [default: sync.remote in <root>/.settings.toml, else origin].")] = None,
+    push: Annotated[bool, typer.Option("--push/--no-push", help="Push after fetching and merging.")] = True,
+    setup: Annotated[Optional[str], typer.Option("--setup", metavar="URL", help="Add the remote at URL (a private repository) and make the first push.")] = None,
+    background: Annotated[bool, typer.Option("--background", help="As the SessionStart fetch runs it: no push, give up at once if busy, report to the journal only.")] = False,
+) -> None:
+    """Merge memory with a git remote and push it back (never forced)."""
+    from sandman.verbs import sync as verb
+
+    root = layout()
+    if background:
+        verb.background_sync(root)
+        return
+    if setup is not None:
+        result = run(lambda: verb.setup(root, setup, remote=remote))
+    else:
+        result = run(lambda: verb.sync(root, remote=remote, push=push))
+    for line in result.lines():
+        print(line)
+
+
+@app.command()
+def doctor(
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object (with a schema_version) instead of lines.")] = False,
+) -> None:
+    """Check root, hooks, minds, queue, journal and remote."""
+    from sandman.verbs.doctor import doctor as run_doctor
+
+    report = run_doctor()
+    print(report.to_json() if json_ else "\n".join(report.lines()))
+    raise typer.Exit(report.exit_code)
+
+
 # --- the static site: `sandman site` and `sandman report serve` ---
 
 

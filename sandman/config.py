@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from sandman.errors import ConfigError
+from sandman.layout import Layout
 
 # --- the data root -----------------------------------------------------------
 
@@ -175,6 +176,124 @@ LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
+
+# --- transcripts, take, hooks (issue 3) ---------------------------------------
+
+
+def codex_sessions_dir() -> Path:
+    """Return ``<codex home>/sessions``, where Codex keeps ``rollout-*.jsonl`` files."""
+    return codex_home() / "sessions"
+
+
+# A transcript line longer than this is skipped unparsed (counted "too long"):
+# the reader's memory stays bounded whatever a file holds.
+TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
+# sniff() decides the host from at most this many bytes at the head of a file.
+SNIFF_MAX_BYTES = 1024 * 1024
+# Seconds Claude Code may let each registered hook run (hooks install and the
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+HOOK_TIMEOUT_TAKE_S = 30
+HOOK_TIMEOUT_RECALL_S = 15
+# --- recall (issue 5) ---------------------------------------------------------
+# The voyage log's tail in recall: its newest entries, kept whole as the floor.
+RECALL_LOG_ENTRIES = 3
+
+
+# --- this machine's settings file: sync automation (issue 7) -------------------
+#
+# ``<root>/.settings.toml`` is dotted, so it is never versioned and never
+# travels: each machine decides for itself whether it syncs after every commit
+# or fetches at session start (docs/sync.md, "Automation"). Read with tomllib
+# (imported lazily: the recall hook asks ``sync_fetch_at_start``).
+
+SYNC_DEFAULT_REMOTE = "origin"
+SYNC_CONNECT_TIMEOUT_S = 15.0  # libgit2 gives up connecting after this
+SYNC_SERVER_TIMEOUT_S = 60.0  # ...and on a server that stops answering after this
+CREDENTIAL_HELPER_TIMEOUT_S = 20.0  # a git credential helper that takes longer is skipped
+_SYNC_SETTINGS = {"after_commit": bool, "fetch_at_start": bool, "remote": str}
+
+
+def settings(layout: Layout) -> dict:
+    """Return ``<root>/.settings.toml`` as a dict; ``{}`` when the file does not exist.
+
+    Raises ConfigError naming the file
+    when it is not valid TOML or a known key has the wrong type (``[sync]``:
+    ``after_commit`` and ``fetch_at_start`` booleans, ``remote`` a string).
+    """
+    import tomllib
+
+    path = layout.settings_file
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path} is not readable TOML ({error}); fix or remove it") from None
+    section = data.get("sync", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [sync] must be a table")
+    for key, kind in _SYNC_SETTINGS.items():
+        if key in section and not isinstance(section[key], kind):
+            raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    return data
+
+
+def _sync_setting(layout: Layout, key: str, default):
+    return settings(layout).get("sync", {}).get(key, default)
+
+
+def sync_after_commit(layout: Layout) -> bool:
+    """True when ``sync.after_commit`` is on: dream and reflect sync after they commit. Raises ConfigError."""
+    return _sync_setting(layout, "after_commit", False)
+
+
+def sync_fetch_at_start(layout: Layout) -> bool:
+    """True when ``sync.fetch_at_start`` is on: SessionStart spawns a background sync. Raises ConfigError."""
+    return _sync_setting(layout, "fetch_at_start", False)
+
+
+def sync_remote(layout: Layout) -> str:
+    """Return the remote sync uses when none is given: ``sync.remote``, else ``origin``. Raises ConfigError."""
+    return _sync_setting(layout, "remote", SYNC_DEFAULT_REMOTE) or SYNC_DEFAULT_REMOTE
+
+
+def ssh_agent_socket() -> str:
+    """Return ``$SSH_AUTH_SOCK`` (the running SSH agent's socket), or "" when no agent is running."""
+    return os.environ.get("SSH_AUTH_SOCK", "")
+
+
+# Where git keeps its credential helpers (git-credential-store, -cache,
+# -osxkeychain, -libsecret) when they are not on PATH: $GIT_EXEC_PATH, then
+# the usual install locations. sync runs a helper itself, never `git`.
+GIT_EXEC_DIRS = (
+    "/usr/lib/git-core",
+    "/usr/libexec/git-core",
+    "/usr/local/libexec/git-core",
+    "/opt/homebrew/libexec/git-core",
+    "/Library/Developer/CommandLineTools/usr/libexec/git-core",
+    "/Applications/Xcode.app/Contents/Developer/usr/libexec/git-core",
+)
+
+
+def git_exec_dirs() -> list[Path]:
+    """Return the folders searched for ``git-credential-<name>``: ``$GIT_EXEC_PATH`` first."""
+    value = os.environ.get("GIT_EXEC_PATH", "")
+    return [Path(d) for d in ([value] if value else []) + list(GIT_EXEC_DIRS)]
+
+
+# --- doctor (issue 7) ----------------------------------------------------------
+
+
+def claude_installed_plugins_file() -> Path:
+    """Return ``<config dir>/plugins/installed_plugins.json``: Claude Code's record of installed plugins."""
+    return claude_config_dir() / "plugins" / "installed_plugins.json"
+
+
+DOCTOR_ERRORS_WINDOW_HOURS = 24  # journal errors counted over this window
+DOCTOR_PENDING_STALE_HOURS = 24  # a pending take older than this is worth a look
+DOCTOR_DREAM_LATE_HOURS = 24  # a due queue and no dream for this long: the trigger is not firing
+DOCTOR_REFLECT_LATE_HOURS = 48  # reflect is the 24-hour pass; two missed days warn
+DOCTOR_UNPUSHED_LATE_HOURS = 24  # local commits unpushed this long after the last sync warn
 
 # --- the static site (sandman.site, `sandman site`, `sandman report serve`) ---
 

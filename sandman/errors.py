@@ -57,6 +57,57 @@ class CrossDeviceError(SandmanError):
     """A move would cross filesystems; sandman never falls back to a copy."""
 
 
+# --- transcripts and take (issue 3) ------------------------------------------
+
+
+class UnrecognisedTranscript(InputError):
+    """A file's envelope matches no host (neither Claude Code nor Codex)."""
+
+
+class TranscriptNotFound(InputError):
+    """No transcript for the session: never there, or another take moved it first."""
+
+
+class TranscriptLive(SandmanError):
+    """The transcript was written within the live window; the session may still run."""
+
+
+# --- dream (issue 4) ---------------------------------------------------------
+
+
+class ReplyRejected(SandmanError):
+    """A mind's reply breaks the dream reply contract; ``reason`` is the journal's word for why.
+
+    The mind abstains (docs/BANK-FORMAT.md, "Dream replies"); nothing it said is used.
+    """
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"reply rejected: {reason}")
+
+
+# --- sync and doctor (issue 7) -----------------------------------------------
+
+
+class SyncError(SandmanError):
+    """A sync could not complete; the local root is as it was before it began.
+
+    ``reason`` is one word for the journal and doctor: ``unreachable``,
+    ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
+    ``hidden`` (a commit would carry the hidden tier off the machine),
+    ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
+    both a file and a folder), ``checkout`` (the merged tree could not be
+    checked out; the remote already has it, and the next sync fast-forwards).
+    """
+
+    def __init__(self, reason: str, message: str):
+        self.reason = reason
+        # The id of the ``recover`` commit sync made of leftover working-tree
+        # changes before it failed, if it made one: the one local change kept.
+        self.recovered: str | None = None
+        super().__init__(message)
+
+
 # --- the static site (sandman.site) ---
 
 

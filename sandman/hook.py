@@ -7,6 +7,13 @@ on every session start and end, and must be fast.
 
 A hook never breaks Claude Code: every failure becomes one journal line in
 ``.trace/<verb>-<date>.log`` and exit status 0.
+
+Two declines come before the payload is read. Inside a mind
+(``CLAUDE_MEMORY_PIPELINE=1``) every hook exits at once, writing nothing: the
+minds are Claude Code sessions too, and taking their sessions back into the
+queue fork-bombs the machine, while feeding them memories would break their
+memory-blindness. ``$SANDMAN_NO_TAKE`` makes ``take --hook`` decline before it
+reads stdin, so a caller driving ``claude -p --resume`` keeps its transcript.
 """
 
 from __future__ import annotations
@@ -33,10 +40,15 @@ def _verb_hook(verb: str):
 def main(args: list[str]) -> int:
     """Run ``args[0]``'s hook on stdin's payload; always return 0."""
     verb = args[0]
+    if config.in_pipeline():
+        return 0
     try:
         layout = Layout(config.root())
     except ConfigError as error:
         print(f"sandman {verb} --hook: {error}", file=sys.stderr)
+        return 0
+    if verb == "take" and config.no_take():
+        journal.write(layout, verb, "declined", hook=True, reason="no-take")
         return 0
     try:
         payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)

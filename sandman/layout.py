@@ -10,6 +10,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
     ├── .dream.lock                held by one dream run at a time
+    ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -70,6 +71,13 @@ class Layout:
     def mind_transcript(self, claude_project: str, session_id: str) -> Path:
         return self.dream_dir / claude_project / f"{session_id}.jsonl"
 
+    # -- forget's contract with dream (issue 3) --
+    def dream_manifest(self, dreamt_session: str) -> Path:
+        """``.dream/by-session/<dreamt session id>.json``: the mind transcripts kept for one
+        dreamt session, ``{"session": id, "transcripts": [paths relative to the root]}``
+        (docs/BANK-FORMAT.md, "Mind transcripts"). forget deletes what it lists."""
+        return self.dream_dir / "by-session" / f"{dreamt_session}.json"
+
     @property
     def trace(self) -> Path:
         return self.root / ".trace"
@@ -77,6 +85,10 @@ class Layout:
     def trace_file(self, verb: str, day: str) -> Path:
         """``.trace/<verb>-<yyyy-mm-dd>.log`` (``day`` is the UTC date)."""
         return self.trace / f"{verb}-{day}.log"
+
+    def trace_files(self, day: str) -> list[Path]:
+        """Every verb's journal file of one UTC day (dream's budget sums their costs), sorted."""
+        return sorted(self.trace.glob(f"*-{day}.log"))
 
     @property
     def site(self) -> Path:
@@ -115,6 +127,11 @@ class Layout:
     @property
     def dream_lock(self) -> Path:
         return self.root / ".dream.lock"
+
+    @property
+    def settings_file(self) -> Path:
+        """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
+        return self.root / ".settings.toml"
 
     # -- the versioned tier --
     @property

@@ -19,7 +19,11 @@ from sandman.layout import Layout
 
 REAL_HOME = Path.home()
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus"
+# ../shared/corpus from /work/main; a worktree (/work/wt/<name>) finds it one level further up.
+CORPUS = next(
+    (base / "shared" / "corpus" for base in REPO.parents if (base / "shared" / "corpus").is_dir()),
+    REPO.parent / "shared" / "corpus",
+)
 FAKES = Path(__file__).resolve().parent / "fakes"
 # Not ~/.claude/projects: a developer's own live Claude Code session writes there.
 _WATCHED = (REAL_HOME / ".sandman", REAL_HOME / ".claude" / "settings.json", REAL_HOME / ".codex")
@@ -77,3 +81,17 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is not at {CORPUS}")
     return CORPUS
+
+
+# --- the fake claude (issue 4: dream) ----------------------------------------
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A FakeClaude (tests/fake_claude.py) on ``$SANDMAN_CLAUDE_BIN`` for this test."""
+    from fake_claude import FakeClaude
+
+    fake = FakeClaude(tmp_path / "fake-claude")
+    for name, value in fake.env().items():
+        monkeypatch.setenv(name, value)
+    return fake

@@ -104,9 +104,17 @@ def dump_entry(key: str, value: object) -> str:
 
 
 def _flow(value: object) -> str:
+    text = _dump(value, None)
+    if "\n" in text:
+        # A string with line breaks: double quotes escape them onto one line.
+        text = _dump(value, '"')
+    return text
+
+
+def _dump(value: object, style: str | None) -> str:
     text = yaml.dump(
         value, Dumper=_Dumper, default_flow_style=True, width=2**31 - 1,
-        allow_unicode=True, sort_keys=False,
+        allow_unicode=True, sort_keys=False, default_style=style,
     )
     if text.endswith("\n...\n"):
         text = text[: -len("\n...\n")]

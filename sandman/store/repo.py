@@ -120,11 +120,18 @@ def signature(repo: pygit2.Repository) -> pygit2.Signature:
     return pygit2.Signature(*identity)
 
 
-def format_message(subject: str, trailers: dict[str, str]) -> str:
-    """Return a commit message: one subject line, a blank line, ``Key: value`` trailers."""
+def format_message(subject: str, trailers: dict[str, str], body: str = "") -> str:
+    """Return a commit message: one subject line, a blank line, ``Key: value`` trailers.
+
+    A ``body`` (sync's list of kept conflicts) goes between the subject and the
+    trailers, separated by blank lines.
+    """
     subject = " ".join(subject.split())
     lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items() if value]
-    return subject + "\n" + ("\n" + "\n".join(lines) + "\n" if lines else "")
+    text = subject + "\n"
+    if body.strip():
+        text += "\n" + body.strip() + "\n"
+    return text + ("\n" + "\n".join(lines) + "\n" if lines else "")
 
 
 def commit_paths(

@@ -3,11 +3,16 @@
 This module owns the queue: an undreamed pointer is queued. take asks
 ``queue_depth`` (never counts files itself) so the trigger and the run cannot
 disagree about what is queued, and ``is_running`` so it never spawns a second
-dream. Module level is standard library only: take --hook imports it.
+dream. Module level is standard library only: take --hook imports it; the run
+itself (``dream``) lives in ``dream_run`` and is imported when it starts.
 """
 
 from __future__ import annotations
 
+import time
+
+from sandman import config, journal
+from sandman.errors import LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers
 from sandman.store.runlock import RunLock
@@ -26,3 +31,68 @@ def queue_depth(layout: Layout) -> int:
 def is_running(layout: Layout) -> bool:
     """True while a dream run holds ``.dream.lock``."""
     return RunLock(layout.dream_lock).holder() is not None
+
+
+def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
+    """Run one dream over the queue (design, station ④; docs/dream.md); return its RunSummary.
+
+    Without ``now`` the run happens only when the queue is due (at least
+    ``config.DREAM_DUE_POINTERS`` pointers, take's trigger); ``now`` dreams
+    whatever is queued. ``interactive`` shows a rich progress bar on stderr.
+    Raises LockBusy when another dream holds ``.dream.lock`` (the message says
+    whether that run looks hung), ConfigError for a bad mind setting.
+    """
+    from sandman.verbs import dream_run
+
+    lock = RunLock(layout.dream_lock)
+    if not lock.acquire():
+        raise _busy(layout, lock)
+    with lock:
+        depth = queue_depth(layout)
+        if not now and depth < config.DREAM_DUE_POINTERS:
+            journal.write(layout, "dream", "idle", reason="not due", queued=depth)
+            return dream_run.RunSummary(left=depth, stopped="not due")
+        if not interactive or depth == 0:
+            return dream_run.run_queue(layout)
+        return _with_progress(layout, dream_run)
+
+
+def _busy(layout: Layout, lock: RunLock) -> LockBusy:
+    """Journal and describe a held dream lock; a holder past the stale age is reported as hung.
+
+    A flock is released by the kernel when its holder dies, so a held lock
+    always has a live holder: past ``config.DREAM_LOCK_STALE_S`` that holder is
+    hung, not dead. It is not ours to kill (it may be in the middle of a
+    commit); the operator is told its pid.
+    """
+    holder = lock.holder() or {}
+    pid = holder.get("pid")
+    started = holder.get("started")
+    age = time.time() - started if isinstance(started, (int, float)) else None
+    stale = age is not None and age > config.DREAM_LOCK_STALE_S
+    journal.write(layout, "dream", "busy", holder=pid, age_s=None if age is None else int(age), stale=stale)
+    if stale:
+        return LockBusy(
+            f"a dream (pid {pid}) has held {layout.dream_lock} for {age / 3600:.1f} h, longer than any "
+            f"run should take: it looks hung. It was left alone; end it (kill {pid}) and dream again"
+        )
+    since = "" if age is None else f" for {int(age)} s"
+    return LockBusy(f"another dream is running (pid {pid}{since}); this one exits")
+
+
+def _with_progress(layout: Layout, dream_run):
+    from rich.markup import escape
+    from rich.progress import Progress
+
+    started = []
+    with Progress(transient=False) as progress:
+        task = progress.add_task("dreaming", total=None)
+
+        def on_pointer(pointer: Pointer, planned: int) -> None:
+            title = str(pointer.data.get("title") or pointer.session)[:60]
+            progress.update(task, total=planned, completed=len(started), description=escape(f"dreaming {title}"))
+            started.append(pointer.session)
+
+        summary = dream_run.run_queue(layout, on_pointer=on_pointer)
+        progress.update(task, total=len(started), completed=len(started), description="dreamt")
+    return summary

@@ -1,0 +1,179 @@
+"""Reading banks on the fast path: MEMORY.md lines, memory bodies, the list of banks.
+
+recall runs before the user's first prompt and the MCP server lists banks; both
+read what commit_memory wrote (docs/BANK-FORMAT.md, "MEMORY.md" and "Memory
+files") with plain string handling. Nothing here loads YAML: a file is split at
+its line-anchored ``---`` fences, a body is everything after the closing fence
+and one blank line, and the few single-line values read (MEMORY.md's
+``directory``) are unquoted by hand. Writers use banks.index and banks.memory.
+
+Standard library only: ``recall --hook`` imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandman.banks.names import USER_BANK, bank_directory, bank_name
+from sandman.errors import InputError
+from sandman.layout import BANK_INDEX, Layout
+
+# A MEMORY.md line: ``- [<name, with [ ] \ escaped>](<file>) — <description>``.
+_INDEX_LINE = re.compile(r"- \[(?:\\.|[^\\\]])*\]\(([^()/\\\s]+\.md)\)")
+_FENCE = re.compile(r"---[ \t]*")
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One MEMORY.md line as written, and the memory file it links to (a bare name)."""
+
+    line: str
+    file: str
+
+
+@dataclass(frozen=True)
+class Bank:
+    """One bank folder: its name, path, the directory it belongs to, its index lines.
+
+    ``directory`` is None for the user-wide bank. ``entries`` is empty when the
+    folder has no MEMORY.md.
+    """
+
+    name: str
+    folder: Path
+    directory: str | None
+    entries: tuple[IndexEntry, ...]
+
+    @property
+    def label(self) -> str:
+        """The directory, or ``user-wide`` for the memories of the person."""
+        return self.directory if self.directory is not None else "user-wide"
+
+
+def split_frontmatter(text: str) -> tuple[list[str], str] | None:
+    """Return ``(frontmatter lines, body)`` of a file's text, or None without frontmatter.
+
+    The fences are whole ``---`` lines; a leading BOM is ignored; the body is
+    everything after the closing fence and one blank line (docs/BANK-FORMAT.md).
+    """
+    lines = text.removeprefix("\ufeff").split("\n")
+    if not lines or not _FENCE.fullmatch(lines[0].rstrip("\r")):
+        return None
+    for i in range(1, len(lines)):
+        if _FENCE.fullmatch(lines[i].rstrip("\r")):
+            rest = lines[i + 1 :]
+            if rest and not rest[0].strip():
+                rest = rest[1:]
+            return [line.rstrip("\r") for line in lines[1:i]], "\n".join(rest)
+    return None
+
+
+def scalar(front: list[str], key: str) -> str | None:
+    """Return the single-line value of ``key`` in frontmatter lines, unquoted, or None.
+
+    Handles what banks.frontmatter writes for a string: plain, ``'single'``
+    (``''`` for a quote) and ``"double"`` (JSON-compatible escapes).
+    """
+    prefix = f"{key}:"
+    for line in front:
+        if not line.startswith(prefix):
+            continue
+        value = line[len(prefix) :].strip()
+        if len(value) >= 2 and value[0] == value[-1] == "'":
+            return value[1:-1].replace("''", "'")
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                return value[1:-1]
+            return loaded if isinstance(loaded, str) else value[1:-1]
+        return value
+    return None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def index_entries(folder: Path) -> tuple[IndexEntry, ...]:
+    """Return the memory lines of ``folder/MEMORY.md`` in file order (empty when absent).
+
+    Only lines that link a bare ``*.md`` file name count; anything else in the
+    body is ignored.
+    """
+    text = _read_text(folder / BANK_INDEX)
+    split = split_frontmatter(text) if text is not None else None
+    if split is None:
+        return ()
+    entries = []
+    for line in split[1].splitlines():
+        match = _INDEX_LINE.match(line)
+        if match:
+            entries.append(IndexEntry(line=line.rstrip(), file=match.group(1)))
+    return tuple(entries)
+
+
+def memory_body(folder: Path, file: str) -> str:
+    """Return the body of memory ``file`` in ``folder``, trailing whitespace trimmed.
+
+    An unreadable file, or one without frontmatter, gives ``""``: recall then
+    shows its index line alone.
+    """
+    text = _read_text(folder / file)
+    split = split_frontmatter(text) if text is not None else None
+    return split[1].rstrip() if split is not None else ""
+
+
+def bank_directory_of(folder: Path) -> str | None:
+    """Return the directory a bank folder belongs to; None for the user-wide bank.
+
+    Decoded from the folder name; a name that does not decode (cut to length,
+    made by hand) is read from MEMORY.md's ``directory`` field, else the folder
+    name stands for itself.
+    """
+    if folder.name == USER_BANK:
+        return None
+    try:
+        return str(bank_directory(folder.name))
+    except InputError:
+        pass
+    text = _read_text(folder / BANK_INDEX)
+    split = split_frontmatter(text) if text is not None else None
+    recorded = scalar(split[0], "directory") if split is not None else None
+    return recorded or folder.name
+
+
+def read_bank(folder: Path, directory: str | None) -> Bank:
+    """Return the Bank at ``folder`` (which may not exist: then it has no entries)."""
+    return Bank(name=folder.name, folder=folder, directory=directory, entries=index_entries(folder))
+
+
+def list_banks(layout: Layout) -> list[Bank]:
+    """Return every bank under ``memories/``, sorted by name.
+
+    Dotted folders (``.recent``) are not banks. Raises nothing for a missing
+    root: the list is empty.
+    """
+    try:
+        folders = sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [read_bank(folder, bank_directory_of(folder)) for folder in folders]
+
+
+def find_bank(layout: Layout, key: str) -> Bank | None:
+    """Return the bank named ``key``, or the bank of the absolute directory ``key``, or None.
+
+    Raises InputError for a directory holding a NUL character.
+    """
+    name = bank_name(key) if key.startswith("/") else key
+    for bank in list_banks(layout):
+        if bank.name == name or bank.directory == key:
+            return bank
+    return None

@@ -1,0 +1,146 @@
+"""The dream reply contract: what a mind must answer (docs/BANK-FORMAT.md, "Dream replies").
+
+The ``result`` text of a mind's output is one JSON object, optionally inside
+one ```` ```json ```` fence::
+
+    {"memories": [{"bank": "<absolute directory>" | "user",
+                   "type": "user|feedback|project|reference",
+                   "name": "...", "description": "...", "body": "..."}]}
+
+``{"memories": []}`` is a valid answer: nothing worth keeping. A ``user``
+memory names the user-wide bank as ``"bank": "user"``; every other type names
+the session's cwd or one of its ancestors (up to the home directory, where
+recall's walk stops). Anything else rejects the whole reply, with a reason,
+and the mind abstains: no part of a broken reply is used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from sandman import config
+from sandman.banks.memory import clean_body, one_line, validate_fields
+from sandman.banks.names import MEMORY_TYPES, ancestors, normalize_directory
+from sandman.banks.secrets import find_secrets
+from sandman.errors import InputError, ReplyRejected
+
+USER_BANK = "user"
+MAX_MEMORIES = 50
+FIELDS = ("bank", "type", "name", "description", "body")
+_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"^(i'm sorry|i am sorry|sorry|i can't|i cannot|i can not|i won't|i will not|"
+    r"i'm not able|i am not able|i'm unable|i am unable)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One memory a mind proposed: ``bank`` is ``user`` or a normalized absolute directory."""
+
+    mind: str
+    bank: str
+    type: str
+    name: str
+    description: str
+    body: str
+
+    @property
+    def directory(self) -> str | None:
+        """The directory whose bank gets it; None for the user-wide bank."""
+        return None if self.bank == USER_BANK else self.bank
+
+
+def allowed_banks(cwd: str) -> list[str]:
+    """Return the directories a session in ``cwd`` may file memories under, nearest first.
+
+    The cwd and its ancestors, up to the home directory when the cwd is under
+    it (recall reads no bank above), else up to ``/``. Raises InputError for a
+    relative cwd.
+    """
+    return [str(path) for path in ancestors(cwd, config.user_home())]
+
+
+def extract_json(text: str) -> object:
+    """Return the JSON value of a reply: the whole text, or the content of its one fence.
+
+    Raises ReplyRejected(``refusal`` or ``unparseable``).
+    """
+    stripped = text.strip()
+    fences = _FENCE.findall(stripped)
+    if stripped.startswith("{") or len(fences) != 1:
+        candidate = stripped
+    else:
+        candidate = fences[0]
+    try:
+        return json.loads(candidate)
+    except ValueError:
+        raise ReplyRejected("refusal" if _REFUSAL.match(stripped) else "unparseable") from None
+
+
+def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> list[Proposal]:
+    """Return the proposals of one mind's reply, or raise ReplyRejected with the reason.
+
+    ``cwd`` is the dreamt session's directory; ``nonce`` the prompt's fence
+    nonce: a reply that carries it reproduced the prompt (``echo``). Reasons:
+    ``echo``, ``refusal``, ``unparseable``, ``not an object``, ``no memories
+    list``, ``too many memories``, and ``memory <n>: <what>`` for a bad
+    proposal (a missing or non-string field, an unknown type, a bank outside
+    the allowed ones, a field over its limit, a secret).
+    """
+    if nonce and nonce in text:
+        raise ReplyRejected("echo")
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ReplyRejected("not an object")
+    memories = data.get("memories")
+    if not isinstance(memories, list):
+        raise ReplyRejected("no memories list")
+    if len(memories) > MAX_MEMORIES:
+        raise ReplyRejected("too many memories")
+    try:
+        banks = allowed_banks(cwd)
+    except InputError:
+        raise ReplyRejected("the session has no absolute cwd") from None
+    return [_proposal(item, number, mind, banks) for number, item in enumerate(memories, 1)]
+
+
+def _proposal(item: object, number: int, mind: str, banks: list[str]) -> Proposal:
+    def reject(what: str) -> ReplyRejected:
+        return ReplyRejected(f"memory {number}: {what}")
+
+    if not isinstance(item, dict):
+        raise reject("not an object")
+    for key in FIELDS:
+        if not isinstance(item.get(key), str):
+            raise reject(f"{key} missing or not a string")
+    memory_type = item["type"]
+    if memory_type not in MEMORY_TYPES:
+        raise reject(f"unknown type {memory_type[:40]!r}")
+    bank = _bank(item["bank"], memory_type, banks)
+    if bank is None:
+        raise reject(f"bank {item['bank'][:80]!r} is not allowed for a {memory_type} memory")
+    name, description = one_line(item["name"]), one_line(item["description"])
+    body = clean_body(item["body"]) if item["body"].strip() else ""
+    try:
+        validate_fields(memory_type, name, description, body)
+    except InputError as error:
+        raise reject(str(error)) from None
+    kinds = find_secrets(name, description, body)
+    if kinds:
+        raise reject("secret (" + ", ".join(kinds) + ")")
+    return Proposal(mind=mind, bank=bank, type=memory_type, name=name, description=description, body=body)
+
+
+def _bank(value: str, memory_type: str, banks: list[str]) -> str | None:
+    """Return the normalized bank of a proposal, None when it is not allowed."""
+    if memory_type == "user":
+        return USER_BANK if value == USER_BANK else None
+    try:
+        directory = str(normalize_directory(value))
+    except InputError:
+        return None
+    return directory if directory in banks else None

@@ -1,0 +1,167 @@
+"""Where the hosts keep a session: its live transcript, its companion folder, its jobs.
+
+- Claude Code: ``<config dir>/projects/<project slug>/<session id>.jsonl``,
+  with the session's subagent transcripts and tool outputs (2.1.x) in the
+  companion folder ``<project slug>/<session id>/`` beside it.
+- Codex: ``<codex home>/sessions/<yyyy>/<mm>/<dd>/rollout-<time>-<session id>.jsonl``.
+- Claude Code's background jobs: ``<config dir>/jobs/<job id>/state.json``,
+  an object whose ``resumeSessionId`` (else ``sessionId``) names the session
+  the job would resume next. A job directory that still names a session says
+  the conversation will be resumed (``claude respawn`` restarts a stopped
+  job, so even a ``done``/``stopped`` state is live until ``claude rm``
+  deletes the directory). Anything uncertain (no jobs folder, an unreadable
+  ``state.json``, a field of the wrong type) reads as "no job".
+
+Standard library only: take --hook imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandman import config
+from sandman.errors import InputError, TranscriptNotFound, UnrecognisedTranscript
+from sandman.transcripts import sniff
+
+
+@dataclass(frozen=True)
+class Source:
+    """A live transcript about to be taken.
+
+    ``relpath`` is its path relative to the host's sessions folder (POSIX
+    separators): ``<project slug>/<session id>.jsonl`` for Claude Code,
+    ``<yyyy>/<mm>/<dd>/rollout-….jsonl`` for Codex. A file outside those
+    folders (taken by hand with --transcript) keeps its parent folder's name
+    (Claude Code) or just its own name (Codex). ``companion`` is the Claude
+    Code folder ``<session id>/`` beside it, when there is one.
+    """
+
+    host: str
+    path: Path
+    relpath: str
+    companion: Path | None
+
+
+def host_folder(host: str) -> Path:
+    """Return the folder a host keeps its live transcripts in."""
+    return config.claude_projects_dir() if host == "claude" else config.codex_sessions_dir()
+
+
+def _inside(path: Path, folder: Path) -> str | None:
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return None
+
+
+def source(path: Path) -> Source:
+    """Describe the transcript at ``path`` (absolute) for a take.
+
+    The host is sniffed from the file; a file that matches neither host is
+    still Claude Code's when it sits under ``<config dir>/projects`` (or
+    Codex's under its sessions folder): its head may be damaged, and its bytes
+    are archived all the same. Raises InputError when ``path`` is relative, a
+    symbolic link or not a regular file, TranscriptNotFound when it does not
+    exist, UnrecognisedTranscript when no host claims it, OSError when it
+    cannot be read.
+    """
+    if not path.is_absolute():
+        raise InputError(f"transcript path {str(path)!r} is not absolute")
+    if path.is_symlink():
+        raise InputError(f"transcript {path} is a symbolic link; pass the file it points to")
+    if not path.exists():
+        raise TranscriptNotFound(f"transcript {path} does not exist (already taken, or never written)")
+    if not path.is_file():
+        raise InputError(f"transcript {path} is not a regular file")
+    inside = {host: _inside(path, host_folder(host)) for host in ("claude", "codex")}
+    host = sniff(path) or next((h for h, rel in inside.items() if rel is not None), None)
+    if host is None:
+        raise UnrecognisedTranscript(
+            f"{path}: not a Claude Code transcript or a Codex rollout (its first lines match neither)"
+        )
+    relpath = inside[host]
+    if relpath is None:
+        relpath = f"{path.parent.name}/{path.name}" if host == "claude" and path.parent.name else path.name
+    companion = path.with_suffix("") if host == "claude" else None
+    if companion is not None and (companion.is_symlink() or not companion.is_dir()):
+        companion = None
+    return Source(host=host, path=path, relpath=relpath, companion=companion)
+
+
+def live_transcripts(session_id: str) -> list[Path]:
+    """Return every live transcript of ``session_id``: Claude Code's first, then Codex's."""
+    found = []
+    try:
+        projects = sorted(os.scandir(config.claude_projects_dir()), key=lambda e: e.name)
+    except OSError:
+        projects = []
+    for project in projects:
+        candidate = Path(project.path) / f"{session_id}.jsonl"
+        if project.is_dir(follow_symlinks=False) and candidate.is_file():
+            found.append(candidate)
+    sessions = config.codex_sessions_dir()
+    if sessions.is_dir():
+        found += sorted(p for p in sessions.rglob(f"rollout-*-{session_id}.jsonl") if p.is_file())
+    return found
+
+
+def find(session_id: str) -> Path:
+    """Return the one live transcript of ``session_id``.
+
+    Raises TranscriptNotFound when there is none, InputError when two hosts or
+    projects hold one (pass --transcript to pick).
+    """
+    found = live_transcripts(session_id)
+    if not found:
+        raise TranscriptNotFound(
+            f"no live transcript of session {session_id} under {config.claude_projects_dir()} "
+            f"or {config.codex_sessions_dir()} (already taken, or pass --transcript PATH)"
+        )
+    if len(found) > 1:
+        raise InputError(
+            f"session {session_id} has {len(found)} transcripts ({', '.join(map(str, found))}); "
+            "pass --transcript PATH to pick one"
+        )
+    return found[0]
+
+
+def live_job(session_id: str) -> str | None:
+    """Return the id (folder name) of a Claude Code job that would resume ``session_id``, or None."""
+    try:
+        entries = list(os.scandir(config.claude_jobs_dir()))
+    except OSError:
+        return None
+    for entry in sorted(entries, key=lambda e: e.name):
+        try:
+            if not entry.is_dir():
+                continue
+            state = json.loads((Path(entry.path) / "state.json").read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(state, dict):
+            continue
+        resume = state.get("resumeSessionId")
+        if resume is not None and not isinstance(resume, str):
+            continue
+        target = resume or state.get("sessionId")
+        if isinstance(target, str) and target == session_id:
+            return entry.name
+    return None
+
+
+# Claude Code's other per-session files under its config dir (forget destroys them too):
+# file edit backups, todo lists, debug logs, the session's shell environment.
+_CLAUDE_SESSION_FILES = ("file-history/{sid}", "todos/{sid}-*.json", "todos/{sid}.json",
+                         "debug/{sid}.txt", "session-env/{sid}")
+
+
+def host_leftovers(session_id: str) -> list[Path]:
+    """Return Claude Code's other files of ``session_id`` that exist (backups, todos, debug logs)."""
+    config_dir = config.claude_config_dir()
+    found: list[Path] = []
+    for pattern in _CLAUDE_SESSION_FILES:
+        found += sorted(config_dir.glob(pattern.format(sid=session_id)))
+    return found

@@ -1,0 +1,214 @@
+"""One model of a session, whatever host wrote it, and the line reader both hosts share.
+
+A host transcript is JSON Lines. ``lines`` yields each line's decoded object and
+counts, instead of raising, every line it cannot use: not UTF-8, not JSON, cut
+off at the end of the file, not a JSON object, longer than
+``config.TRANSCRIPT_LINE_MAX_BYTES``. The host readers (claude.py, codex.py) add
+"unknown type" and "malformed" (a known type of the wrong shape). A bad line
+never stops the read and never raises.
+
+Standard library only: take --hook imports this package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sandman import config
+
+ROLES = ("user", "assistant", "tool_call", "tool_result", "compaction")
+
+# Skip reasons, as counted in Session.skipped.
+NOT_UTF8 = "not UTF-8"
+NOT_JSON = "not JSON"
+TRUNCATED = "truncated"
+NOT_OBJECT = "not an object"
+TOO_LONG = "too long"
+UNKNOWN_TYPE = "unknown type"
+MALFORMED = "malformed"
+
+_ISO_UTC = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class Turn:
+    """One step of a conversation.
+
+    ``role`` is one of ROLES. ``text`` is the turn's text; for a tool_call a
+    one-line summary such as ``Bash: git status``, for a tool_result the
+    result's text (images as ``[image]``). ``timestamp`` is the line's own
+    time, ISO 8601 UTC ``YYYY-MM-DDTHH:MM:SSZ``, or None. ``sidechain`` marks a
+    subagent's turn. ``tool`` names the tool of a tool_call or tool_result.
+    """
+
+    role: str
+    text: str
+    timestamp: str | None = None
+    sidechain: bool = False
+    tool: str | None = None
+
+
+@dataclass
+class Session:
+    """A host transcript read into one model.
+
+    ``host`` is ``claude`` or ``codex``; ``path`` the file read. ``started`` and
+    ``ended`` are the earliest and latest line times (``YYYY-MM-DDTHH:MM:SSZ``),
+    None when no line carries one. ``title`` is at most
+    ``config.TITLE_MAX_CHARS`` characters, one line. ``highlights`` holds the
+    bodies of the session's own ``sandman remember`` calls, in order, without
+    repeats. ``skipped`` maps a reason (``not JSON``, ``not UTF-8``,
+    ``truncated``, ``not an object``, ``too long``, ``unknown type``,
+    ``malformed``) to how many lines it cost. ``lines`` counts every line read,
+    skipped ones included.
+    """
+
+    host: str
+    path: Path
+    session_id: str | None = None
+    cwd: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    title: str | None = None
+    turns: list[Turn] = field(default_factory=list)
+    highlights: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+
+
+def utc_time(value: object) -> str | None:
+    """Return an ISO 8601 time as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC, seconds), or None when unreadable."""
+    if not isinstance(value, str):
+        return None
+    match = _ISO_UTC.fullmatch(value)
+    if match:  # the common case: Claude Code and Codex both write UTC with a Z
+        return match.group(1) + "Z"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, ValueError):
+        return None
+
+
+def one_line(text: str) -> str:
+    """Return ``text`` with every run of whitespace (newlines included) as one space, trimmed."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def cut(text: str, limit: int) -> str:
+    """Return ``text`` cut to at most ``limit`` characters, at a word boundary when one is
+    near, ``…`` marking the cut."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:-") + "…"
+
+
+def title_text(text: str | None) -> str | None:
+    """Return ``text`` as a title: one line, at most ``config.TITLE_MAX_CHARS``; None when empty."""
+    if not text:
+        return None
+    line = one_line(text)
+    return cut(line, config.TITLE_MAX_CHARS) if line else None
+
+
+class Collector:
+    """What every host reader gathers besides turns: times, skips, highlights."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.skipped: Counter[str] = Counter()
+        self._highlights: dict[str, None] = {}
+
+    def skip(self, reason: str) -> None:
+        self.skipped[reason] += 1
+
+    def time(self, value: object) -> str | None:
+        """Fold one line time into started/ended; return it normalised."""
+        stamp = utc_time(value)
+        if stamp is not None:
+            session = self.session
+            if session.started is None or stamp < session.started:
+                session.started = stamp
+            if session.ended is None or stamp > session.ended:
+                session.ended = stamp
+        return stamp
+
+    def highlight(self, body: str) -> None:
+        if body and body not in self._highlights:
+            self._highlights[body] = None
+
+    def finish(self) -> Session:
+        self.session.skipped = dict(self.skipped)
+        self.session.highlights = list(self._highlights)
+        return self.session
+
+
+_RAW_TIME = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{10,40})"')
+
+
+def raw_time(raw: bytes) -> str | None:
+    """Return the first ``"timestamp": "..."`` value in a raw line, unparsed (the lean path)."""
+    match = _RAW_TIME.search(raw)
+    return match.group(1).decode("ascii", "replace") if match else None
+
+
+def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = None) -> Iterator[dict]:
+    """Yield each JSON object line of the binary ``stream``; count every other line as skipped.
+
+    ``want``, when given, sees each raw line first and returns False to pass
+    over it unparsed (the lean path: it takes what it needs from the bytes).
+    Reads at most ``TRANSCRIPT_LINE_MAX_BYTES`` of any one line into memory.
+    Never raises for bad content (only OSError from the stream itself).
+    """
+    limit = config.TRANSCRIPT_LINE_MAX_BYTES
+    first = True
+    while True:
+        raw = stream.readline(limit + 1)
+        if not raw:
+            return
+        collector.session.lines += 1
+        if len(raw) > limit:
+            while not raw.endswith(b"\n"):  # drain the rest of the long line
+                raw = stream.readline(1 << 20)
+                if not raw:
+                    break
+            collector.skip(TOO_LONG)
+            continue
+        if first:
+            first = False
+            if raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+        ended = raw.endswith(b"\n")
+        if not raw.strip() or (want is not None and not want(raw)):
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            collector.skip(NOT_UTF8)
+            continue
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            # The last line of a file still being written is cut short: say so.
+            collector.skip(NOT_JSON if ended else TRUNCATED)
+            continue
+        if not isinstance(value, dict):
+            collector.skip(NOT_OBJECT)
+            continue
+        yield value

@@ -1,0 +1,416 @@
+"""``sandman doctor``: is this machine's sandman healthy? (docs/doctor.md)
+
+One check per line, each OK, WARN or FAIL, in this order: the root resolves,
+is a git repository, is clean; the hooks are registered with Claude Code; the
+claude binary for the minds is found; the dream queue; pending takes; the last
+take, dream and reflect; journal errors in the last 24 h; the remote; the last
+sync. Then one verdict line naming the most important problem.
+
+doctor only reads: it writes no file and no journal line, so it can be run on
+a root that does not exist yet, or that something is wrong with.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from sandman import config
+from sandman.errors import ConfigError, RepositoryError
+from sandman.journal import iso, now_utc, parse_line
+from sandman.layout import Layout
+from sandman.pointers import parse_time
+
+SCHEMA_VERSION = 1
+OK, WARN, FAIL = "ok", "warn", "fail"
+# Journal decisions that are errors: a verb that could not do its work
+# (``failed``) or a hook that hit a bug (``crashed``). ``refused`` (a secret
+# kept out), ``declined`` and ``abstained`` are the engine working as designed.
+ERROR_DECISIONS = frozenset({"failed", "crashed"})
+HOOKS = {"SessionEnd": "take", "SessionStart": "recall"}  # event -> the verb whose hook it runs
+# Within one severity, the order in which problems matter: the verdict names the first.
+PRIORITY = ("root", "repository", "clean", "hooks", "claude", "sync", "errors", "remote",
+            "queue", "dream", "reflect", "pending", "take")
+
+
+@dataclass
+class Check:
+    """One line of the report: ``status`` is ok, warn or fail; ``details`` go to --json."""
+
+    name: str
+    status: str
+    message: str
+    details: dict = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    """Every check, in display order, and the verdict."""
+
+    root: str | None
+    checks: list[Check]
+
+    @property
+    def worst(self) -> Check | None:
+        """The most important problem: the first FAIL by PRIORITY, else the first WARN; None when healthy."""
+        for status in (FAIL, WARN):
+            found = [check for check in self.checks if check.status == status]
+            if found:
+                return min(found, key=lambda check: PRIORITY.index(check.name))
+        return None
+
+    @property
+    def verdict(self) -> str:
+        worst = self.worst
+        if worst is None:
+            return "OK sandman is healthy"
+        return f"{worst.status.upper()} {worst.name}: {worst.message}"
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any check FAILs, else 0 (warnings do not fail)."""
+        return 1 if any(check.status == FAIL for check in self.checks) else 0
+
+    def lines(self) -> list[str]:
+        out = [f"{check.status.upper():<4}  {check.name:<10}  {check.message}" for check in self.checks]
+        return out + [f"verdict: {self.verdict}"]
+
+    def to_json(self) -> str:
+        worst = self.worst
+        return json.dumps({
+            "schema_version": SCHEMA_VERSION,
+            "root": self.root,
+            "status": worst.status if worst else OK,
+            "verdict": self.verdict,
+            "checks": [check.__dict__ for check in self.checks],
+        }, ensure_ascii=False, indent=2)
+
+
+def doctor(now: datetime | None = None) -> Report:
+    """Run every check against the configured root and Claude Code settings; return the report.
+
+    ``now`` (aware UTC) is the moment ages are measured from, default the
+    current time. Never raises for a broken installation: that is what the
+    report is for.
+    """
+    now = now or now_utc()
+    checks: list[Check] = []
+    try:
+        layout: Layout | None = Layout(config.root())
+        checks.append(Check("root", OK, str(layout.root), {"path": str(layout.root), "exists": layout.root.is_dir()}))
+    except ConfigError as error:
+        layout = None
+        checks.append(Check("root", FAIL, str(error)))
+    repo = None
+    if layout is None:
+        checks += [Check(name, WARN, "not checked: the root does not resolve") for name in ("repository", "clean")]
+    else:
+        repo, repo_checks = _repository(layout)
+        checks += repo_checks
+    checks.append(_hooks())
+    checks.append(_claude())
+    if layout is None:
+        names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
+        checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
+        return Report(None, checks)
+    checks += _activity(layout, now)
+    checks.append(_errors(layout, now))
+    checks += _sync(layout, repo, now)
+    return Report(str(layout.root), checks)
+
+
+# --- the root ------------------------------------------------------------------
+
+
+def _repository(layout: Layout):
+    from sandman.store import repo as store
+
+    if not layout.root.is_dir():
+        return None, [
+            Check("repository", FAIL, f"{layout.root} does not exist; run `sandman init`"),
+            Check("clean", WARN, "not checked: no repository"),
+        ]
+    try:
+        repo = store.open_repo(layout)
+    except RepositoryError as error:
+        return None, [Check("repository", FAIL, str(error)), Check("clean", WARN, "not checked: no repository")]
+    if repo.head_is_unborn:
+        head = Check("repository", FAIL, f"{layout.root} has no commit; run `sandman init`")
+    elif repo.head_is_detached:
+        head = Check("repository", WARN, f"HEAD is detached at {str(repo.head.target)[:12]}; check out a branch")
+    else:
+        head = Check("repository", OK, f"git repository on {repo.head.shorthand} at {str(repo.head.target)[:12]}",
+                     {"branch": repo.head.shorthand, "head": str(repo.head.target)})
+    try:
+        dirty = sorted(store.dirty_paths(repo))
+    except RepositoryError as error:
+        return repo, [head, Check("clean", FAIL, str(error))]
+    if not dirty:
+        return repo, [head, Check("clean", OK, "no uncommitted changes")]
+    return repo, [head, Check(
+        "clean", WARN,
+        f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}; the next sandman write commits them as `recover`",
+        {"dirty": dirty[:50]},
+    )]
+
+
+# --- Claude Code ---------------------------------------------------------------
+
+
+def _entries(hooks: object, event: str) -> list[object]:
+    """Return every hook entry registered for ``event`` in a ``hooks`` mapping."""
+    groups = hooks.get(event, []) if isinstance(hooks, dict) else []
+    found: list[object] = []
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("hooks", []) if isinstance(group, dict) else []
+        found += entries if isinstance(entries, list) else []
+    return found
+
+
+def _read_json(path: Path) -> object:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
+    """Return the enabled sandman plugins and the hook entries their hooks/hooks.json registers."""
+    enabled = settings.get("enabledPlugins", {})
+    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
+             if on is True and name.split("@", 1)[0] == "sandman"]
+    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
+    if not names:
+        return names, commands
+    try:
+        installed = _read_json(config.claude_installed_plugins_file())
+    except (OSError, ValueError):
+        installed = {}
+    records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
+    for name in names:
+        entries = records.get(name, []) if isinstance(records, dict) else []
+        for entry in entries if isinstance(entries, list) else [entries]:
+            path = entry.get("installPath") if isinstance(entry, dict) else None
+            if not isinstance(path, str):
+                continue
+            try:
+                hooks = _read_json(Path(path) / "hooks" / "hooks.json")
+            except (OSError, ValueError):
+                continue
+            for event in HOOKS:
+                commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
+    return names, commands
+
+
+def _hooks() -> Check:
+    from sandman.verbs.hooks import is_sandman_hook
+
+    path = config.claude_settings_file()
+    try:
+        settings = _read_json(path)
+    except FileNotFoundError:
+        settings = {}
+    except (OSError, ValueError) as error:
+        return Check("hooks", FAIL, f"{path} is not readable JSON ({error}); Claude Code cannot read it either")
+    if not isinstance(settings, dict):
+        return Check("hooks", FAIL, f"{path} is not a JSON object")
+    plugins, plugin_commands = _plugin_hooks(settings)
+    where: dict[str, list[str]] = {}
+    for event, verb in HOOKS.items():
+        places = []
+        if any(is_sandman_hook(entry, verb) for entry in _entries(settings.get("hooks", {}), event)):
+            places.append(str(path))
+        if any(is_sandman_hook(entry, verb) for entry in plugin_commands[event]) or (
+            plugins and not any(plugin_commands.values())
+        ):
+            places += [f"plugin {name}" for name in plugins]
+        where[event] = places
+    details = {"settings": str(path), "plugins": plugins, "registered": where}
+    missing = [event for event, places in where.items() if not places]
+    if len(missing) == len(HOOKS):
+        return Check("hooks", FAIL, f"neither hook is registered in {path} or a sandman plugin; run `sandman hooks install`", details)
+    if missing:
+        lost = ", ".join(f"{event} (sandman {HOOKS[event]} --hook)" for event in missing)
+        return Check("hooks", WARN, f"{lost} not registered; run `sandman hooks install`", details)
+    places = sorted({place for found in where.values() for place in found})
+    return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
+
+
+def _claude() -> Check:
+    name = config.claude_bin()
+    found = shutil.which(name)
+    if found is None:
+        return Check("claude", FAIL, f"claude binary {name!r} not found: dream cannot run its minds; "
+                     "install Claude Code or set SANDMAN_CLAUDE_BIN", {"bin": name})
+    return Check("claude", OK, f"minds run {found}", {"bin": name, "path": found})
+
+
+# --- the queue and the journal ----------------------------------------------------
+
+
+def _ago(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "never"
+    seconds = max(0, int((now - moment).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit} ago"
+    return f"{seconds} s ago"
+
+
+def _parsed(path: Path) -> list[tuple[datetime, str, str, dict]]:
+    """Return the journal lines of one file, in file order; lines that do not parse are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            when, verb, decision, facts = parse_line(line)
+        except ValueError:
+            continue
+        moment = parse_time(when)
+        if moment is not None:
+            out.append((moment, verb, decision, facts))
+    return out
+
+
+def _files(layout: Layout, verb: str, day: str = "[0-9]*") -> list[Path]:
+    """Return the journal files of ``verb`` (``*``: every verb) for ``day`` (a glob), oldest date first."""
+    return sorted(layout.trace.glob(layout.trace_file(verb, day).name), key=lambda path: path.name[-len("yyyy-mm-dd.log"):])
+
+
+def last_line(layout: Layout, verb: str, decisions: frozenset[str] | None = None):
+    """Return the newest ``(time, verb, decision, facts)`` journal line of ``verb``, or None.
+
+    ``decisions`` limits it to those decisions. Reads files newest first and
+    stops at the first that has one.
+    """
+    for path in reversed(_files(layout, verb)):
+        found = [line for line in _parsed(path) if decisions is None or line[2] in decisions]
+        if found:
+            return sorted(found, key=lambda line: line[0])[-1]  # stable: a tie goes to the later line
+    return None
+
+
+def _activity(layout: Layout, now: datetime) -> list[Check]:
+    from sandman.verbs.dream import is_running, queue
+
+    queued = queue(layout)
+    ends = [pointer.ended for pointer in queued if pointer.ended is not None]
+    oldest = min(ends) if ends else None
+    details = {"depth": len(queued), "oldest_ended": iso(oldest) if oldest else None, "dream_running": is_running(layout)}
+    message = f"{len(queued)} pointer(s) queued for dream"
+    if oldest is not None:
+        message += f"; the oldest ended {_ago(oldest, now)}"
+    if details["dream_running"]:
+        message += "; a dream is running"
+    status = OK
+    if oldest is not None and now - oldest > timedelta(hours=config.RECALL_POINTER_HOURS):
+        status, message = WARN, message + f": older than {config.RECALL_POINTER_HOURS} h, it left recall undreamed"
+    elif len(queued) >= 2 * config.DREAM_DUE_POINTERS:
+        status, message = WARN, message + f": twice the {config.DREAM_DUE_POINTERS} that trigger a dream"
+    checks = [Check("queue", status, message, details)]
+    checks.append(_pending(layout, now))
+    last = {verb: last_line(layout, verb) for verb in ("take", "dream", "reflect")}
+    for verb in ("take", "dream", "reflect"):
+        line = last[verb]
+        moment = line[0] if line else None
+        text = f"last {verb} {_ago(moment, now)} ({line[2]})" if line else f"{verb} has never run"
+        status = OK
+        if verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
+            moment is None or now - moment > timedelta(hours=config.DOCTOR_DREAM_LATE_HOURS)
+        ):
+            status, text = WARN, text + f"; {len(queued)} pointers are due: run `sandman dream`"
+        if verb == "reflect" and last["take"] and (
+            moment is None or now - moment > timedelta(hours=config.DOCTOR_REFLECT_LATE_HOURS)
+        ):
+            status, text = WARN, text + "; reflect is the daily pass: run `sandman reflect` (or schedule it)"
+        checks.append(Check(verb, status, text, {"at": iso(moment) if moment else None,
+                                                 "decision": line[2] if line else None}))
+    return checks
+
+
+def _pending(layout: Layout, now: datetime) -> Check:
+    try:
+        entries = [path for path in layout.pending_takes.iterdir() if path.suffix == ".json"]
+    except (FileNotFoundError, NotADirectoryError):
+        entries = []
+    stale = []
+    for path in entries:
+        try:
+            changed = datetime.fromtimestamp(path.stat().st_mtime, tz=now.tzinfo)
+        except OSError:
+            continue
+        if now - changed > timedelta(hours=config.DOCTOR_PENDING_STALE_HOURS):
+            stale.append(path.stem)
+    details = {"count": len(entries), "stale": sorted(stale)}
+    if stale:
+        return Check("pending", WARN, f"{len(entries)} pending take(s), {len(stale)} waiting over "
+                     f"{config.DOCTOR_PENDING_STALE_HOURS} h (e.g. {sorted(stale)[0]}); the next take or reflect retries them", details)
+    return Check("pending", OK, f"{len(entries)} pending take(s)", details)
+
+
+def _errors(layout: Layout, now: datetime) -> Check:
+    since = now - timedelta(hours=config.DOCTOR_ERRORS_WINDOW_HOURS)
+    days = sorted({since.strftime("%Y-%m-%d"), now.strftime("%Y-%m-%d")})
+    errors = sorted(
+        (line for day in days for path in _files(layout, "*", day) for line in _parsed(path)
+         if line[2] in ERROR_DECISIONS and since <= line[0] <= now),
+        key=lambda line: line[0],
+    )
+    window = config.DOCTOR_ERRORS_WINDOW_HOURS
+    if not errors:
+        return Check("errors", OK, f"no journal errors in the last {window} h", {"count": 0})
+    moment, verb, decision, facts = errors[-1]
+    latest = f"{verb} {decision} {_ago(moment, now)}"
+    if facts.get("error"):
+        latest += f": {facts['error']}"
+    return Check("errors", WARN, f"{len(errors)} journal error(s) in the last {window} h; latest: {latest}",
+                 {"count": len(errors), "latest": {"at": iso(moment), "verb": verb, "decision": decision, "facts": facts}})
+
+
+# --- the remote ------------------------------------------------------------------
+
+
+def _sync(layout: Layout, repo, now: datetime) -> list[Check]:
+    if repo is None:
+        return [Check("remote", WARN, "not checked: no repository"), Check("sync", WARN, "not checked: no repository")]
+    from sandman.store import sync as git
+
+    try:
+        name = config.sync_remote(layout)
+    except ConfigError as error:
+        return [Check("remote", FAIL, str(error)), Check("sync", WARN, "not checked: unreadable settings")]
+    configured = git.remotes(repo)
+    url = dict(configured).get(name)
+    last_synced = last_line(layout, "sync", frozenset({"synced"}))
+    attempt = last_line(layout, "sync", frozenset({"synced", "failed"}))
+    if url is None:
+        others = ", ".join(n for n, _ in configured)
+        remote = Check("remote", WARN, f"no remote {name!r}" + (f" (there is {others})" if others else "")
+                       + ": this machine's memory is its only copy; set one up with `sandman sync --setup <url>`",
+                       {"name": name, "remotes": dict(configured)})
+        return [remote, Check("sync", OK, "not set up", {"last": None})]
+    unpushed = 0
+    if not repo.head_is_unborn and not repo.head_is_detached:
+        tip = git.tracking(repo, name, repo.head.shorthand)
+        unpushed = len(git.outgoing(repo, repo.head.target, tip))
+    state = f"{unpushed} local commit(s) not on it" if unpushed else "every local commit is on it"
+    remote = Check("remote", OK, f"{name} is {url}; {state} (as of the last fetch)",
+                   {"name": name, "url": url, "unpushed": unpushed})
+    last_ok = last_synced[0] if last_synced else None
+    details = {"last": iso(last_ok) if last_ok else None, "last_attempt": iso(attempt[0]) if attempt else None}
+    if attempt and attempt[2] == "failed":
+        moment, _, _, facts = attempt
+        return [remote, Check("sync", WARN, f"the last sync failed {_ago(moment, now)} ({facts.get('reason', '?')}): "
+                              f"{facts.get('error', '')}; last success {_ago(last_ok, now)}", details)]
+    if last_ok is None:
+        return [remote, Check("sync", WARN, f"never synced with {name}: run `sandman sync`", details)]
+    late = now - last_ok > timedelta(hours=config.DOCTOR_UNPUSHED_LATE_HOURS)
+    if unpushed and late:
+        return [remote, Check("sync", WARN, f"last synced {_ago(last_ok, now)} and {unpushed} commit(s) wait to be "
+                              "pushed: run `sandman sync`", details)]
+    action = last_synced[3].get("action", "")
+    return [remote, Check("sync", OK, f"last synced {_ago(last_ok, now)} ({action})", details)]

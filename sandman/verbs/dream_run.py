@@ -1,0 +1,377 @@
+"""The dream run: route queued pointers into banks (design, station ④; docs/dream.md).
+
+``sandman.verbs.dream.dream`` holds the run lock and calls ``run_queue``. For
+each pointer, oldest ended first, at most 20 per run, the queue re-read before
+every pick and no pointer tried twice in a run:
+
+1. its archived transcript is read (sandman.transcripts) and capped for the minds;
+2. the three minds (``config.MINDS``) dream it at the same time, with the
+   same prompt (prompts/dream.md), each bounded by ``$SANDMAN_MIND_TIMEOUT``;
+3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
+   fewer than two answering minds leave the pointer queued;
+4. the proposals become claims (sandman.minds.consensus); an agreed claim is
+   committed through ``bank_transaction``, unless a live memory of its bank
+   already states it (deduped, under the commit lock);
+5. the pointer is stamped ``"dreamed": "<ISO time>"`` and a journal line
+   records the counts and each mind's cost.
+
+``$SANDMAN_DAILY_BUDGET_USD`` is checked before each pointer's minds start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman import config, journal, transcripts
+from sandman.banks.commit import bank_transaction
+from sandman.banks.index import memory_files
+from sandman.banks.memory import Memory, read_memory
+from sandman.banks.names import bank_name
+from sandman.errors import FormatError, InputError, ReplyRejected, SandmanError
+from sandman.layout import Layout
+from sandman.minds import budget, prompts
+from sandman.minds.consensus import Claim, claims, held_by
+from sandman.minds.reply import Proposal, allowed_banks, parse_reply
+from sandman.minds.runner import ORPHANS, MindResult, run_minds
+from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
+from sandman.store.atomic import write_atomic
+from sandman.verbs.dream import queue
+
+VERB = "dream"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_TAKEN = re.compile(r"\d{6}-(.+)")
+
+
+@dataclass
+class PointerOutcome:
+    """What one pointer's dream decided: ``routed``, ``queued`` or ``skipped``, with counts."""
+
+    session: str
+    decision: str
+    reason: str | None = None
+    proposed: int = 0
+    claims: int = 0
+    committed: int = 0
+    deduped: int = 0
+    forgotten: int = 0
+    abstained: int = 0
+    failed: int = 0
+
+
+@dataclass
+class RunSummary:
+    """One ``sandman dream``: the pointers it tried, why it stopped early (if it did), what is left."""
+
+    outcomes: list[PointerOutcome] = field(default_factory=list)
+    stopped: str | None = None
+    left: int = 0
+
+    def count(self, decision: str) -> int:
+        return sum(1 for outcome in self.outcomes if outcome.decision == decision)
+
+    def total(self, key: str) -> int:
+        return sum(getattr(outcome, key) for outcome in self.outcomes)
+
+    def text(self) -> str:
+        """One line for a person: what the run did and what is still queued."""
+        if not self.outcomes and not self.stopped:
+            return "dream: nothing queued"
+        line = (
+            f"dream: {len(self.outcomes)} pointer(s) tried: {self.count('routed')} routed, "
+            f"{self.count('queued')} left queued, {self.count('skipped')} skipped; "
+            f"{self.total('committed')} memories committed, {self.total('deduped')} deduped, "
+            f"{self.total('forgotten')} forgotten; {self.left} still queued"
+        )
+        if self.stopped == "budget":
+            line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
+        return line
+
+
+@dataclass
+class _Material:
+    cwd: str
+    archived: Path
+    project: str
+    text: str
+    title: str
+    highlights: list[str]
+
+
+def run_queue(layout: Layout, *, on_pointer: Callable[[Pointer, int], None] | None = None) -> RunSummary:
+    """Dream queued pointers until the queue is empty, 20 were tried, or the budget is spent.
+
+    The caller holds the run lock. ``on_pointer(pointer, planned)`` is called
+    before each pointer with the number of pointers the run now expects to try
+    (the progress bar). Raises ConfigError for a bad ``$SANDMAN_MIND_TIMEOUT``
+    or ``$SANDMAN_DAILY_BUDGET_USD``, before any mind starts.
+    """
+    timeout = config.mind_timeout()
+    cap = config.daily_budget_usd()
+    summary = RunSummary()
+    tried: set[str] = set()
+    while len(tried) < config.DREAM_POINTERS_PER_RUN:
+        waiting = [pointer for pointer in queue(layout) if pointer.session not in tried]
+        if not waiting:
+            break
+        day = journal.now_utc().strftime("%Y-%m-%d")
+        reached, spent = budget.exhausted(layout, cap, day)
+        if reached:
+            summary.stopped = "budget"
+            journal.write(layout, VERB, "stopped", reason="budget", spent_usd=round(spent, 6),
+                          budget_usd=cap, queued=len(waiting))
+            break
+        pointer = waiting[0]
+        tried.add(pointer.session)
+        if on_pointer is not None:
+            planned = len(tried) + min(len(waiting) - 1, config.DREAM_POINTERS_PER_RUN - len(tried))
+            on_pointer(pointer, planned)
+        summary.outcomes.append(dream_pointer(layout, pointer, timeout=timeout))
+    summary.left = len(queue(layout))
+    journal.write(layout, VERB, "finished", tried=len(summary.outcomes), routed=summary.count("routed"),
+                  queued=summary.count("queued"), skipped=summary.count("skipped"),
+                  committed=summary.total("committed"), left=summary.left, stopped=summary.stopped)
+    return summary
+
+
+def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> PointerOutcome:
+    """Dream one pointer with the three minds; commit what two agree on; return the outcome.
+
+    Never raises for the pointer's sake: a pointer that cannot be read is
+    ``skipped``, one without a quorum or with a failed commit stays ``queued``,
+    and each is journaled.
+    """
+    session = pointer.session
+    try:
+        material = _material(layout, pointer)
+    except (SandmanError, OSError) as error:
+        reason = str(error) if isinstance(error, SandmanError) else f"{error.strerror or error}"
+        journal.write(layout, VERB, "skipped", session=session, reason=reason)
+        return PointerOutcome(session, "skipped", reason=reason)
+
+    prompt, nonce = dream_prompt(pointer, material)
+    jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
+    results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
+    _record_kept(layout, session, [result.transcript for result in results if result.transcript])
+
+    outcome = PointerOutcome(session, "queued")
+    proposals: list[Proposal] = []
+    verdicts: dict[str, str] = {}
+    for result in results:
+        verdict = result.reason or "answered"
+        if result.answered:
+            try:
+                proposals += parse_reply(result.text or "", mind=result.mind, cwd=material.cwd, nonce=nonce)
+            except ReplyRejected as rejected:
+                verdict = rejected.reason
+        verdicts[result.mind] = verdict
+        if verdict != "answered":
+            outcome.abstained += 1
+            extra = {"detail": result.detail} if result.detail else {}
+            journal.write(layout, VERB, "abstained", session=session, mind=result.mind,
+                          model=result.model, reason=verdict, **extra)
+    outcome.proposed = len(proposals)
+    answering = len(results) - outcome.abstained
+    if answering < config.DREAM_QUORUM:
+        outcome.reason = "quorum"
+        _journal_pointer(layout, outcome, results, verdicts)
+        return outcome
+
+    found = claims(proposals)
+    outcome.claims = len(found)
+    for claim in found:
+        if not claim.agreed():
+            outcome.forgotten += 1
+            continue
+        try:
+            decision, path, commit = commit_claim(layout, claim, session)
+        except (SandmanError, OSError) as error:
+            outcome.failed += 1
+            journal.write(layout, VERB, "failed", session=session, name=claim.wording.name,
+                          error=str(error))
+            continue
+        relpath = path.relative_to(layout.root).as_posix()
+        if decision == "deduped":
+            outcome.deduped += 1
+            journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
+        else:
+            outcome.committed += 1
+            journal.write(layout, VERB, "committed", session=session, file=relpath,
+                          witnesses=",".join(claim.witnesses), commit=(commit or "")[:12])
+    if outcome.failed:
+        outcome.reason = "commit failed"
+    elif stamp_dreamed(layout, session):
+        outcome.decision = "routed"
+    else:
+        outcome.reason = "pointer gone"
+    _journal_pointer(layout, outcome, results, verdicts)
+    return outcome
+
+
+def _record_kept(layout: Layout, session: str, kept: list[Path]) -> None:
+    """Add the minds' kept transcripts to ``.dream/by-session/<session>.json`` for forget.
+
+    A mind's session id is not the dreamt session's, so without this manifest
+    forget could only find them by scanning every kept byte (docs/BANK-FORMAT.md,
+    "Mind transcripts"). Best effort, like the move itself.
+    """
+    if not kept:
+        return
+    path = layout.dream_manifest(session)
+    try:
+        listed = json.loads(path.read_bytes()).get("transcripts", [])
+    except (OSError, ValueError, AttributeError):
+        listed = []
+    listed += [p.relative_to(layout.root).as_posix() for p in kept if p.is_relative_to(layout.root)]
+    try:
+        write_atomic(path, json.dumps({"session": session, "transcripts": sorted(set(listed))}, indent=2) + "\n")
+    except OSError:
+        pass
+
+
+def _material(layout: Layout, pointer: Pointer) -> _Material:
+    """Read what the minds need from a pointer and its archived transcript.
+
+    Raises InputError (a pointer without a usable cwd or archive path),
+    UnrecognisedTranscript, OSError.
+    """
+    data = pointer.data
+    cwd = data.get("cwd")
+    if not isinstance(cwd, str) or not cwd.startswith("/") or _CONTROL.search(cwd):
+        raise InputError("pointer has no usable cwd")
+    archived = data.get("archived")
+    if not isinstance(archived, str) or not archived:
+        raise InputError("pointer names no archived transcript")
+    path = (layout.root / archived).resolve()
+    # A pointer is plain JSON on disk: never let one steer a mind to a file outside the archive.
+    if not path.is_relative_to(layout.archive.resolve()):
+        raise InputError("pointer's archived path is outside .archive/")
+    host = data.get("host") if data.get("host") in transcripts.HOSTS else None
+    session = transcripts.read_session(path, host)
+    text = transcripts.mind_text(session, config.MIND_TRANSCRIPT_HEAD_CHARS, config.MIND_TRANSCRIPT_TAIL_CHARS)
+    title = data.get("title") if isinstance(data.get("title"), str) else session.title
+    highlights = data.get("highlights")
+    highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
+    return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
+                     text=text, title=title or "", highlights=highlights or list(session.highlights))
+
+
+def claude_project(layout: Layout, archived: Path, host: str) -> str:
+    """Return the Claude Code project a transcript was taken from, read out of its archive name.
+
+    ``.archive/claude/<yyyy>/<mm>/<dd>/<HHMMSS>-<project>/<session>.jsonl``
+    gives ``<project>``; anything else (another host, another shape) is ``orphans``.
+    """
+    if host != "claude":
+        return ORPHANS
+    try:
+        parts = archived.relative_to(layout.archive_host("claude").resolve()).parts
+    except ValueError:
+        return ORPHANS
+    match = _TAKEN.fullmatch(parts[3]) if len(parts) == 5 else None
+    return match.group(1) if match and match.group(1) not in (".", "..") else ORPHANS
+
+
+def _when(value: object) -> str:
+    moment = parse_time(value)
+    return journal.iso(moment) if moment else "unknown"
+
+
+def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
+    """Return ``(prompt, nonce)``: prompts/dream.md filled for one pointer.
+
+    The title, highlights and transcript are fenced as data under a nonce that
+    none of them contains. Raises FileNotFoundError when the template is missing.
+    """
+    highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
+    title = material.title or "(none)"
+    nonce = prompts.new_nonce([title, highlights, material.text])
+    values = {
+        "session": pointer.session,
+        "cwd": material.cwd,
+        "started": _when(pointer.data.get("started")),
+        "ended": _when(pointer.data.get("ended")),
+        "archived": str(material.archived),
+        "pointer": str(pointer.path),
+        "title": prompts.fence("title", title, nonce),
+        "highlights": prompts.fence("highlights", highlights, nonce),
+        "transcript": prompts.fence("transcript", material.text, nonce),
+        "nonce": nonce,
+        "banks": "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd)),
+    }
+    return prompts.fill(prompts.load("dream"), values), nonce
+
+
+def _live(folder: Path, memory_type: str):
+    """Yield ``(file name, name, description)`` of the bank's live memories of one type."""
+    for path in memory_files(folder):
+        try:
+            memory = read_memory(path)
+        except (FormatError, OSError):
+            continue
+        if memory.type == memory_type:
+            yield path.name, memory.name, memory.description
+
+
+def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
+    """Commit an agreed claim, or find the live memory that already states it.
+
+    Returns ``("committed", memory path, commit id)`` or ``("deduped", the
+    existing file, None)``. The dedupe check runs under the commit lock, so a
+    memory written meanwhile is seen. Raises LockBusy, RepositoryError,
+    InputError, SecretRefused, OSError.
+    """
+    wording = claim.wording
+    name = bank_name(wording.directory)
+    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
+        folder = layout.bank(name)
+        held = held_by(claim, _live(folder, claim.type))
+        if held is not None:
+            return "deduped", folder / held, None
+        memory = Memory(name=wording.name, description=wording.description, type=wording.type,
+                        body=wording.body, source=[session], witnesses=list(claim.witnesses))
+        path = tx.write_memory(name, memory, directory=wording.directory)
+    return "committed", path, tx.commit
+
+
+def stamp_dreamed(layout: Layout, session: str) -> bool:
+    """Stamp ``"dreamed": "<ISO time>"`` on a pointer (atomic rewrite); False when it is gone.
+
+    The pointer is re-read first, so nothing written to it meanwhile is lost,
+    and a pointer deleted meanwhile (forget) is never recreated.
+    """
+    current = read_pointer(layout.pointer(session))
+    if current is None:
+        return False
+    data = dict(current.data)
+    data["dreamed"] = journal.iso(journal.now_utc())
+    try:
+        write_pointer(layout, session, data)
+    except (InputError, OSError):
+        return False
+    return True
+
+
+def _tokens_fact(tokens: dict | None) -> str:
+    if not tokens:
+        return "unknown"
+    return ",".join(f"{key}:{value}" for key, value in tokens.items())
+
+
+def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[MindResult],
+                     verdicts: dict[str, str]) -> None:
+    facts: dict[str, object] = {"session": outcome.session}
+    if outcome.reason:
+        facts["reason"] = outcome.reason
+    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+        facts[key] = getattr(outcome, key)
+    if outcome.failed:
+        facts["failed"] = outcome.failed
+    for result in results:
+        facts[result.mind] = verdicts[result.mind]
+        facts[f"{budget.COST_PREFIX}{result.mind}"] = budget.cost_fact(result.cost_usd)
+        facts[f"tokens_{result.mind}"] = _tokens_fact(result.tokens)
+    journal.write(layout, VERB, outcome.decision, **facts)

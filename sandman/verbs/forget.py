@@ -1,0 +1,237 @@
+"""``sandman forget <session>``: the privacy ending. Destroy every copy of a session.
+
+What is destroyed, wherever it is found:
+
+- the live transcript(s) under Claude Code's projects folder or Codex's
+  sessions folder, with the Claude Code companion folder ``<session id>/``;
+- Claude Code's other files of the session: ``file-history/<id>/``,
+  ``todos/<id>*.json``, ``debug/<id>.txt``, ``session-env/<id>/``;
+- the archived transcript and companion folder (named by the pointer, by
+  take's journal lines, or found by name under ``.archive/``), and archive
+  folders left empty;
+- the pointer ``memories/.recent/<id>.json`` and ``pending-takes/<id>.json``;
+- the mind transcripts under ``.dream/``: every file dream's manifest
+  ``.dream/by-session/<id>.json`` lists, the manifest, and every file under
+  ``.dream/`` whose bytes name the session id;
+- every journal line that names the session (the ``.trace/`` files are
+  rewritten without them).
+
+forget writes no journal line of its own: a line naming the session would be
+the very trace it promises not to leave (design, "Observability").
+
+Memories whose ``source`` is this session alone are listed; with
+``memories=True`` they are deleted in one commit (``forget: ...``, no
+``Session:`` trailer). Memories that cite other sessions too are kept and
+listed. Git history still holds what was committed before: docs/forget.md says
+how to purge it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman.banks.commit import bank_transaction
+from sandman.banks.index import memory_files
+from sandman.banks.memory import read_memory
+from sandman.errors import FormatError
+from sandman.journal import parse_line
+from sandman.layout import Layout
+from sandman.pointers import check_session_id, read_pointer
+from sandman.store.atomic import write_atomic
+from sandman.transcripts import locate
+
+_READ_CHUNK = 1 << 20
+
+
+@dataclass
+class Forgotten:
+    """What a forget found and did. Paths are absolute.
+
+    ``destroyed``: files and folders removed. ``memories``: memories citing only
+    this session (deleted when ``deleted``). ``shared``: memories citing it
+    among other sources, kept. ``scrubbed``: journal files rewritten without
+    the session's lines. ``commit``: the id of the deleting commit, if any.
+    """
+
+    destroyed: list[Path] = field(default_factory=list)
+    memories: list[Path] = field(default_factory=list)
+    shared: list[Path] = field(default_factory=list)
+    scrubbed: list[Path] = field(default_factory=list)
+    deleted: bool = False
+    commit: str | None = None
+
+
+def _mentions(path: Path, needle: bytes) -> bool:
+    """True when the file's bytes contain ``needle`` (read in chunks, overlap kept)."""
+    try:
+        with open(path, "rb") as stream:
+            tail = b""
+            while chunk := stream.read(_READ_CHUNK):
+                if needle in tail + chunk:
+                    return True
+                tail = chunk[-len(needle):]
+    except OSError:
+        return False
+    return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _archived(layout: Layout, session_id: str) -> set[Path]:
+    """The session's archived copies: named by its pointer, by take's journal, or by name."""
+    found: set[Path] = set()
+    pointer = read_pointer(layout.pointer(session_id))
+    named = [] if pointer is None else [pointer.data.get("archived"), pointer.data.get("companion")]
+    if pointer is not None and isinstance(pointer.data.get("earlier"), list):
+        named += pointer.data["earlier"]
+    needle = session_id.encode()
+    for log in sorted(layout.trace.glob("take-*.log")) if layout.trace.is_dir() else []:
+        if not _mentions(log, needle):
+            continue
+        for line in log.read_text("utf-8", "replace").splitlines():
+            try:
+                facts = parse_line(line)[3]
+            except ValueError:
+                continue
+            if facts.get("session") == session_id:
+                named += [facts.get("archived"), facts.get("companion")]
+    for rel in named:
+        if isinstance(rel, str) and rel not in ("", "-"):
+            path = layout.root / rel
+            if _inside(path, layout.archive) and (path.exists() or path.is_symlink()):
+                found.add(path)
+    if layout.archive.is_dir():
+        for folder, dirs, files in os.walk(layout.archive):
+            for name in files:
+                if name == f"{session_id}.jsonl" or name.endswith(f"-{session_id}.jsonl"):
+                    found.add(Path(folder) / name)
+            for name in dirs:
+                if name == session_id:
+                    found.add(Path(folder) / name)
+    return found
+
+
+def _mind_transcripts(layout: Layout, session_id: str) -> set[Path]:
+    """The mind transcripts kept for the session: listed by dream's manifest, or naming it."""
+    found: set[Path] = set()
+    manifest = layout.dream_manifest(session_id)
+    try:
+        listed = json.loads(manifest.read_bytes()).get("transcripts", [])
+    except (OSError, ValueError, AttributeError):
+        listed = []
+    if manifest.exists():
+        found.add(manifest)
+    for rel in listed if isinstance(listed, list) else []:
+        if isinstance(rel, str):
+            path = layout.root / rel
+            if _inside(path, layout.dream_dir) and path.exists():
+                found.add(path)
+    if layout.dream_dir.is_dir():
+        needle = session_id.encode()
+        for folder, _, files in os.walk(layout.dream_dir):
+            for name in files:
+                path = Path(folder) / name
+                if name.startswith(session_id) or _mentions(path, needle):
+                    found.add(path)
+    return found
+
+
+def _remove(path: Path) -> bool:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _prune_empty(folder: Path, stop: Path) -> None:
+    """Remove ``folder`` and its parents while empty, up to (not including) ``stop``."""
+    while folder != stop and _inside(folder, stop):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
+    """Rewrite every journal file without the lines naming the session."""
+    scrubbed = []
+    needle = session_id.encode()
+    for log in sorted(layout.trace.glob("*.log")) if layout.trace.is_dir() else []:
+        for _ in range(3):  # a verb appending meanwhile: read again
+            data = log.read_bytes()
+            if needle not in data:
+                break
+            kept = b"".join(line for line in data.splitlines(keepends=True) if needle not in line)
+            if log.stat().st_size != len(data):
+                continue
+            write_atomic(log, kept)
+            scrubbed.append(log)
+            break
+    return scrubbed
+
+
+def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
+    """Return (memories citing only the session, memories citing it among others)."""
+    only, shared = [], []
+    if not layout.memories.is_dir():
+        return only, shared
+    for bank in sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in memory_files(bank):
+            try:
+                source = read_memory(path).source
+            except (FormatError, OSError):
+                continue
+            if session_id in source:
+                (only if set(source) == {session_id} else shared).append(path)
+    return only, shared
+
+
+def _subject(count: int) -> str:
+    return f"delete {count} {'memory' if count == 1 else 'memories'} of a forgotten session"
+
+
+def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgotten:
+    """Destroy every copy sandman or the host holds of ``session_id``; write no journal line.
+
+    With ``memories``, also delete the memories whose only source is the
+    session (one commit). Raises InputError (unsafe id), and, only with
+    ``memories``, LockBusy and RepositoryError before anything is destroyed;
+    OSError when a copy cannot be removed.
+    """
+    check_session_id(session_id)
+    result = Forgotten()
+    result.memories, result.shared = _memories(layout, session_id)
+    if memories and result.memories:
+        with bank_transaction(layout, verb="forget",
+                              subject=_subject(len(result.memories))) as tx:
+            for path in result.memories:
+                tx.delete(path.parent.name, path.name)
+        result.deleted, result.commit = True, tx.commit
+    targets: list[Path] = []
+    for live in locate.live_transcripts(session_id):
+        targets.append(live)
+        if live.with_suffix("").is_dir():
+            targets.append(live.with_suffix(""))
+    targets += locate.host_leftovers(session_id)
+    archived = sorted(_archived(layout, session_id))
+    targets += archived
+    targets += [layout.pointer(session_id), layout.pending_take(session_id)]
+    targets += sorted(_mind_transcripts(layout, session_id))
+    for path in targets:
+        if _remove(path):
+            result.destroyed.append(path)
+    for path in archived:
+        _prune_empty(path.parent, layout.archive)
+    result.scrubbed = _scrub_journal(layout, session_id)
+    return result

@@ -1,0 +1,205 @@
+"""``sandman hooks install|uninstall``: register sandman's hooks in Claude Code's settings.
+
+Two command hooks go into the user settings file (``<config dir>/settings.json``,
+or ``--settings PATH``):
+
+- ``SessionEnd``: ``<sandman> take --hook``, timeout ``config.HOOK_TIMEOUT_TAKE_S``;
+- ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``.
+
+``<sandman>`` is the absolute path of the running installation's executable
+(``executable()``), so the hooks keep working when ``PATH`` differs inside
+Claude Code. Each hook is declared with a timeout: without one Claude Code
+gives SessionEnd hooks about 1.5 s.
+
+Install is idempotent: an existing sandman hook (any command that runs
+``sandman <verb> --hook``) is updated in place, duplicates are removed, and an
+unchanged file is not rewritten. Every other key and hook is preserved. The
+write is atomic (through a symlinked settings file to its target, its mode
+kept) and is refused if the file changed while it was being edited. A file
+that is not a JSON object is refused and left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import stat
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman import config
+from sandman.errors import ConfigError
+from sandman.store.atomic import write_atomic
+
+# event -> (sandman verb, declared timeout in seconds)
+HOOKS = {
+    "SessionEnd": ("take", config.HOOK_TIMEOUT_TAKE_S),
+    "SessionStart": ("recall", config.HOOK_TIMEOUT_RECALL_S),
+}
+
+
+@dataclass
+class HooksChange:
+    """What install or uninstall did to one settings file: ``added``, ``updated`` and
+    ``removed`` list ``<event>: <command>`` entries; ``written`` is False when the file
+    was already as asked."""
+
+    settings: Path
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    written: bool = False
+
+
+def executable() -> list[str]:
+    """Return the argv prefix that runs this installation of sandman, absolute.
+
+    In order: the ``sandman`` script installed beside this interpreter (a
+    virtualenv's or pipx's ``bin/``); ``sys.argv[0]`` when it is a ``sandman``
+    script; ``sandman`` on ``PATH``; else ``<this python> -m sandman``.
+    """
+    beside = Path(sys.executable).with_name("sandman")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == "sandman" and argv0.is_file():
+        return [str(argv0.resolve())]
+    found = shutil.which("sandman")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "sandman"]
+
+
+def hook_command(verb: str) -> str:
+    """Return the shell command Claude Code runs for ``verb``'s hook."""
+    return shlex.join([*executable(), verb, "--hook"])
+
+
+def is_sandman_hook(entry: object, verb: str) -> bool:
+    """True when a settings hook entry runs ``sandman <verb> --hook`` (any path to sandman)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    try:
+        words = shlex.split(entry["command"])
+    except ValueError:
+        return False
+    args = entry.get("args")  # the exec form: command plus an argument list
+    if isinstance(args, list):
+        words += [str(arg) for arg in args]
+    # ".../bin/sandman take --hook" and "python -m sandman take --hook" alike
+    return any(
+        Path(word).name == "sandman" and words[index + 1] == verb and "--hook" in words[index + 2 :]
+        for index, word in enumerate(words[:-2])
+    )
+
+
+def _load(path: Path) -> tuple[bytes | None, dict]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, {}
+    except OSError as error:
+        raise ConfigError(f"cannot read Claude Code settings {path}: {error.strerror}") from None
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"Claude Code settings {path} is not UTF-8; fix it by hand, nothing was changed") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            f"Claude Code settings {path} is not valid JSON (line {error.lineno}, column {error.colno}: "
+            f"{error.msg}); fix it by hand, nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"Claude Code settings {path} is not a JSON object; nothing was changed")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(f"\"hooks\" in {path} is not an object; nothing was changed")
+    for event in HOOKS:
+        if not isinstance(hooks.get(event, []), list):
+            raise ConfigError(f"\"hooks.{event}\" in {path} is not a list; nothing was changed")
+    return raw, data
+
+
+def _save(path: Path, raw: bytes | None, data: dict) -> None:
+    target = path.resolve() if path.is_symlink() else path
+    try:
+        current = target.read_bytes()
+    except FileNotFoundError:
+        current = None
+    if current != raw:
+        raise ConfigError(f"Claude Code settings {path} changed while sandman was editing it; run again")
+    mode = stat.S_IMODE(target.stat().st_mode) if current is not None else 0o600
+    write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+
+
+def _ours(groups: list, verb: str):
+    """Yield (group, index) of every sandman ``verb`` hook in an event's groups."""
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            for index, entry in enumerate(group["hooks"]):
+                if is_sandman_hook(entry, verb):
+                    yield group, index
+
+
+def _remove(event: str, groups: list, found: list, change: HooksChange) -> None:
+    """Delete the hook entries ``found`` in ``groups``, and the groups that leaves empty."""
+    for group, index in reversed(found):
+        change.removed.append(f"{event}: {group['hooks'][index].get('command')}")
+        del group["hooks"][index]
+        if not group["hooks"]:
+            groups[:] = [g for g in groups if g is not group]
+
+
+def install(settings: Path | None = None) -> HooksChange:
+    """Register sandman's SessionEnd and SessionStart hooks in ``settings``
+    (default: Claude Code's user settings). Raises ConfigError (unreadable or
+    invalid settings: nothing is changed), OSError."""
+    path = settings or config.claude_settings_file()
+    change = HooksChange(settings=path)
+    raw, data = _load(path)
+    hooks = data.setdefault("hooks", {})
+    for event, (verb, timeout) in HOOKS.items():
+        want = {"type": "command", "command": hook_command(verb), "timeout": timeout}
+        groups = hooks.setdefault(event, [])
+        found = list(_ours(groups, verb))
+        if not found:
+            groups.append({"hooks": [want]})
+            change.added.append(f"{event}: {want['command']}")
+            continue
+        (group, index), duplicates = found[0], found[1:]
+        entry = group["hooks"][index]
+        if any(entry.get(key) != value for key, value in want.items()) or "args" in entry:
+            group["hooks"][index] = {**{k: v for k, v in entry.items() if k != "args"}, **want}
+            change.updated.append(f"{event}: {want['command']}")
+        _remove(event, groups, duplicates, change)
+    if change.added or change.updated or change.removed:
+        _save(path, raw, data)
+        change.written = True
+    return change
+
+
+def uninstall(settings: Path | None = None) -> HooksChange:
+    """Remove every sandman hook from ``settings``, leaving everything else as it was.
+    Raises ConfigError, OSError."""
+    path = settings or config.claude_settings_file()
+    change = HooksChange(settings=path)
+    raw, data = _load(path)
+    if raw is None:
+        return change
+    hooks = data.get("hooks", {})
+    for event, (verb, _) in HOOKS.items():
+        groups = hooks.get(event)
+        if not groups:
+            continue
+        _remove(event, groups, list(_ours(groups, verb)), change)
+        if not groups:
+            del hooks[event]
+    if change.removed:
+        if not hooks:
+            del data["hooks"]
+        _save(path, raw, data)
+        change.written = True
+    return change

@@ -1,0 +1,507 @@
+"""``sandman recall``: the memory surface a session starts with (design, "Verbs", recall).
+
+Four surfaces share one budget (``config.RECALL_BUDGET_CHARS``, 9,000 characters):
+
+- the banks of the cwd and of each ancestor up to the user's home (inclusive),
+  and the user-wide bank; a cwd outside home walks up to ``/``;
+- the ``.recent`` pointers that ended in the last 72 h, at most 12, newest first;
+- the voyage log tail: the newest ``config.RECALL_LOG_ENTRIES`` entries of ``log/``;
+- the tool index (at most 1,200 characters), ``sandman remember`` first.
+
+The payload reads top to bottom: a header, the tool index, the banks (the
+user-wide bank, then the outermost ancestor down to the cwd's own), the
+pointers, the log, and, when anything was trimmed, one last line naming every
+trim and where to read it whole. Trimming follows the design's order exactly
+(docs/recall.md gives the reading): the log is costed first and kept whole;
+then the tool index goes, then the pointers, oldest first; then banks fall
+back to their MEMORY.md lines, the most distant first and the cwd's own last;
+at that floor index lines go, from the tail of the most distant bank. Once the
+payload fits, what was trimmed returns in reverse order if it fits. Every cut
+takes whole lines, and none falls on the log at the payload's end.
+
+Standard library only at module level: ``recall --hook`` runs before the
+user's first prompt. recall never reads the archive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from sandman import config, journal
+from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
+from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+from sandman.errors import InputError
+from sandman.layout import Layout
+from sandman.pointers import Pointer, list_pointers
+
+VERB = "recall"
+HIGHLIGHT_CHARS = 200
+_LOG_ENTRY = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+# The verbs a session can call, ``remember`` above all. Keep under 1,200 characters.
+TOOL_INDEX = (
+    "## Tools",
+    '- `sandman remember "<body>"`: when you learn something worth keeping beyond this session '
+    "(a decision, a convention, a fact about this project, how the user wants the work done), "
+    "commit it now; it lands in this directory's bank at once. `--type feedback` (how to work), "
+    "`--type user` (about the person) or `--type reference` (where things are); `project` by default.",
+    "- `sandman recall [--cwd DIR] [--budget N]`: print this surface again, for another directory "
+    "or with a larger budget.",
+    "- `sandman --help`: every other verb.",
+)
+
+
+def _one_line(text: object, limit: int | None = None) -> str:
+    line = " ".join(_CONTROL.sub(" ", str(text)).split())
+    if limit is not None and len(line) > limit:
+        line = line[: limit - 1].rstrip() + "…"
+    return line
+
+
+def memories(count: int) -> str:
+    """Return ``1 memory`` or ``<n> memories``."""
+    return f"{count} memory" if count == 1 else f"{count} memories"
+
+
+def _cost(lines: list[str] | tuple[str, ...]) -> int:
+    """Characters ``lines`` take in the payload, one newline each."""
+    return sum(len(line) + 1 for line in lines)
+
+
+# --- reading the surfaces ----------------------------------------------------
+
+
+def bank_chain(layout: Layout, cwd: str | os.PathLike[str]) -> list[Bank]:
+    """Return the banks recall reads for ``cwd``, outermost first, the cwd's own last.
+
+    The user-wide bank comes first, then the ancestors from the user's home (or
+    ``/`` for a cwd outside home) down to ``cwd``. Banks that do not exist have
+    no entries. Raises InputError for a relative ``cwd``.
+    """
+    chain = ancestors(cwd, config.user_home())
+    banks = [read_bank(layout.bank(USER_BANK), None)]
+    banks += [read_bank(layout.bank(bank_name(path)), str(path)) for path in reversed(chain)]
+    return banks
+
+
+def recent_pointers(layout: Layout, now: datetime) -> list[Pointer]:
+    """Return the pointers that ended less than 72 h before ``now``, newest first, at most 12.
+
+    A pointer without a readable ``ended`` time is not shown (its age is unknown).
+    """
+    cutoff = now - timedelta(hours=config.RECALL_POINTER_HOURS)
+    young = [p for p in list_pointers(layout) if p.ended is not None and p.ended > cutoff]
+    young.sort(key=lambda p: (p.ended, p.session), reverse=True)
+    return young[: config.RECALL_MAX_POINTERS]
+
+
+def log_tail(layout: Layout) -> list[tuple[str, str, str]]:
+    """Return the newest voyage log entries as ``(day, title, body)``, newest first.
+
+    An entry is ``log/<yyyy-mm-dd>.md``: frontmatter with a ``title:`` line, then
+    the body. A file without frontmatter is all body; an unreadable one is skipped.
+    """
+    try:
+        names = sorted((n for n in os.listdir(layout.log) if _LOG_ENTRY.fullmatch(n)), reverse=True)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    entries = []
+    for name in names:
+        try:
+            text = (layout.log / name).read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        split = split_frontmatter(text)
+        front, body = split if split is not None else ([], text)
+        entries.append((name[: -len(".md")], _one_line(scalar(front, "title") or ""), body.strip()))
+        if len(entries) == config.RECALL_LOG_ENTRIES:
+            break
+    return entries
+
+
+# --- rendering ---------------------------------------------------------------
+
+
+def _pointer_lines(pointer: Pointer) -> list[str]:
+    data = pointer.data
+    parts = [f"{pointer.ended:%Y-%m-%d %H:%M} UTC", _one_line(data.get("title") or "(untitled)", 120)]
+    if isinstance(data.get("cwd"), str):
+        parts.append(_one_line(data["cwd"]))
+    lines = ["- " + " · ".join(parts)]
+    highlights = data.get("highlights")
+    for highlight in highlights if isinstance(highlights, list) else []:
+        lines.append("  - kept: " + _one_line(highlight, HIGHLIGHT_CHARS))
+    return lines
+
+
+def _log_lines(entries: list[tuple[str, str, str]]) -> list[str]:
+    lines = ["## Voyage log (newest first)"]
+    for day, title, body in entries:
+        lines.append(f"### {day} · {title}" if title else f"### {day}")
+        lines += body.splitlines()
+    return lines
+
+
+def _indent(body: str) -> list[str]:
+    return ["  " + line if line.strip() else "" for line in body.splitlines()]
+
+
+@dataclass
+class _BankBlock:
+    """One bank as the payload shows it: a heading, index lines, bodies read lazily."""
+
+    bank: Bank
+    head: str
+    line_costs: list[int]
+    bodies: list[list[str]] = field(default_factory=list)
+    body_total: int = 0
+
+    @classmethod
+    def of(cls, bank: Bank, cwd: str) -> _BankBlock:
+        here = " (this directory)" if bank.directory == cwd else ""
+        head = f"### {bank.label}{here} · {memories(len(bank.entries))} · {bank.folder}/"
+        return cls(bank=bank, head=head, line_costs=[len(e.line) + 1 for e in bank.entries])
+
+    def index_cost(self, kept: int) -> int:
+        return len(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
+
+    def full_cost(self, cap: int) -> int:
+        """The full form's cost; exact when it is at most ``cap``, else some value over ``cap``.
+
+        Bodies are read only as far as the cap needs: a bank that cannot fit
+        whole is not read whole.
+        """
+        cost = self.index_cost(len(self.line_costs))
+        while cost + self.body_total <= cap and len(self.bodies) < len(self.line_costs):
+            entry = self.bank.entries[len(self.bodies)]
+            lines = _indent(memory_body(self.bank.folder, entry.file))
+            self.bodies.append(lines)
+            self.body_total += _cost(lines)
+        return cost + self.body_total
+
+    def lines(self, full: bool, kept: int) -> list[str]:
+        if full:
+            out = [self.head]
+            for entry, body in zip(self.bank.entries, self.bodies, strict=True):
+                out += [entry.line, *body]
+            return out
+        return [self.head, *(e.line for e in self.bank.entries[:kept])] if kept else []
+
+
+@dataclass
+class _Plan:
+    """What the payload keeps: the tool index, the newest pointers, each bank's form."""
+
+    tools: bool
+    pointers: int
+    full: list[bool]
+    kept: list[int]
+
+
+@dataclass
+class Recalled:
+    """A composed recall: the payload ``text`` and one short key per trim (for the journal)."""
+
+    text: str
+    trims: list[str]
+
+
+class _Composer:
+    """Fits the four surfaces into ``budget`` characters in the design's trimming order."""
+
+    def __init__(self, layout: Layout, cwd: str, budget: int, blocks: list[_BankBlock],
+                 pointers: list[Pointer], log: list[tuple[str, str, str]]):
+        self.layout, self.budget, self.blocks = layout, budget, blocks
+        self.head = [f"# sandman recall: {cwd}"]
+        self.pointer_blocks = [_pointer_lines(p) for p in pointers]
+        self.pointer_costs = [_cost(b) for b in self.pointer_blocks]
+        self.pointer_head = "## Recent sessions (ended in the last 72 h, newest first)"
+        self.banks_head = "## Memory banks (user-wide first, this directory last)"
+        self.log = _log_lines(log) if log else []
+        self.log_chars = _cost(self.log)
+        self.log_trim: str | None = None  # "empty" or "wide": the log's two ways out
+        self.compact = False
+        if not log:
+            self.log_trim = "empty"
+        elif _cost(self.head) + 1 + self.log_chars + 1 + len(self._worst_line()) + 1 > budget:
+            self.log_trim, self.log = "wide", []
+
+    # -- the trim line --
+    def _notes(self, plan: _Plan) -> list[str]:
+        """What ``plan`` cut, one note each; folders are named relative to ``memories/``."""
+        notes = [] if plan.tools else ["the tool index (sandman --help)"]
+        dropped = len(self.pointer_blocks) - plan.pointers
+        if dropped:
+            which = "all" if dropped == len(self.pointer_blocks) else f"the {dropped} oldest of"
+            notes.append(f"{which} {len(self.pointer_blocks)} recent sessions ({self.layout.recent.name}/)")
+        fallen = [block.bank.name + "/" for block, full in zip(self.blocks, plan.full) if not full]
+        if fallen:
+            every = len(fallen) == len(self.blocks) and len(fallen) > 1
+            notes.append("the bodies of every bank" if every else "the bodies of " + ", ".join(fallen))
+        for block, kept in zip(self.blocks, plan.kept):
+            total = len(block.line_costs)
+            if kept < total:
+                notes.append(f"{total - kept} of {total} index lines of {block.bank.name}/")
+        if len(notes) > (0 if plan.tools else 1):
+            notes.append(f"read them whole in {self.layout.memories}/<folder>")
+        if self.log_trim == "empty":
+            notes.append("the voyage log (it is empty)")
+        elif self.log_trim == "wide":
+            notes.append(f"the voyage log tail ({self.log_chars:,} characters, wider than the budget; "
+                         f"{self.layout.log}/)")
+        return notes
+
+    def _compact_line(self, plan: _Plan, log_trimmed: bool) -> str:
+        parts = [] if plan.tools else ["the tool index"]
+        dropped = len(self.pointer_blocks) - plan.pointers
+        if dropped:
+            parts.append(f"{dropped} recent sessions")
+        fallen = sum(not full for full in plan.full)
+        if fallen:
+            parts.append(f"the bodies of {fallen} banks")
+        cut = sum(len(b.line_costs) - k for b, full, k in zip(self.blocks, plan.full, plan.kept) if not full)
+        if cut:
+            parts.append(f"{cut} index lines")
+        if log_trimmed:
+            parts.append("the voyage log")
+        return f"[sandman recall trimmed {', '.join(parts)}; read them whole in {self.layout.memories}/]"
+
+    def _worst_line(self) -> str:
+        """The longest compact trim line this payload can need: the log's floor leaves room for it."""
+        worst = _Plan(False, 0, [False] * len(self.blocks), [0] * len(self.blocks))
+        return self._compact_line(worst, log_trimmed=True)
+
+    def trim_line(self, plan: _Plan) -> str:
+        if self.compact:
+            return self._compact_line(plan, log_trimmed=self.log_trim is not None)
+        notes = self._notes(plan)
+        return f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+
+    # -- costing --
+    def _fixed_cost(self, plan: _Plan) -> int:
+        cost = _cost(self.head) + 1
+        if plan.tools:
+            cost += _cost(TOOL_INDEX) + 1
+        if plan.pointers:
+            cost += len(self.pointer_head) + 1 + sum(self.pointer_costs[: plan.pointers]) + 1
+        if self.log:
+            cost += _cost(self.log) + 1
+        line = self.trim_line(plan)
+        if line:
+            cost += len(line) + 1
+        if any(full or kept for full, kept in zip(plan.full, plan.kept)):
+            cost += len(self.banks_head) + 1 + 1
+        return cost
+
+    def fits(self, plan: _Plan) -> bool:
+        room = self.budget - self._fixed_cost(plan)
+        # The cwd's own bank first: when the inner banks already fill the room,
+        # the outer banks' bodies are never read.
+        for block, full, kept in reversed(list(zip(self.blocks, plan.full, plan.kept))):
+            room -= block.full_cost(room) if full else block.index_cost(kept)
+            if room < 0:
+                return False
+        return room >= 0
+
+    # -- the design's order --
+    def plan(self) -> _Plan | None:
+        """Return the plan that fits, detailed trim line first, else compact; None if nothing fits."""
+        for compact in (False, True):
+            self.compact = compact
+            plan = self._trim()
+            if plan is not None:
+                return self._restore(plan)
+        return None
+
+    def _trim(self) -> _Plan | None:
+        n = len(self.blocks)
+        plan = _Plan(True, len(self.pointer_blocks), [True] * n, [len(b.line_costs) for b in self.blocks])
+        if self.fits(plan):
+            return plan
+        plan.tools = False
+        if self.fits(plan):
+            return plan
+        while plan.pointers:
+            plan.pointers -= 1
+            if self.fits(plan):
+                return plan
+        for i in range(n):
+            plan.full[i] = False
+            if self.fits(plan):
+                return plan
+        for i in range(n):
+            if self._cut_lines(plan, i):
+                return plan
+        return None
+
+    def _cut_lines(self, plan: _Plan, i: int) -> bool:
+        """Cut bank ``i``'s index lines from its tail, as few as make the payload fit.
+
+        Returns False, with every line of the bank cut, when even that does not fit.
+        """
+        plan.kept[i] = 0
+        if not self.fits(plan):
+            return False
+        low, high = 0, len(self.blocks[i].line_costs)  # kept=low fits; find the largest that fits
+        while low < high:
+            mid = (low + high + 1) // 2
+            plan.kept[i] = mid
+            if self.fits(plan):
+                low = mid
+            else:
+                high = mid - 1
+        plan.kept[i] = low
+        return True
+
+    def _restore(self, plan: _Plan) -> _Plan:
+        while plan.pointers < len(self.pointer_blocks):
+            plan.pointers += 1
+            if not self.fits(plan):
+                plan.pointers -= 1
+                break
+        if not plan.tools:
+            plan.tools = True
+            if not self.fits(plan):
+                plan.tools = False
+        return plan
+
+    def render(self, plan: _Plan) -> list[str]:
+        lines = [*self.head, ""]
+        if plan.tools:
+            lines += [*TOOL_INDEX, ""]
+        if any(full or kept for full, kept in zip(plan.full, plan.kept)):
+            lines.append(self.banks_head)
+            for block, full, kept in zip(self.blocks, plan.full, plan.kept):
+                lines += block.lines(full, kept)
+            lines.append("")
+        if plan.pointers:
+            lines.append(self.pointer_head)
+            for block in self.pointer_blocks[: plan.pointers]:
+                lines += block
+            lines.append("")
+        if self.log:
+            lines += [*self.log, ""]
+        line = self.trim_line(plan)
+        if line:
+            lines.append(line)
+        return lines
+
+    def trims(self, plan: _Plan) -> list[str]:
+        keys = [] if plan.tools else ["tools"]
+        if plan.pointers < len(self.pointer_blocks):
+            keys.append("pointers")
+        if not all(plan.full):
+            keys.append("bodies")
+        if any(k < len(b.line_costs) for b, k in zip(self.blocks, plan.kept)):
+            keys.append("index-lines")
+        if self.log_trim:
+            keys.append(f"log-{self.log_trim}")
+        return keys
+
+
+def check_budget(budget: int | None) -> int:
+    """Return ``budget`` (default 9,000 characters); raise InputError unless it is positive."""
+    if budget is None:
+        return config.RECALL_BUDGET_CHARS
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise InputError(f"budget {budget!r} is not a positive number of characters")
+    return budget
+
+
+def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
+           now: datetime | None = None) -> Recalled:
+    """Compose the recall surface of ``cwd`` within ``budget`` characters (default 9,000).
+
+    ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
+    the pointers' 72 h window, default the current time. The text never exceeds
+    the budget and ends with the trim line when anything was cut. Raises
+    InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
+    ``memories/.recent/`` and ``log/``; never the archive.
+    """
+    budget = check_budget(budget)
+    directory = str(normalize_directory(cwd))
+    now = now or datetime.now(timezone.utc)
+    blocks = [_BankBlock.of(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
+    composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
+    plan = composer.plan()
+    if plan is None:
+        line = f"[sandman recall: {budget} characters hold nothing; read {layout.memories}/]"
+        return Recalled(text=line + "\n" if len(line) < budget else "", trims=["everything"])
+    text = "\n".join(composer.render(plan)).rstrip("\n") + "\n"
+    return Recalled(text=text, trims=composer.trims(plan))
+
+
+def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
+    """Return the short note for a session continuing after compaction.
+
+    It says the session continues and names the banks of ``cwd`` with their
+    sizes (memory counts) instead of re-injecting them; within ``budget``
+    characters, the outermost banks' lines dropped first. Raises InputError as
+    recall does.
+    """
+    budget = check_budget(budget)
+    directory = str(normalize_directory(cwd))
+    banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
+    head = ["sandman: this session continues after compaction; its memory surface was given at the "
+            "start and is not repeated."]
+    tail = [f'Read a bank at its folder; `sandman recall --cwd {directory}` prints the surface again; '
+            '`sandman remember "<body>"` still commits a memory now.']
+    lines = [f"- {bank.label}: {memories(len(bank.entries))}, {bank.folder}/" for bank in banks]
+    if lines:
+        head.append(f"Banks for {directory}:")
+    while lines and _cost(head + lines + tail) > budget:
+        lines.pop(0)
+    text = "\n".join(head + lines + tail) + "\n"
+    return text if len(text) <= budget else ""
+
+
+# --- the SessionStart hook ---------------------------------------------------
+
+
+def _payload(payload: bytes) -> dict | None:
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def hook(layout: Layout, payload: bytes) -> str | None:
+    """Answer Claude Code's SessionStart hook: the JSON with the recall as ``additionalContext``.
+
+    ``payload`` is the hook's stdin: ``{session_id, transcript_path, cwd,
+    source, ...}``. Returns ``{"hookSpecificOutput": {"hookEventName":
+    "SessionStart", "additionalContext": <text>}}`` and a newline; for
+    ``source: "compact"`` the text is the short note of ``compact``. Returns
+    None, with a journal line, for an unreadable payload, a payload without an absolute ``cwd``, and a
+    root without ``memories/``. Raises only what recall raises on a broken root
+    (OSError), which hook.py journals.
+    """
+    data = _payload(payload)
+    if data is None:
+        journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
+        return None
+    session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    cwd = data.get("cwd")
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd:
+        journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
+        return None
+    if not layout.memories.is_dir():
+        journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
+        return None
+    source = data.get("source") if isinstance(data.get("source"), str) else None
+    if source == "compact":
+        text, trims = compact(layout, cwd), []
+    else:
+        recalled = recall(layout, cwd)
+        text, trims = recalled.text, recalled.trims
+    journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
+                  chars=len(text), trimmed=",".join(trims) or None)
+    reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+    return json.dumps(reply, ensure_ascii=False) + "\n"
+

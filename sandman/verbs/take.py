@@ -1,0 +1,390 @@
+"""``sandman take``: a session's afterlife begins (design stations ① take, ② archive, ③ pointer).
+
+A take moves the session's live transcript into the archive, byte-identical,
+by a same-volume rename (a cross-device destination is an error, never a copy),
+drops a pointer into ``memories/.recent/``, drains the pending-take ledger,
+and, when dream's queue holds ``config.DREAM_DUE_POINTERS`` pointers and no
+dream runs, spawns ``sandman dream`` fully detached. Un-take is ``mv`` back.
+
+``take --hook`` is Claude Code's SessionEnd hook (through sandman.hook): it
+declines ``reason: "resume"`` quietly (a resume is a beginning), declines a
+session a live job would resume into ``pending-takes/<sid>.json``, and takes
+every other ending at once (SessionEnd is the proof the session is over, so
+the live window does not apply). ``$SANDMAN_NO_TAKE`` and
+``CLAUDE_MEMORY_PIPELINE=1`` are handled in sandman.hook, before stdin is read.
+
+Module level is standard library only: take --hook imports it, and must do the
+rename, the pointer and the spawn without importing anything heavy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path, PurePosixPath
+
+from sandman import config, journal
+from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
+from sandman.hook import MAX_PAYLOAD_BYTES
+from sandman.layout import Layout
+from sandman.pointers import check_session_id, read_pointer, write_pointer
+from sandman.store.atomic import move_no_replace, write_atomic
+from sandman.transcripts import locate, summarize
+from sandman.transcripts.locate import Source
+
+VERB = "take"
+_SAME_SECOND_RETRIES = 5
+
+
+@dataclass
+class Taken:
+    """What one take did: the archived transcript and companion folder (absolute paths),
+    the pointer written, and the pid of a dream it spawned (None when it spawned none)."""
+
+    session: str
+    archived: Path
+    pointer: Path
+    companion: Path | None = None
+    dream_pid: int | None = None
+    reclaimed: list[str] = field(default_factory=list)
+
+
+def _rel(layout: Layout, path: Path) -> str:
+    return path.relative_to(layout.root).as_posix()
+
+
+def check_live(path: Path, now: float | None = None) -> None:
+    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds,
+    TranscriptNotFound when it is gone."""
+    try:
+        mtime = path.stat().st_mtime
+    except FileNotFoundError:
+        raise TranscriptNotFound(f"transcript {path} is already gone") from None
+    age = (time.time() if now is None else now) - mtime
+    if age < config.TAKE_LIVE_WINDOW_S:
+        wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
+        raise TranscriptLive(
+            f"transcript {path} was written {max(int(age), 0)} s ago: the session may still be live; "
+            f"wait {int(wait) + 1} s or pass --force"
+        )
+
+
+def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime) -> tuple[Path, datetime]:
+    """Move ``src`` to its archive path; return it and the moment its name carries.
+
+    A clash with another file of the same name and second moves the stamp on a second.
+    """
+    for delta in range(_SAME_SECOND_RETRIES):
+        moment = taken + timedelta(seconds=delta)
+        dst = layout.archive_path(host, moment, relpath)
+        try:
+            move_no_replace(src, dst)
+            return dst, moment
+        except FileExistsError:
+            # A concurrent take of the same session linked the same name first.
+            if not src.exists() or os.path.samefile(src, dst):
+                raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
+        except FileNotFoundError:
+            raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
+    raise FileExistsError(f"archive names for {src} are all taken around {taken:%H%M%S}")
+
+
+def archive(layout: Layout, source: Source, taken: datetime) -> tuple[Path, Path | None]:
+    """Move the transcript (then its companion folder) into ``.archive/`` (BANK-FORMAT "The archive").
+
+    Returns the archived transcript and companion folder. Raises
+    TranscriptNotFound (another take moved it first), CrossDeviceError (the
+    archive is on another filesystem: nothing is copied), OSError.
+    """
+    dst, moment = _move(layout, source.path, source.host, source.relpath, taken)
+    companion = None
+    if source.companion is not None:
+        # The folder goes beside the transcript's archived name, under the same time prefix.
+        relpath = str(PurePosixPath(source.relpath).with_suffix(""))
+        target = layout.archive_path(source.host, moment, relpath)
+        try:
+            move_no_replace(source.companion, target)
+            companion = target
+        except (OSError, SandmanError) as error:
+            journal.write(layout, VERB, "companion-left", folder=str(source.companion), error=str(error))
+    return dst, companion
+
+
+def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path | None,
+                 cwd: str | None) -> tuple[dict, int]:
+    """Return the pointer's fields for a transcript just archived (BANK-FORMAT "Pointers"),
+    and how many of its lines the reader skipped (-1: the file could not be read).
+
+    A transcript that cannot be read still gets a pointer: cwd from the
+    payload, the end time from the file's modification time.
+    """
+    try:
+        session = summarize(archived, source.host)
+        facts = {"cwd": session.cwd, "started": session.started, "ended": session.ended,
+                 "title": session.title, "highlights": session.highlights}
+        skipped = sum(session.skipped.values())
+    except (OSError, SandmanError):
+        facts, skipped = {"cwd": None, "started": None, "ended": None, "title": None, "highlights": []}, -1
+    if facts["ended"] is None:
+        facts["ended"] = journal.iso(datetime.fromtimestamp(archived.stat().st_mtime, timezone.utc))
+    data = {
+        "host": source.host,
+        "archived": _rel(layout, archived),
+        "cwd": facts["cwd"] or cwd,
+        "started": facts["started"],
+        "ended": facts["ended"],
+        "title": facts["title"],
+        "highlights": facts["highlights"],
+        "origin": str(source.path),
+    }
+    if companion is not None:
+        data["companion"] = _rel(layout, companion)
+    return data, skipped
+
+
+def _earlier(layout: Layout, session_id: str, data: dict) -> None:
+    """Keep the archive paths of an earlier take of the same session in ``earlier``.
+
+    A session id taken twice (its transcript written again after a take) has
+    two archived parts; the newer pointer must not lose the older one.
+    """
+    old = read_pointer(layout.pointer(session_id))
+    if old is None:
+        return
+    earlier = [p for p in old.data.get("earlier", []) if isinstance(p, str)]
+    for key in ("archived", "companion"):
+        value = old.data.get(key)
+        if isinstance(value, str) and value not in (data["archived"], data.get("companion")):
+            earlier.append(value)
+    if earlier:
+        data["earlier"] = earlier
+
+
+def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
+                cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
+    """Take one resolved transcript: live check, move, pointer, journal line.
+
+    Raises TranscriptLive (not ``force`` and written within the live window),
+    TranscriptNotFound (another take moved it first), CrossDeviceError, OSError.
+    """
+    if not force:
+        check_live(source.path)
+    archived, companion = archive(layout, source, journal.now_utc())
+    data, skipped = pointer_data(layout, source, archived, companion, cwd)
+    _earlier(layout, session_id, data)
+    pointer = write_pointer(layout, session_id, data)
+    layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
+    journal.write(
+        layout, VERB, "reclaimed" if reclaimed else "archived", session=session_id, host=source.host,
+        archived=data["archived"], companion=data.get("companion"), hook=hook, forced=force,
+        skipped_lines=skipped,
+    )
+    return Taken(session=session_id, archived=archived, pointer=pointer, companion=companion)
+
+
+def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Path | None = None) -> Taken:
+    """Take a session by hand: ``sandman take <session> [--force] [--transcript PATH]``.
+
+    Without ``transcript`` the session's live transcript is found under Claude
+    Code's projects folder, then Codex's sessions folder. A transcript that
+    names another session is refused. Raises InputError (bad id or path,
+    session mismatch), TranscriptNotFound, UnrecognisedTranscript,
+    TranscriptLive, CrossDeviceError, OSError.
+    """
+    check_session_id(session_id)
+    path = Path(os.path.abspath(transcript)) if transcript is not None else locate.find(session_id)
+    source = locate.source(path)
+    if transcript is not None:
+        named = summarize(path, source.host).session_id
+        if named is not None and named != session_id:
+            raise InputError(f"transcript {path} belongs to session {named}, not {session_id}")
+    taken = take_source(layout, session_id, source, force=force)
+    taken.reclaimed = drain(layout)
+    taken.dream_pid = dream_if_due(layout)
+    return taken
+
+
+# --- the hook ----------------------------------------------------------------
+
+
+def _payload(payload: bytes) -> dict:
+    if len(payload) > MAX_PAYLOAD_BYTES:
+        raise InputError(f"SessionEnd payload is over {MAX_PAYLOAD_BYTES:,} bytes")
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InputError(f"SessionEnd payload is not JSON ({len(payload)} bytes)") from None
+    if not isinstance(data, dict):
+        raise InputError("SessionEnd payload is not a JSON object")
+    return data
+
+
+def hook(layout: Layout, payload: bytes) -> str | None:
+    """Handle Claude Code's SessionEnd payload (``session_id``, ``transcript_path``, ``cwd``, ``reason``).
+
+    Prints nothing (returns None); every decision is a journal line. Raises
+    InputError for a bad payload, id or path (sandman.hook journals it and
+    exits 0), and what ``take_source`` raises.
+    """
+    data = _payload(payload)
+    reason = data.get("reason")
+    session_id = data.get("session_id")
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionEnd":
+        # Registered on the wrong event, take would pull a live session's transcript away.
+        journal.write(layout, VERB, "declined", reason="not-session-end", event=str(event), hook=True)
+        return None
+    if reason == "resume":
+        journal.write(layout, VERB, "declined", reason="resume", session=session_id if isinstance(session_id, str) else None)
+        return None
+    check_session_id(session_id)
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
+    raw_path = data.get("transcript_path")
+    if raw_path is not None and not isinstance(raw_path, str):
+        raise InputError(f"transcript_path {raw_path!r} is not a string")
+    try:
+        source = locate.source(Path(raw_path) if raw_path else locate.find(session_id))
+    except TranscriptNotFound:
+        journal.write(layout, VERB, "declined", reason="no-transcript", session=session_id, hook=True)
+        drain(layout)
+        return None
+    job = None if reason == "clear" else locate.live_job(session_id)
+    if job is not None:
+        entry = {"declined": journal.iso(journal.now_utc()), "job": job, "session": session_id,
+                 "transcript": str(source.path)}
+        write_atomic(layout.pending_take(session_id), json.dumps(entry, indent=2) + "\n")
+        journal.write(layout, VERB, "declined", reason="live-job", session=session_id, job=job, hook=True)
+        drain(layout)
+        return None
+    try:
+        take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    except TranscriptNotFound:  # a concurrent take archived it first
+        journal.write(layout, VERB, "declined", reason="already-gone", session=session_id, hook=True)
+        drain(layout)
+        return None
+    drain(layout)
+    dream_if_due(layout)
+    return None
+
+
+# --- the pending-take ledger (BANK-FORMAT "Pending takes") --------------------
+
+
+def drain(layout: Layout) -> list[str]:
+    """Settle ``pending-takes/``: keep, take unforced, or drop each entry (design station ①).
+
+    An entry whose session a job still names is kept; one whose transcript is
+    gone is dropped; otherwise the session is taken, unforced (the live window
+    guards a session resumed by hand meanwhile) and the entry removed; anything
+    else (a live transcript, an unreadable entry, an error) keeps the entry.
+    Returns the sessions reclaimed. Never raises: a drain never fails the verb
+    it rode in on; a reclaimed take never spawns a dream.
+    """
+    reclaimed = []
+    try:
+        entries = sorted(p for p in layout.pending_takes.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:
+        return reclaimed
+    for entry in entries:
+        try:
+            if _settle(layout, entry):
+                reclaimed.append(entry.stem)
+        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
+            journal.write(layout, VERB, "kept", session=entry.stem, reason="error",
+                          error=f"{type(error).__name__}: {error}")
+    return reclaimed
+
+
+def _settle(layout: Layout, entry: Path) -> bool:
+    session_id = entry.stem
+    try:
+        data = json.loads(entry.read_bytes())
+        check_session_id(data.get("session") if isinstance(data, dict) else None)
+    except (OSError, ValueError, RecursionError, InputError):
+        journal.write(layout, VERB, "kept", session=session_id, reason="unreadable-entry")
+        return False
+    session_id = data["session"]
+    job = locate.live_job(session_id)
+    if job is not None:
+        journal.write(layout, VERB, "kept", session=session_id, reason="job-live", job=job)
+        return False
+    recorded = data.get("transcript")
+    path = Path(recorded) if isinstance(recorded, str) and Path(recorded).is_absolute() else None
+    if path is None or not path.exists():
+        try:
+            path = locate.find(session_id)
+        except TranscriptNotFound:
+            entry.unlink(missing_ok=True)
+            journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
+            return False
+    try:
+        take_source(layout, session_id, locate.source(path), force=False, reclaimed=True)
+    except TranscriptLive:
+        journal.write(layout, VERB, "kept", session=session_id, reason="live")
+        return False
+    except TranscriptNotFound:
+        entry.unlink(missing_ok=True)
+        journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
+        return False
+    return True
+
+
+# --- the dream trigger ------------------------------------------------------
+
+
+def dream_command() -> list[str]:
+    """Return the argv of the detached dream: this interpreter running ``sandman dream``."""
+    return [sys.executable, "-m", "sandman", "dream"]
+
+
+def spawn_dream(layout: Layout) -> int:
+    """Start ``sandman dream`` fully detached and return its pid; never wait for it.
+
+    The child runs in a new session (no controlling terminal, outside the
+    hook's process group, so Claude Code ending the hook does not end it),
+    stdin from /dev/null, stdout and stderr appended to
+    ``.trace/dream-<date>.log``. Raises OSError when it cannot be started.
+    """
+    log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        argv = dream_command()
+        return os.posix_spawn(
+            argv[0], argv, dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, fd, 1),
+                (os.POSIX_SPAWN_DUP2, fd, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(fd)
+
+
+def dream_if_due(layout: Layout) -> int | None:
+    """Spawn a detached dream when dream's queue is due and no dream runs; return its pid.
+
+    The queue is asked of the dream module, never counted here (design
+    station ①). Never raises: a failed spawn is a journal line.
+    """
+    from sandman.verbs import dream
+
+    depth = dream.queue_depth(layout)
+    if depth < config.DREAM_DUE_POINTERS:
+        return None
+    if dream.is_running(layout):
+        journal.write(layout, VERB, "dream-running", queued=depth)
+        return None
+    try:
+        pid = spawn_dream(layout)
+    except OSError as error:
+        journal.write(layout, VERB, "dream-failed", queued=depth, error=str(error))
+        return None
+    journal.write(layout, VERB, "dream-spawned", queued=depth, pid=pid)
+    return pid

@@ -1,0 +1,267 @@
+"""doctor on a healthy root, then on a root with each problem (docs/doctor.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import timedelta
+
+import pytest
+from helpers import sandman
+from syncworld import add, bare_remote
+
+from sandman import journal
+from sandman.errors import SyncError
+from sandman.layout import Layout
+from sandman.pointers import write_pointer
+from sandman.store import repo as store
+from sandman.verbs.doctor import SCHEMA_VERSION, doctor
+from sandman.verbs.init import init
+from sandman.verbs.sync import setup, sync
+
+NAMES = ["root", "repository", "clean", "hooks", "claude", "queue", "pending", "take", "dream", "reflect",
+         "errors", "remote", "sync"]
+SETTINGS = {"hooks": {
+    "SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook", "timeout": 30}]}],
+    "SessionStart": [{"matcher": "startup|resume", "hooks": [{"type": "command", "command": "/usr/bin/env",
+                                                               "args": ["sandman", "recall", "--hook"]}]}],
+}}
+
+
+def write_settings(isolated, settings) -> None:
+    path = isolated / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(settings if isinstance(settings, str) else json.dumps(settings))
+
+
+@pytest.fixture
+def healthy(tmp_path, isolated, layout, monkeypatch) -> Layout:
+    """A root that is set up, synced, with hooks registered, a claude binary and recent activity."""
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", str(fake))
+    write_settings(isolated, SETTINGS)
+    init(layout)
+    add(layout, "Healthy", "All good.")
+    _, url = bare_remote(tmp_path)
+    setup(layout, url)
+    for verb, decision in (("take", "archived"), ("dream", "committed"), ("reflect", "committed")):
+        journal.write(layout, verb, decision)
+    return layout
+
+
+def check(report, name):
+    return next(c for c in report.checks if c.name == name)
+
+
+def test_healthy_root_is_all_ok(healthy):
+    report = doctor()
+    assert [c.name for c in report.checks] == NAMES
+    assert [(c.name, c.status) for c in report.checks if c.status != "ok"] == []
+    assert report.verdict == "OK sandman is healthy"
+    assert report.exit_code == 0
+    assert "registered in" in check(report, "hooks").message
+    assert check(report, "sync").message.startswith("last synced")
+    assert report.lines()[-1] == "verdict: OK sandman is healthy"
+
+
+def test_cli_doctor_lines_and_json(healthy):
+    done = sandman("doctor")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == len(NAMES) + 1
+    assert all(line.startswith("OK  ") for line in lines[:-1])
+    as_json = sandman("doctor", "--json")
+    assert as_json.returncode == 0
+    data = json.loads(as_json.stdout)
+    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["root"] == str(healthy.root)
+    assert data["status"] == "ok"
+    assert [c["name"] for c in data["checks"]] == NAMES
+    assert all(set(c) == {"name", "status", "message", "details"} for c in data["checks"])
+    assert {c["status"] for c in data["checks"]} <= {"ok", "warn", "fail"}
+
+
+def test_relative_root_fails_and_the_rest_is_not_checked(isolated, monkeypatch):
+    monkeypatch.setenv("SANDMAN_ROOT", "relative/root")
+    report = doctor()
+    assert check(report, "root").status == "fail"
+    assert report.verdict.startswith("FAIL root: SANDMAN_ROOT='relative/root' is relative")
+    assert check(report, "queue").message == "not checked: the root does not resolve"
+    assert report.exit_code == 1
+    done = sandman("doctor", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["root"] is None
+
+
+def test_missing_root_fails_and_doctor_creates_nothing(healthy, tmp_path, monkeypatch):
+    monkeypatch.setenv("SANDMAN_ROOT", str(tmp_path / "nowhere"))
+    report = doctor()
+    assert check(report, "repository").status == "fail"
+    assert "run `sandman init`" in check(report, "repository").message
+    assert report.verdict.startswith("FAIL repository:")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_dirty_root_warns(healthy):
+    (healthy.bank("_user")).mkdir(parents=True, exist_ok=True)
+    (healthy.bank("_user") / "user_by_hand.md").write_text("---\nname: x\n---\n\nx\n")
+    report = doctor()
+    assert check(report, "clean").status == "warn"
+    assert "1 uncommitted change(s), e.g. memories/_user/user_by_hand.md" in check(report, "clean").message
+    assert report.verdict.startswith("WARN clean:")
+    assert report.exit_code == 0
+
+
+@pytest.mark.parametrize("settings, status, text", [
+    ({}, "fail", "neither hook is registered"),
+    ({"hooks": {"SessionEnd": SETTINGS["hooks"]["SessionEnd"]}}, "warn", "SessionStart (sandman recall --hook) not registered"),
+    ("{not json", "fail", "is not readable JSON"),
+    ([1, 2], "fail", "is not a JSON object"),
+    ({"enabledPlugins": {"sandman@local": True}}, "ok", "plugin sandman@local"),
+    ({"enabledPlugins": {"sandman@local": False}}, "fail", "neither hook is registered"),
+])
+def test_hooks(healthy, isolated, settings, status, text):
+    write_settings(isolated, settings)
+    result = check(doctor(), "hooks")
+    assert (result.status, text in result.message) == (status, True), result.message
+
+
+def test_plugin_hooks_are_read_from_its_install(healthy, isolated, tmp_path):
+    install = tmp_path / "plugin"
+    (install / "hooks").mkdir(parents=True)
+    (install / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"SessionEnd": SETTINGS["hooks"]["SessionEnd"]}}))
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@mine": [{"installPath": str(install)}]}}))
+    write_settings(isolated, {"enabledPlugins": {"sandman@mine": True}})
+    result = check(doctor(), "hooks")
+    assert result.status == "warn"
+    assert result.details["registered"]["SessionEnd"] == ["plugin sandman@mine"]
+    assert result.details["registered"]["SessionStart"] == []
+
+
+def test_missing_claude_binary_fails(healthy, monkeypatch):
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", "no-such-claude-binary")
+    report = doctor()
+    assert check(report, "claude").status == "fail"
+    assert report.verdict == ("FAIL claude: claude binary 'no-such-claude-binary' not found: dream cannot run "
+                              "its minds; install Claude Code or set SANDMAN_CLAUDE_BIN")
+    assert report.exit_code == 1
+
+
+def test_old_undreamed_pointer_warns(healthy):
+    ended = journal.now_utc() - timedelta(hours=80)
+    write_pointer(healthy, "s-old", {"ended": journal.iso(ended)})
+    write_pointer(healthy, "s-done", {"ended": journal.iso(ended - timedelta(hours=1)), "dreamed": "x"})
+    result = check(doctor(), "queue")
+    assert result.status == "warn"
+    assert result.message.startswith("1 pointer(s) queued for dream; the oldest ended 3 d ago")
+    assert result.details["depth"] == 1
+
+
+def test_a_due_queue_with_no_recent_dream_warns(healthy):
+    now = journal.now_utc()
+    for i in range(10):
+        write_pointer(healthy, f"s{i}", {"ended": journal.iso(now - timedelta(hours=1))})
+    report = doctor(now=now + timedelta(hours=25))
+    assert check(report, "dream").status == "warn"
+    assert "10 pointers are due: run `sandman dream`" in check(report, "dream").message
+    assert check(doctor(now=now), "dream").status == "ok"
+
+
+def test_a_long_queue_warns(healthy):
+    now = journal.now_utc()
+    for i in range(20):
+        write_pointer(healthy, f"s{i}", {"ended": journal.iso(now)})
+    assert check(doctor(now=now), "queue").status == "warn"
+
+
+def test_stale_pending_take_warns(healthy):
+    healthy.pending_takes.mkdir()
+    entry = healthy.pending_take("s-pending")
+    entry.write_text("{}")
+    assert check(doctor(), "pending").status == "ok"
+    old = (journal.now_utc() - timedelta(hours=30)).timestamp()
+    os.utime(entry, (old, old))
+    result = check(doctor(), "pending")
+    assert result.status == "warn"
+    assert "1 waiting over 24 h (e.g. s-pending)" in result.message
+
+
+def test_reflect_late_warns_only_once_takes_happen(healthy, tmp_path, monkeypatch):
+    later = journal.now_utc() + timedelta(hours=49)
+    assert check(doctor(now=later), "reflect").status == "warn"
+    fresh = Layout(tmp_path / "fresh")
+    monkeypatch.setenv("SANDMAN_ROOT", str(fresh.root))
+    init(fresh)
+    assert check(doctor(), "reflect").message == "reflect has never run"
+    assert check(doctor(), "reflect").status == "ok"
+
+
+def test_journal_errors_in_the_last_day_warn(healthy):
+    journal.write(healthy, "take", "failed", hook=True, error="transcript missing")
+    journal.write(healthy, "remember", "refused", reason="secret")
+    report = doctor()
+    result = check(report, "errors")
+    assert result.status == "warn"
+    assert result.details["count"] == 1
+    assert result.message.startswith("1 journal error(s) in the last 24 h; latest: take failed")
+    assert result.message.endswith(": transcript missing")
+    assert check(doctor(now=journal.now_utc() + timedelta(hours=25)), "errors").status == "ok"
+
+
+def test_no_remote_warns(isolated, layout, healthy):
+    repo = store.open_repo(layout)
+    repo.remotes.delete("origin")
+    report = doctor()
+    assert check(report, "remote").status == "warn"
+    assert "set one up with `sandman sync --setup <url>`" in check(report, "remote").message
+    assert check(report, "sync").message == "not set up"
+    assert report.verdict.startswith("WARN remote:")
+
+
+def test_failed_last_sync_warns(healthy, tmp_path):
+    (tmp_path / "remote.git").rename(tmp_path / "gone.git")
+    with pytest.raises(SyncError):
+        sync(healthy)
+    report = doctor()
+    result = check(report, "sync")
+    assert result.status == "warn"
+    assert "the last sync failed" in result.message and "(unreachable)" in result.message
+    assert report.verdict.startswith("WARN sync:")
+
+
+def test_unpushed_commits_long_after_the_last_sync_warn(healthy):
+    add(healthy, "Not yet pushed", "Waiting.")
+    now = journal.now_utc()
+    assert check(doctor(now=now), "sync").status == "ok"
+    assert check(doctor(now=now), "remote").details["unpushed"] == 1
+    late = check(doctor(now=now + timedelta(hours=25)), "sync")
+    assert late.status == "warn"
+    assert "1 commit(s) wait to be pushed" in late.message
+
+
+def test_hooks_written_by_hooks_install_are_recognised(healthy, isolated):
+    from sandman.verbs.hooks import install, uninstall
+
+    write_settings(isolated, {})
+    install()
+    assert check(doctor(), "hooks").status == "ok"
+    uninstall()
+    assert check(doctor(), "hooks").status == "fail"
+
+
+def test_the_shipped_plugin_manifest_registers_both_hooks(healthy, isolated):
+    from conftest import REPO
+
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [{"installPath": str(REPO)}]}}))
+    write_settings(isolated, {"enabledPlugins": {"sandman@repo": True}})
+    result = check(doctor(), "hooks")
+    assert result.status == "ok"
+    assert result.details["registered"] == {"SessionEnd": ["plugin sandman@repo"], "SessionStart": ["plugin sandman@repo"]}

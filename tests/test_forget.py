@@ -1,0 +1,150 @@
+"""forget: every copy destroyed, no journal line, memories listed or deleted."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import git, sandman
+from sandman.banks.commit import commit_memory
+from sandman.banks.memory import Memory
+from sandman.errors import InputError
+from sandman.layout import Layout
+from sandman.verbs.forget import forget
+from sandman.verbs.take import take
+
+SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+OTHER = "11111111-2222-4333-8444-555555555555"
+
+
+def _live(home: Path, session: str) -> Path:
+    path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"type": "user", "sessionId": session, "cwd": "/home/user/proj",
+                                "timestamp": "2026-11-30T10:00:00Z",
+                                "message": {"role": "user", "content": f"work of {session}"}}) + "\n")
+    companion = path.with_suffix("") / "subagents"
+    companion.mkdir(parents=True, exist_ok=True)
+    (companion / "agent-a1.jsonl").write_text(f'{{"sessionId": "{session}", "isSidechain": true}}\n')
+    os.utime(path, (time.time() - 600,) * 2)
+    return path
+
+
+def _memory(layout: Layout, name: str, source: list[str]) -> Path:
+    memory = Memory(name=name, description=f"{name}.", type="project", body=f"{name} body.\n", source=source)
+    return commit_memory(layout, memory, directory="/home/user/proj", verb="dream").path
+
+
+@pytest.fixture
+def held(isolated: Path, layout: Layout) -> dict[str, Path]:
+    """A session held everywhere sandman and Claude Code keep one, beside another session."""
+    _live(isolated, SID), _live(isolated, OTHER)
+    take(layout, SID)
+    take(layout, OTHER)  # not forgotten: must survive
+    paths = {"archived": layout.root / json.loads(layout.pointer(SID).read_text())["archived"]}
+    paths["live"] = _live(isolated, SID)  # resumed after the take: Claude Code wrote it again
+    claude = isolated / ".claude"
+    for rel in (f"file-history/{SID}/backup-1", f"todos/{SID}-agent-{SID}.json", f"debug/{SID}.txt",
+                f"session-env/{SID}/env"):
+        (claude / rel).parent.mkdir(parents=True, exist_ok=True)
+        (claude / rel).write_text("x")
+    (claude / "todos" / f"{OTHER}-agent-{OTHER}.json").write_text("kept")
+    layout.pending_takes.mkdir(parents=True, exist_ok=True)
+    layout.pending_take(SID).write_text(json.dumps({"session": SID, "job": "j", "declined": "x"}))
+    minds = layout.dream_dir / "-home-user-proj"
+    minds.mkdir(parents=True)
+    (minds / "mind-a.jsonl").write_text(f'{{"prompt": "dream .archive/claude/.../{SID}.jsonl"}}\n')
+    (minds / "mind-b.jsonl").write_text('{"prompt": "a mind that names no id"}\n')
+    (minds / "mind-other.jsonl").write_text(f'{{"prompt": "{OTHER}"}}\n')
+    layout.dream_manifest(SID).parent.mkdir(parents=True)
+    layout.dream_manifest(SID).write_text(json.dumps(
+        {"session": SID, "transcripts": [".dream/-home-user-proj/mind-b.jsonl", "../outside.txt"]}))
+    paths["only"] = _memory(layout, "Uploads go through S3", [SID])
+    paths["shared"] = _memory(layout, "Tests run with pytest", [SID, OTHER])
+    paths["unrelated"] = _memory(layout, "Deploys happen on Fridays", [OTHER])
+    return paths
+
+
+def _everything(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.rglob("*") if ".git" not in p.parts)
+
+
+def test_forget_destroys_every_copy_and_leaves_no_trace(isolated: Path, layout: Layout, held: dict[str, Path]):
+    result = forget(layout, SID)
+    remaining = _everything(isolated)
+    assert not [p for p in remaining if SID in p], "a copy named by the session survived"
+    for path in layout.dream_dir.rglob("*"):
+        assert path.name in ("-home-user-proj", "by-session", "mind-other.jsonl"), path
+    for path in layout.trace.glob("*.log"):
+        assert SID not in path.read_text()
+    assert any(OTHER in p for p in remaining if p.endswith(".jsonl") and ".archive" in p)
+    assert (isolated / ".claude" / "todos" / f"{OTHER}-agent-{OTHER}.json").exists()
+    assert layout.pointer(OTHER).exists()
+    folder = held["archived"].parent  # shared with OTHER's copy when both were taken in one second
+    assert not folder.exists() or all(p.name.startswith(OTHER) for p in folder.iterdir())
+    assert held["only"].exists() and held["shared"].exists()
+    assert (result.memories, result.shared, result.deleted) == ([held["only"]], [held["shared"]], False)
+    assert {held["live"], held["archived"], layout.pointer(SID), layout.pending_take(SID)} <= set(result.destroyed)
+
+
+def test_forget_writes_no_journal_line(layout: Layout, held: dict[str, Path]):
+    before = {p.name: [line for line in p.read_text().splitlines() if SID not in line]
+              for p in layout.trace.glob("*.log")}
+    forget(layout, SID)
+    after = {p.name: p.read_text().splitlines() for p in layout.trace.glob("*.log")}
+    assert after == before
+
+
+def test_forget_memories_deletes_the_sole_source_ones_in_one_commit(layout: Layout, held: dict[str, Path]):
+    head = git(layout.root, "rev-parse", "HEAD").strip()
+    result = forget(layout, SID, memories=True)
+    assert result.deleted and result.commit
+    assert not held["only"].exists() and held["shared"].exists() and held["unrelated"].exists()
+    log = git(layout.root, "log", "--format=%B", f"{head}..HEAD")
+    assert log.strip() == "forget: delete 1 memory of a forgotten session\n\nVerb: forget"
+    assert SID not in log
+    assert git(layout.root, "status", "--porcelain") == ""
+    index = (held["only"].parent / "MEMORY.md").read_text()
+    assert "Uploads go through S3" not in index and "Tests run with pytest" in index
+
+
+def test_forgetting_an_unknown_session_finds_nothing(layout: Layout):
+    result = forget(layout, "never-seen")
+    assert (result.destroyed, result.memories, result.shared, result.scrubbed) == ([], [], [], [])
+    assert not layout.root.exists()
+
+
+@pytest.mark.parametrize("bad", ["../x", "a/b", "x\0y", "", "s" * 129])
+def test_forget_refuses_unsafe_ids(layout: Layout, bad: str):
+    with pytest.raises(InputError):
+        forget(layout, bad)
+
+
+def test_forget_finds_an_archived_copy_whose_pointer_was_swept(isolated: Path, layout: Layout):
+    loose = isolated / "exports" / "notes.jsonl"  # taken by path: its archived name holds no id
+    loose.parent.mkdir()
+    loose.write_text(json.dumps({"type": "user", "sessionId": SID, "message": {"role": "user", "content": "x"}}) + "\n")
+    archived = take(layout, SID, force=True, transcript=loose).archived
+    layout.pointer(SID).unlink()  # reflect swept it
+    assert archived in forget(layout, SID).destroyed
+    assert not archived.exists()
+    assert not (layout.archive / "claude").exists(), "an emptied archive folder was left behind"
+
+
+def test_forget_on_the_command_line(layout: Layout, held: dict[str, Path]):
+    done = sandman("forget", SID)
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert f"destroyed: {held['live']}" in out
+    assert f"cites only this session: {held['only']}" in out and "pass --memories" in out
+    assert f"kept (cites other sessions too): {held['shared']}" in out
+    assert "docs/forget.md" in out
+    done = sandman("forget", SID, "--memories")
+    assert f"deleted: {held['only']}" in done.stdout.decode() and not held["only"].exists()
+    nothing = sandman("forget", "never-seen")
+    assert nothing.returncode == 0 and b"nothing held for session never-seen" in nothing.stdout
+    assert sandman("forget", "../x").returncode == 2

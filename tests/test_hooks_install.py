@@ -1,0 +1,200 @@
+"""hooks install/uninstall edit Claude Code's settings.json safely; the plugin manifest matches."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+from sandman import config
+from sandman.errors import ConfigError
+from sandman.verbs import hooks
+from sandman.verbs.hooks import executable, hook_command, install, is_sandman_hook, uninstall
+
+REPO = Path(__file__).resolve().parent.parent
+
+THEIRS = {
+    "model": "opus",
+    "env": {"FOO": "bar"},
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh", "timeout": 5}]}],
+    },
+}
+
+
+def _settings(isolated: Path, data: object | None = THEIRS) -> Path:
+    path = config.claude_settings_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if data is not None:
+        path.write_text(json.dumps(data, indent=4))
+    return path
+
+
+def _ours(data: dict) -> dict[str, list[dict]]:
+    return {event: [h for g in groups for h in g["hooks"] if "--hook" in h.get("command", "")]
+            for event, groups in data.get("hooks", {}).items()}
+
+
+def test_install_registers_both_hooks_with_timeouts_and_an_absolute_command(isolated: Path):
+    path = _settings(isolated, None)
+    change = install()
+    assert change.written and len(change.added) == 2
+    data = json.loads(path.read_text())
+    assert _ours(data) == {
+        "SessionEnd": [{"type": "command", "command": hook_command("take"), "timeout": config.HOOK_TIMEOUT_TAKE_S}],
+        "SessionStart": [{"type": "command", "command": hook_command("recall"),
+                          "timeout": config.HOOK_TIMEOUT_RECALL_S}],
+    }
+    assert Path(executable()[0]).is_absolute()
+    assert hook_command("take").endswith(" take --hook")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_install_is_idempotent_and_keeps_every_other_key_and_hook(isolated: Path):
+    path = _settings(isolated)
+    install()
+    first = path.read_bytes()
+    change = install()
+    assert not change.written and path.read_bytes() == first
+    data = json.loads(first)
+    assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
+    assert data["hooks"]["PreToolUse"] == THEIRS["hooks"]["PreToolUse"]
+    assert data["hooks"]["SessionStart"][0] == THEIRS["hooks"]["SessionStart"][0]
+
+
+def test_install_updates_a_stale_path_in_place_and_removes_duplicates(isolated: Path):
+    stale = {"hooks": {"SessionEnd": [
+        {"hooks": [{"type": "command", "command": "/old/venv/bin/sandman take --hook", "timeout": 5}]},
+        {"hooks": [{"type": "command", "command": "python3 -m sandman take --hook"},
+                   {"type": "command", "command": "notify-send bye"}]},
+    ]}}
+    path = _settings(isolated, stale)
+    change = install()
+    assert len(change.updated) == 1 and len(change.removed) == 1
+    groups = json.loads(path.read_text())["hooks"]["SessionEnd"]
+    assert groups == [
+        {"hooks": [{"type": "command", "command": hook_command("take"), "timeout": config.HOOK_TIMEOUT_TAKE_S}]},
+        {"hooks": [{"type": "command", "command": "notify-send bye"}]},
+    ]
+
+
+def test_uninstall_removes_only_ours(isolated: Path):
+    path = _settings(isolated)
+    install()
+    change = uninstall()
+    assert change.written and len(change.removed) == 2
+    assert json.loads(path.read_text()) == THEIRS
+    assert not uninstall().written
+
+
+def test_uninstall_drops_the_hooks_key_it_emptied(isolated: Path):
+    path = _settings(isolated, {"model": "opus"})
+    install()
+    uninstall()
+    assert json.loads(path.read_text()) == {"model": "opus"}
+    path.unlink()
+    assert not uninstall().written and not path.exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "is not valid JSON (line 1, column 2"),
+    (b"[1, 2]", "is not a JSON object"),
+    (b'{"hooks": []}', '"hooks" in'),
+    (b'{"hooks": {"SessionEnd": {}}}', '"hooks.SessionEnd" in'),
+    (b"\xff\xfe{}", "is not UTF-8"),
+])
+def test_settings_that_are_not_a_json_object_are_refused_untouched(isolated: Path, content: bytes, message: str):
+    path = _settings(isolated, None)
+    path.write_bytes(content)
+    for verb in (install, uninstall):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            verb()
+        assert path.read_bytes() == content
+
+
+def test_a_symlinked_settings_file_stays_a_link_and_keeps_its_mode(isolated: Path, tmp_path: Path):
+    target = tmp_path / "dotfiles" / "settings.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps({"model": "opus"}))
+    target.chmod(0o640)
+    link = _settings(isolated, None)
+    link.symlink_to(target)
+    install()
+    assert link.is_symlink() and "SessionEnd" in json.loads(target.read_text())["hooks"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+
+
+def test_a_settings_file_changed_meanwhile_is_not_overwritten(isolated: Path, monkeypatch: pytest.MonkeyPatch):
+    path = _settings(isolated)
+    real = hooks._load
+
+    def load_then_edit(settings: Path):
+        loaded = real(settings)
+        settings.write_text(json.dumps({"edited": "by Claude Code"}))
+        return loaded
+
+    monkeypatch.setattr(hooks, "_load", load_then_edit)
+    with pytest.raises(ConfigError, match="changed while sandman was editing it"):
+        install()
+    assert json.loads(path.read_text()) == {"edited": "by Claude Code"}
+
+
+@pytest.mark.parametrize("entry, verb, ours", [
+    ({"type": "command", "command": "'/a b/bin/sandman' take --hook"}, "take", True),
+    ({"type": "command", "command": "sandman recall --hook"}, "recall", True),
+    ({"type": "command", "command": "sandman recall --hook"}, "take", False),
+    ({"type": "command", "command": "sandman take"}, "take", False),
+    ({"type": "command", "command": "python3", "args": ["-m", "sandman", "take", "--hook"]}, "take", True),
+    ({"type": "command", "command": "echo 'unbalanced"}, "take", False),
+    ("not a dict", "take", False),
+])
+def test_which_hook_entries_are_sandman_s(entry: object, verb: str, ours: bool):
+    assert is_sandman_hook(entry, verb) is ours
+
+
+def test_executable_prefers_the_script_beside_this_interpreter(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    script = Path(sys.executable).with_name("sandman")
+    if script.exists():
+        assert executable() == [str(script)]
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python3"))
+    monkeypatch.setattr(sys, "argv", ["-c"])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert executable() == [str(tmp_path / "python3"), "-m", "sandman"]
+
+
+def test_hooks_on_the_command_line(isolated: Path, tmp_path: Path):
+    settings = tmp_path / "settings.json"
+    done = sandman("hooks", "install", "--settings", str(settings))
+    assert done.returncode == 0, done.stderr
+    assert b"added: SessionEnd: " in done.stdout and f"written: {settings}".encode() in done.stdout
+    again = sandman("hooks", "install", "--settings", str(settings))
+    assert f"unchanged: {settings}".encode() in again.stdout
+    assert sandman("hooks", "uninstall", "--settings", str(settings)).returncode == 0
+    settings.write_text("{oops")
+    bad = sandman("hooks", "install", "--settings", str(settings))
+    assert bad.returncode == 2 and b"is not valid JSON" in bad.stderr and settings.read_text() == "{oops"
+    assert not (isolated / ".claude" / "settings.json").exists()
+
+
+def test_the_plugin_manifest_declares_the_same_hooks():
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "sandman"
+    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    for event, (verb, timeout) in hooks.HOOKS.items():
+        [group] = plugin[event]
+        [entry] = group["hooks"]
+        assert is_sandman_hook(entry, verb) and entry["timeout"] == timeout and entry["type"] == "command"
+    assert set(plugin) == set(hooks.HOOKS)
+
+
+def test_the_real_settings_are_never_touched_by_default_paths(isolated: Path):
+    assert config.claude_settings_file() == isolated / ".claude" / "settings.json"
+    assert os.environ["CLAUDE_CONFIG_DIR"] == str(isolated / ".claude")

@@ -1,0 +1,404 @@
+"""take by hand: the corpus into the archive, the guards, the race, the drain, the dream trigger."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corpus_table import CASES, Case, place
+from helpers import sandman
+from sandman import config, journal
+from sandman.errors import CrossDeviceError, InputError, TranscriptLive, TranscriptNotFound, UnrecognisedTranscript
+from sandman.layout import Layout
+from sandman.pointers import write_pointer
+from sandman.store.runlock import RunLock
+from sandman.verbs import take as take_module
+from sandman.verbs.take import drain, take
+
+SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _dirs(home: Path) -> tuple[Path, Path]:
+    return home / ".claude", home / ".codex"
+
+
+def _journal(layout: Layout, verb: str = "take") -> list[tuple[str, dict]]:
+    lines = []
+    for log in sorted(layout.trace.glob(f"{verb}-*.log")):
+        lines += [journal.parse_line(line)[2:] for line in log.read_text().splitlines()]
+    return lines
+
+
+def _live(home: Path, session: str = SID, content: bytes | None = None, age: float = 600) -> Path:
+    """A Claude Code transcript under the projects folder, last written ``age`` seconds ago."""
+    path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if content is None:
+        content = (json.dumps({"type": "user", "sessionId": session, "cwd": "/home/user/proj",
+                               "timestamp": "2026-11-30T10:00:00.000Z",
+                               "message": {"role": "user", "content": "Fix the upload test"}}) + "\n").encode()
+    path.write_bytes(content)
+    moment = time.time() - age
+    os.utime(path, (moment, moment))
+    return path
+
+
+# -- the corpus ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_corpus_transcript_is_archived_byte_identical(corpus: Path, isolated: Path, layout: Layout,
+                                                           case: Case):
+    claude_dir, codex_home = _dirs(isolated)
+    live = place(case, corpus, claude_dir, codex_home)
+    digest = _sha(live)
+    companion_files = {p.relative_to(live.with_suffix("")): _sha(p) for p in live.with_suffix("").rglob("*") if p.is_file()}
+    taken = take(layout, case.session, force=True)
+    assert not live.exists()
+    assert _sha(taken.archived) == digest
+    relative = taken.archived.relative_to(layout.archive / case.host)
+    year, month, day, first = relative.parts[:4]
+    assert (len(year), len(month), len(day)) == (4, 2, 2) and first[:6].isdigit() and first[6] == "-"
+    assert relative.name == live.name
+    pointer = json.loads(taken.pointer.read_text())
+    assert (pointer["session"], pointer["host"], pointer["cwd"], pointer["ended"], pointer["title"]) == (
+        case.session, case.host, case.cwd, case.ended, case.title)
+    assert pointer["archived"] == taken.archived.relative_to(layout.root).as_posix()
+    assert pointer["highlights"] == [] and pointer["origin"] == str(live)
+    if case.companion:
+        assert not live.with_suffix("").exists()
+        assert {p.relative_to(taken.companion): _sha(p) for p in taken.companion.rglob("*") if p.is_file()} == companion_files
+        assert taken.companion.parent == taken.archived.parent
+    assert _journal(layout)[-1][0] == "archived"
+
+
+def test_codex_rollout_archives_under_its_date_path(corpus: Path, isolated: Path, layout: Layout):
+    case = next(c for c in CASES if c.file.endswith("crud.jsonl"))
+    live = place(case, corpus, *_dirs(isolated))
+    taken = take(layout, case.session, force=True)
+    rel = taken.archived.relative_to(layout.archive).as_posix()
+    assert rel.startswith("codex/") and rel.endswith(f"-2026/01/25/{live.name}")
+
+
+def test_transcript_outside_the_host_folders_is_taken_by_path(corpus: Path, tmp_path: Path, layout: Layout):
+    case = next(c for c in CASES if c.file.endswith("short.jsonl"))
+    loose = tmp_path / "exports" / "short.jsonl"
+    loose.parent.mkdir()
+    loose.write_bytes((corpus / "transcripts" / case.file).read_bytes())
+    taken = take(layout, case.session, force=True, transcript=loose)
+    assert taken.archived.name == "short.jsonl" and taken.archived.parent.name.endswith("-exports")
+
+
+def test_highlights_reach_the_pointer(isolated: Path, layout: Layout):
+    call = {"type": "assistant", "sessionId": SID, "timestamp": "2026-11-30T10:01:00.000Z", "message": {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                          "input": {"command": 'sandman remember "Uploads go through S3"'}}]}}
+    path = _live(isolated)
+    path.write_bytes(path.read_bytes() + json.dumps(call).encode() + b"\n")
+    os.utime(path, (time.time() - 600,) * 2)
+    pointer = json.loads(take(layout, SID).pointer.read_text())
+    assert pointer["highlights"] == ["Uploads go through S3"]
+    assert (pointer["started"], pointer["ended"]) == ("2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z")
+
+
+# -- guards -------------------------------------------------------------------
+
+
+def test_a_transcript_written_in_the_live_window_is_refused_unless_forced(isolated: Path, layout: Layout):
+    live = _live(isolated, age=5)
+    with pytest.raises(TranscriptLive, match=r"written \d+ s ago: the session may still be live; wait \d+ s or pass --force"):
+        take(layout, SID)
+    assert live.exists() and not layout.pointer(SID).exists()
+    take(layout, SID, force=True)
+    assert not live.exists()
+
+
+def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):
+    _live(isolated, age=config.TAKE_LIVE_WINDOW_S + 5)
+    assert take(layout, SID).archived.exists()
+
+
+@pytest.mark.parametrize("bad", ["a/b", "..", "a..b", "x\0y", "s" * 129, "", "-lead"])
+def test_unsafe_session_ids_are_refused(layout: Layout, bad: str):
+    with pytest.raises(InputError):
+        take(layout, bad)
+
+
+def test_unknown_session_is_not_found(layout: Layout):
+    with pytest.raises(TranscriptNotFound, match="no live transcript of session nope"):
+        take(layout, "nope")
+
+
+def test_transcript_of_another_session_is_refused(isolated: Path, layout: Layout):
+    live = _live(isolated)
+    with pytest.raises(InputError, match=f"belongs to session {SID}, not other-session"):
+        take(layout, "other-session", transcript=live)
+    assert live.exists()
+
+
+def test_transcript_path_must_be_a_regular_file(tmp_path: Path, isolated: Path, layout: Layout):
+    with pytest.raises(InputError, match="is not a regular file"):
+        take(layout, SID, transcript=tmp_path)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(_live(isolated))
+    with pytest.raises(InputError, match="is a symbolic link"):
+        take(layout, SID, transcript=link)
+
+
+def test_an_unrecognised_file_outside_the_host_folders_is_refused(tmp_path: Path, layout: Layout):
+    odd = tmp_path / "notes.jsonl"
+    odd.write_text('{"hello": "world"}\n')
+    with pytest.raises(UnrecognisedTranscript):
+        take(layout, SID, transcript=odd, force=True)
+    assert odd.exists()
+
+
+@pytest.mark.parametrize("call", ["link", "rename"])
+def test_cross_device_archive_is_an_error_never_a_copy(isolated: Path, layout: Layout,
+                                                       monkeypatch: pytest.MonkeyPatch, call: str):
+    live = _live(isolated)
+
+    def exdev(*args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    if call == "link":
+        monkeypatch.setattr(os, "link", exdev)
+    else:  # a filesystem without hard links falls back to rename
+        monkeypatch.setattr(os, "link", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EPERM, "no links")))
+        monkeypatch.setattr(os, "rename", exdev)
+    with pytest.raises(CrossDeviceError, match="different filesystems"):
+        take(layout, SID)
+    assert live.exists()
+    assert not layout.pointer(SID).exists()
+    assert not any(p.is_file() for p in layout.archive.rglob("*"))
+
+
+def test_the_loser_of_a_same_second_race_reports_the_session_gone(isolated: Path, layout: Layout,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    """The other take has linked the archive name and not yet unlinked the live file."""
+    live = _live(isolated)
+    moment = journal.now_utc()
+    monkeypatch.setattr(journal, "now_utc", lambda: moment)
+    rel = f"-home-user-proj/{SID}.jsonl"
+    winner = layout.archive_path("claude", moment, rel)
+    winner.parent.mkdir(parents=True)
+    os.link(live, winner)
+    with pytest.raises(TranscriptNotFound, match="already gone: another take archived it"):
+        take(layout, SID)
+    assert live.exists() and winner.exists() and not layout.pointer(SID).exists()
+
+
+def test_concurrent_takes_archive_once(isolated: Path, layout: Layout):
+    for attempt in range(5):
+        session = f"race-{attempt}"
+        live = _live(isolated, session)
+        digest = _sha(live)
+        procs = [subprocess.Popen([sys.executable, "-m", "sandman", "take", session], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE) for _ in range(2)]
+        results = [(p.wait(timeout=60), p.stderr.read().decode()) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        codes = sorted(code for code, _ in results)
+        assert codes == [0, 2], results
+        loser = next(err for code, err in results if code == 2)
+        assert "already gone" in loser or "no live transcript" in loser
+        copies = [p for p in layout.archive.rglob(f"{session}.jsonl")]
+        assert len(copies) == 1 and _sha(copies[0]) == digest
+        assert not live.exists()
+
+
+def test_take_by_hand_prints_and_exits(isolated: Path):
+    _live(isolated)
+    done = sandman("take", SID)
+    assert done.returncode == 0, done.stderr
+    assert b"archived: " in done.stdout and b"pointer: " in done.stdout
+    again = sandman("take", SID)
+    assert again.returncode == 2
+    assert again.stderr.decode().startswith(f"sandman: no live transcript of session {SID}")
+    live = _live(isolated, age=1)
+    refused = sandman("take", SID)
+    assert refused.returncode == 1 and b"pass --force" in refused.stderr and live.exists()
+    assert sandman("take").returncode == 2
+
+
+# -- the pending-take ledger -------------------------------------------------
+
+
+def _job(home: Path, job: str, **state) -> Path:
+    folder = home / ".claude" / "jobs" / job
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "state.json").write_text(json.dumps(state))
+    return folder
+
+
+def _pending(layout: Layout, session: str, transcript: Path | None, job: str = "abcd1234") -> Path:
+    entry = {"declined": "2026-11-30T10:00:00Z", "job": job, "session": session}
+    if transcript is not None:
+        entry["transcript"] = str(transcript)
+    path = layout.pending_take(session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(entry))
+    return path
+
+
+def test_drain_keeps_an_entry_whose_job_lives(isolated: Path, layout: Layout):
+    live = _live(isolated)
+    _job(isolated, "abcd1234", sessionId=SID, state="done")
+    entry = _pending(layout, SID, live)
+    assert drain(layout) == []
+    assert entry.exists() and live.exists()
+    assert ("kept", {"session": SID, "reason": "job-live", "job": "abcd1234"}) in _journal(layout)
+
+
+def test_drain_takes_a_session_whose_job_is_gone(isolated: Path, layout: Layout):
+    live = _live(isolated)
+    entry = _pending(layout, SID, live)
+    assert drain(layout) == [SID]
+    assert not entry.exists() and not live.exists() and layout.pointer(SID).exists()
+    assert _journal(layout)[-1][0] == "reclaimed"
+
+
+def test_drain_drops_an_entry_whose_transcript_is_gone(isolated: Path, layout: Layout):
+    entry = _pending(layout, SID, isolated / "gone.jsonl")
+    assert drain(layout) == []
+    assert not entry.exists()
+    assert ("dropped", {"session": SID, "reason": "transcript-gone"}) in _journal(layout)
+
+
+def test_drain_keeps_a_session_written_in_the_live_window(isolated: Path, layout: Layout):
+    live = _live(isolated, age=3)  # resumed by hand since the decline
+    entry = _pending(layout, SID, live)
+    assert drain(layout) == []
+    assert entry.exists() and live.exists()
+    assert ("kept", {"session": SID, "reason": "live"}) in _journal(layout)
+
+
+def test_drain_keeps_an_unreadable_entry_and_never_raises(layout: Layout):
+    layout.pending_takes.mkdir(parents=True)
+    (layout.pending_takes / "broken.json").write_text("{not json")
+    (layout.pending_takes / "bad-id.json").write_text(json.dumps({"session": "../escape"}))
+    assert drain(layout) == []
+    assert (layout.pending_takes / "broken.json").exists() and (layout.pending_takes / "bad-id.json").exists()
+
+
+def test_drain_finds_the_transcript_by_id_when_the_entry_names_none(isolated: Path, layout: Layout):
+    live = _live(isolated)
+    _pending(layout, SID, None)
+    assert drain(layout) == [SID] and not live.exists()
+
+
+def test_a_take_by_hand_pays_its_own_debt_and_drains_the_rest(isolated: Path, layout: Layout):
+    mine, other = _live(isolated), _live(isolated, "other-session")
+    _pending(layout, SID, mine)
+    _pending(layout, "other-session", other)
+    taken = take(layout, SID)
+    assert taken.reclaimed == ["other-session"]
+    assert not layout.pending_take(SID).exists() and not layout.pending_take("other-session").exists()
+
+
+# -- the dream trigger -------------------------------------------------------
+
+
+def _queue(layout: Layout, count: int) -> None:
+    for index in range(count):
+        write_pointer(layout, f"queued-{index}", {"archived": "x", "ended": "2026-11-30T09:00:00Z"})
+
+
+def _stand_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Point the spawn at a tiny script that reports how it was started."""
+    marker = tmp_path / "dream-ran.json"
+    script = ("import json, os, sys; json.dump({'sid': os.getsid(0), 'pid': os.getpid(), "
+              f"'stdin': sys.stdin.read()}}, open({str(marker)!r}, 'w')); print('dream stand-in output')")
+    monkeypatch.setattr(take_module, "dream_command", lambda: [sys.executable, "-c", script])
+    return marker
+
+
+def _wait_for(path: Path, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists() or not path.read_text():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.02)
+
+
+def test_the_tenth_queued_pointer_spawns_a_detached_dream(isolated: Path, tmp_path: Path, layout: Layout,
+                                                         monkeypatch: pytest.MonkeyPatch):
+    marker = _stand_in(monkeypatch, tmp_path)
+    _queue(layout, config.DREAM_DUE_POINTERS - 1)
+    _live(isolated)
+    taken = take(layout, SID)
+    assert taken.dream_pid is not None
+    _wait_for(marker)
+    ran = json.loads(marker.read_text())
+    os.waitpid(taken.dream_pid, 0)
+    assert ran["pid"] == taken.dream_pid and ran["sid"] == ran["pid"], "not the leader of a new session"
+    assert ran["stdin"] == ""
+    log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
+    assert "dream stand-in output" in log.read_text()
+    assert _journal(layout)[-1] == ("dream-spawned", {"queued": "10", "pid": str(taken.dream_pid)})
+
+
+def test_no_dream_below_the_threshold_or_while_one_runs(isolated: Path, tmp_path: Path, layout: Layout,
+                                                         monkeypatch: pytest.MonkeyPatch):
+    marker = _stand_in(monkeypatch, tmp_path)
+    _queue(layout, config.DREAM_DUE_POINTERS - 2)
+    _live(isolated)
+    assert take(layout, SID).dream_pid is None
+    lock = RunLock(layout.dream_lock)
+    assert lock.acquire()
+    try:
+        _live(isolated, "another-session")
+        assert take(layout, "another-session").dream_pid is None
+    finally:
+        lock.release()
+    assert _journal(layout)[-1] == ("dream-running", {"queued": "10"})
+    assert not marker.exists()
+
+
+def test_a_reclaimed_take_spawns_no_dream(isolated: Path, tmp_path: Path, layout: Layout,
+                                          monkeypatch: pytest.MonkeyPatch):
+    marker = _stand_in(monkeypatch, tmp_path)
+    _queue(layout, config.DREAM_DUE_POINTERS - 1)
+    _pending(layout, SID, _live(isolated))
+    assert drain(layout) == [SID]
+    assert not marker.exists() and not any(d.startswith("dream") for d, _ in _journal(layout))
+
+
+def test_a_session_taken_twice_keeps_its_earlier_part(isolated: Path, layout: Layout):
+    _live(isolated)
+    first = take(layout, SID, force=True)
+    _live(isolated)  # Claude Code wrote the session again after the take
+    second = take(layout, SID, force=True)
+    pointer = json.loads(second.pointer.read_text())
+    assert pointer["archived"] == second.archived.relative_to(layout.root).as_posix()
+    assert pointer["earlier"] == [first.archived.relative_to(layout.root).as_posix()]
+    assert first.archived.exists() and second.archived.exists()
+
+
+def test_drain_drops_an_entry_whose_transcript_vanishes_mid_drain(isolated: Path, layout: Layout,
+                                                                  monkeypatch: pytest.MonkeyPatch):
+    live = _live(isolated)
+    entry = _pending(layout, SID, live)
+    real = take_module.locate.source
+
+    def source_then_vanish(path: Path):
+        found = real(path)
+        path.unlink()  # resumed and removed by hand between the lookup and the take
+        return found
+
+    monkeypatch.setattr(take_module.locate, "source", source_then_vanish)
+    assert drain(layout) == []
+    assert not entry.exists()
+    assert _journal(layout)[-1] == ("dropped", {"session": SID, "reason": "transcript-gone"})

@@ -1,0 +1,239 @@
+"""take --hook as Claude Code runs it: a real subprocess fed SessionEnd payloads on stdin."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from corpus_table import CASES, place
+from helpers import sandman
+from sandman import journal
+from sandman.layout import Layout
+
+SID = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+SHORT = next(c for c in CASES if c.file.endswith("spotter/short.jsonl"))
+
+
+def _journal(layout: Layout) -> list[tuple[str, dict]]:
+    return [journal.parse_line(line)[2:] for log in sorted(layout.trace.glob("take-*.log"))
+            for line in log.read_text().splitlines()]
+
+
+def _transcript(corpus: Path, home: Path, session: str = SID) -> Path:
+    """The corpus's short session, placed where the payloads say Claude Code keeps it."""
+    path = home / ".claude" / "projects" / "-home-user-my-project" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes((corpus / "transcripts" / SHORT.file).read_bytes())
+    return path
+
+
+def _payload(corpus: Path, name: str, home: Path) -> bytes:
+    """A corpus payload with its transcript path moved into the test's config dir."""
+    text = (corpus / "hooks" / name).read_text()
+    return text.replace("/home/user/.claude", str(home / ".claude")).encode()
+
+
+def _hook(stdin: bytes, **env: str) -> subprocess.CompletedProcess:
+    return sandman("take", "--hook", stdin=stdin, env=env)
+
+
+@pytest.mark.parametrize("name", ["session-end.clear.json", "session-end.logout.json",
+                                  "session-end.prompt_input_exit.json",
+                                  "session-end.bypass_permissions_disabled.json"])
+def test_an_ending_payload_archives_the_session(corpus: Path, isolated: Path, layout: Layout, name: str):
+    live = _transcript(corpus, isolated)
+    digest = hashlib.sha256(live.read_bytes()).hexdigest()
+    done = _hook(_payload(corpus, name, isolated))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert not live.exists()
+    pointer = json.loads(layout.pointer(SID).read_text())
+    archived = layout.root / pointer["archived"]
+    assert hashlib.sha256(archived.read_bytes()).hexdigest() == digest
+    assert (pointer["cwd"], pointer["ended"], pointer["title"]) == (SHORT.cwd, SHORT.ended, SHORT.title)
+    verdict, facts = _journal(layout)[-1]
+    assert verdict == "archived" and facts["hook"] == "true" and facts["forced"] == "true"
+
+
+def test_a_resume_payload_is_declined_quietly(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    done = _hook(_payload(corpus, "session-end.resume.json", isolated))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert live.exists() and not layout.pointer(SID).exists()
+    assert _journal(layout) == [("declined", {"reason": "resume", "session": SID})]
+
+
+def test_the_documented_example_payload_names_no_transcript_here(corpus: Path, layout: Layout):
+    done = _hook(_payload(corpus, "session-end.other.doc.json", Path("/nowhere")))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert _journal(layout)[-1] == ("declined", {"reason": "no-transcript", "session": "abc123", "hook": "true"})
+
+
+def test_a_codex_payload_without_transcript_path_finds_the_rollout(corpus: Path, isolated: Path, layout: Layout):
+    case = next(c for c in CASES if c.file.endswith("crud.jsonl"))
+    live = place(case, corpus, isolated / ".claude", isolated / ".codex")
+    done = _hook(_payload(corpus, "session-end.codex-null-transcript.json", isolated))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not live.exists()
+    pointer = json.loads(layout.pointer(case.session).read_text())
+    assert pointer["host"] == "codex" and pointer["archived"].startswith(".archive/codex/")
+
+
+def _blocked_stdin(env: dict[str, str]) -> int:
+    """Run take --hook with a stdin that never ends: only a hook that does not read it exits."""
+    proc = subprocess.Popen([sys.executable, "-m", "sandman", "take", "--hook"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+    try:
+        code = proc.wait(timeout=60)
+        assert proc.stdout.read() == b"" and proc.stderr.read() == b""
+        return code
+    finally:
+        proc.kill()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+        proc.wait()
+
+
+def test_no_take_declines_before_reading_stdin(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    assert _blocked_stdin({"SANDMAN_NO_TAKE": "1"}) == 0
+    assert live.exists() and not layout.pointer(SID).exists()
+    assert _journal(layout) == [("declined", {"hook": "true", "reason": "no-take"})]
+
+
+def test_a_mind_session_is_never_taken(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    assert _blocked_stdin({"CLAUDE_MEMORY_PIPELINE": "1"}) == 0
+    done = _hook(_payload(corpus, "session-end.prompt_input_exit.json", isolated), CLAUDE_MEMORY_PIPELINE="1")
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert live.exists()
+    assert not layout.root.exists(), "a mind's session end must write nothing at all"
+
+
+@pytest.mark.parametrize("stdin, message", [
+    (b"not json", "SessionEnd payload is not JSON"),
+    (b"[1, 2]", "SessionEnd payload is not a JSON object"),
+    (b"\xff\xfe", "SessionEnd payload is not JSON"),
+    (json.dumps({"session_id": "../../etc", "reason": "other"}).encode(), "holds characters a file name cannot carry"),
+    (json.dumps({"session_id": "a/b", "reason": "other"}).encode(), "holds characters a file name cannot carry"),
+    (json.dumps({"session_id": "a\u0000b", "reason": "other"}).encode(), "holds characters a file name cannot carry"),
+    (json.dumps({"session_id": "s" * 129, "reason": "other"}).encode(), "the limit is 128"),
+    (json.dumps({"session_id": 42}).encode(), "is missing or not a string"),
+    (json.dumps({"session_id": SID, "transcript_path": "relative/x.jsonl"}).encode(), "is not absolute"),
+    (json.dumps({"session_id": SID, "transcript_path": "/"}).encode(), "is not a regular file"),
+    (json.dumps({"session_id": SID, "transcript_path": 7}).encode(), "is not a string"),
+    (b"{" + b" " * (1 << 20) + b"}", "payload is over"),
+])
+def test_bad_payloads_are_journalled_and_exit_zero(corpus: Path, isolated: Path, layout: Layout,
+                                                   stdin: bytes, message: str):
+    live = _transcript(corpus, isolated)
+    done = _hook(stdin)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    verdict, facts = _journal(layout)[-1]
+    assert verdict == "failed" and message in facts["error"]
+    assert live.exists() and not layout.pointer(SID).exists()
+
+
+def _job(home: Path, job: str, state: object) -> None:
+    folder = home / ".claude" / "jobs" / job
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_text(json.dumps(state))
+
+
+def test_a_session_a_live_job_would_resume_is_declined_into_the_ledger(corpus: Path, isolated: Path,
+                                                                       layout: Layout):
+    live = _transcript(corpus, isolated)
+    _job(isolated, "3f219846", {"state": "done", "sessionId": SID})
+    done = _hook(_payload(corpus, "session-end.prompt_input_exit.json", isolated))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert live.exists() and not layout.pointer(SID).exists()
+    entry = json.loads(layout.pending_take(SID).read_text())
+    assert entry["job"] == "3f219846" and entry["session"] == SID and entry["declined"].endswith("Z")
+    assert entry["transcript"] == str(live)
+    assert ("declined", {"reason": "live-job", "session": SID, "job": "3f219846", "hook": "true"}) in _journal(layout)
+    # The job is deleted (claude rm): the next take that reaches an ending drains the debt.
+    (isolated / ".claude" / "jobs" / "3f219846" / "state.json").unlink()
+    (isolated / ".claude" / "jobs" / "3f219846").rmdir()
+    os.utime(live, (0, 0))  # long idle: outside the live window
+    other = _transcript(corpus, isolated, "another-session-0001")
+    payload = json.dumps({"session_id": "another-session-0001", "transcript_path": str(other), "reason": "logout"})
+    assert _hook(payload.encode()).returncode == 0
+    assert not live.exists() and not layout.pending_take(SID).exists() and layout.pointer(SID).exists()
+    assert [verdict for verdict, facts in _journal(layout) if facts.get("session") == SID][-1] == "reclaimed"
+
+
+def test_clear_reaches_past_a_live_job(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    _job(isolated, "3f219846", {"sessionId": SID})
+    assert _hook(_payload(corpus, "session-end.clear.json", isolated)).returncode == 0
+    assert not live.exists() and not layout.pending_take(SID).exists()
+
+
+@pytest.mark.parametrize("state, declined", [
+    ({"sessionId": "someone-else", "resumeSessionId": SID}, True),
+    ({"sessionId": SID, "resumeSessionId": "the-next-one"}, False),
+    ({"sessionId": SID, "resumeSessionId": 7}, False),
+    ({"sessionId": [SID]}, False),
+    ("not an object", False),
+])
+def test_a_job_speaks_for_the_session_it_would_resume_next(corpus: Path, isolated: Path, layout: Layout,
+                                                          state: object, declined: bool):
+    live = _transcript(corpus, isolated)
+    _job(isolated, "job1", state)
+    assert _hook(_payload(corpus, "session-end.logout.json", isolated)).returncode == 0
+    assert live.exists() is declined and layout.pending_take(SID).exists() is declined
+
+
+def test_an_unreadable_job_state_reads_as_no_job(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    folder = isolated / ".claude" / "jobs" / "job1"
+    folder.mkdir(parents=True)
+    (folder / "state.json").write_bytes(b"{broken")
+    assert _hook(_payload(corpus, "session-end.logout.json", isolated)).returncode == 0
+    assert not live.exists()
+
+
+HEAVY = ("typer", "click", "pygit2", "yaml", "jinja2", "markdown_it", "rich", "mcp", "filelock", "detect_secrets")
+
+
+def test_the_hook_path_imports_nothing_heavy(corpus: Path, isolated: Path, layout: Layout):
+    _transcript(corpus, isolated)
+    probe = ("import sys, runpy\n"
+             "sys.argv = ['sandman', 'take', '--hook']\n"
+             "try:\n    runpy.run_module('sandman', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n")
+    done = subprocess.run([sys.executable, "-c", probe], input=_payload(corpus, "session-end.logout.json", isolated),
+                          capture_output=True, env=os.environ.copy(), timeout=60)
+    assert done.stdout.decode().strip() == "[]", done.stderr
+    assert layout.pointer(SID).exists()
+
+
+def test_a_hook_that_loses_the_race_declines_as_already_gone(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    moment = journal.now_utc()
+    for delta in range(30):  # whichever second the hook lands in, the other take got there first
+        winner = layout.archive_path("claude", moment + timedelta(seconds=delta), f"-home-user-my-project/{SID}.jsonl")
+        winner.parent.mkdir(parents=True, exist_ok=True)
+        os.link(live, winner)
+    done = _hook(_payload(corpus, "session-end.logout.json", isolated))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert _journal(layout)[-1] == ("declined", {"reason": "already-gone", "session": SID, "hook": "true"})
+
+
+@pytest.mark.parametrize("name", [
+    "session-start.startup.doc.json", "session-start.startup.full.json", "session-start.resume.json",
+    "session-start.clear.json", "session-start.compact.json", "session-start.fork.json",
+    "session-start.minimal.json", "session-start.output.additional-context.doc.json",
+    "session-start.output.minimal.json", "settings.hooks.example.json",
+])
+def test_a_payload_of_any_other_event_never_takes(corpus: Path, isolated: Path, layout: Layout, name: str):
+    live = _transcript(corpus, isolated)
+    done = _hook(_payload(corpus, name, isolated))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert live.exists() and not layout.pointer(SID).exists()
