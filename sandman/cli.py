@@ -321,3 +321,52 @@ def doctor(
     report = run_doctor()
     print(report.to_json() if json_ else "\n".join(report.lines()))
     raise typer.Exit(report.exit_code)
+
+
+# --- the static site: `sandman site` and `sandman report serve` ---
+
+
+@app.command()
+def site() -> None:
+    """Render the memory root as a static site into <root>/.site/."""
+    from sandman.verbs.site import site as run_site
+
+    root = layout()
+    stats = run(lambda: run_site(root))
+    print(
+        f"rendered {stats.site}: {stats.pages} pages, {stats.written} written, "
+        f"{stats.removed} removed ({stats.seconds:.2f} s)"
+    )
+    if stats.unreadable:
+        print(f"{stats.unreadable} files could not be read; their pages show the error")
+    print(f"open {stats.site / 'index.html'}")
+
+
+report_app = typer.Typer(
+    help="The owner's digest of the shifts' reports; only `serve` exists yet.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(report_app, name="report")
+
+
+@report_app.command("serve")
+def report_serve(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port; 0 picks a free one.")] = config.SITE_PORT,
+    host: Annotated[str, typer.Option(help="Address to bind; loopback only unless --public.")] = config.SITE_HOST,
+    public: Annotated[bool, typer.Option("--public", help="Allow a non-loopback address: anyone who can reach it reads every memory.")] = False,
+) -> None:
+    """Serve the rendered site, re-rendering it first if stale."""
+    from sandman.site.serve import url
+    from sandman.verbs.report import open_server
+
+    root = layout()
+    server, stats = run(lambda: open_server(root, host=host, port=port, public=public))
+    print(f"site: {stats.written} pages re-rendered" if stats.written else "site: up to date")
+    print(f"serving {url(server)} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -296,3 +296,10 @@ DOCTOR_PENDING_STALE_HOURS = 24  # a pending take older than this is worth a loo
 DOCTOR_DREAM_LATE_HOURS = 24  # a due queue and no dream for this long: the trigger is not firing
 DOCTOR_REFLECT_LATE_HOURS = 48  # reflect is the 24-hour pass; two missed days warn
 DOCTOR_UNPUSHED_LATE_HOURS = 24  # local commits unpushed this long after the last sync warn
+
+# --- the static site (sandman.site, `sandman site`, `sandman report serve`) ---
+
+SITE_HOST = "127.0.0.1"
+SITE_PORT = 1705
+SITE_RENDER_LOCK_TIMEOUT_S = 300.0
+SITE_HOME_LOG_ENTRIES = 7  # the newest voyage entries the home page shows

@@ -106,3 +106,11 @@ class SyncError(SandmanError):
         # changes before it failed, if it made one: the one local change kept.
         self.recovered: str | None = None
         super().__init__(message)
+
+
+# --- the static site (sandman.site) ---
+
+
+class SiteError(SandmanError):
+    """The site cannot be rendered as asked: two pages claim one output path, or a page
+    would land outside ``.site/``."""

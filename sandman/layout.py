@@ -94,6 +94,32 @@ class Layout:
     def site(self) -> Path:
         return self.root / ".site"
 
+    # -- the site's own state (sandman.site): caches and the manifest, never served --
+    @property
+    def site_state(self) -> Path:
+        """``.site/.state/``: what the last render knew; deleting it forces a full render."""
+        return self.site / ".state"
+
+    @property
+    def site_manifest(self) -> Path:
+        """``.site/.state/manifest.json``: each written page and the digest of its inputs."""
+        return self.site_state / "manifest.json"
+
+    @property
+    def site_sources_cache(self) -> Path:
+        """``.site/.state/sources.json``: parsed memories and entries, keyed by file SHA-256."""
+        return self.site_state / "sources.json"
+
+    @property
+    def site_history_cache(self) -> Path:
+        """``.site/.state/history.json``: the commits that touched each path, as of one HEAD."""
+        return self.site_state / "history.json"
+
+    @property
+    def site_lock(self) -> Path:
+        """``.site/.state/render.lock``: one render writes ``.site/`` at a time."""
+        return self.site_state / "render.lock"
+
     @property
     def commit_lock(self) -> Path:
         return self.root / ".commit.lock"

@@ -107,7 +107,8 @@ def test_log_index_is_rendered_by_the_given_renderer(layout):
         return "rendered\n"
 
     merged = merge_trees(layout, base, ours, theirs, blobs, log_index=render)
-    assert seen == [["2026-11-29.md", "2026-11-30.md"]]
+    # The renderer sees both sides' entries and the index whose voyage began first (to keep began).
+    assert seen == [["2026-11-29.md", "2026-11-30.md", "INDEX.md"]]
     assert text(blobs, merged, "log/INDEX.md") == "rendered\n"
     without = merge_trees(layout, base, ours, theirs, blobs)
     assert text(blobs, without, "log/INDEX.md") == "index a\n"

@@ -269,3 +269,30 @@ def test_help_lists_sync_and_doctor():
     assert "Check root, hooks, minds, queue, journal and remote." in text
     options = sandman("sync", "--help").stdout.decode()
     assert "--setup URL" in options and "--no-push" in options
+
+
+def _log_entry(layout: Layout, day: str, title: str) -> None:
+    from sandman.banks.commit import bank_transaction
+    from sandman.voyage import LogEntry, render_log_index
+
+    with bank_transaction(layout, verb="reflect", subject=f"voyage {day}") as tx:
+        tx.write_file(layout.log_entry(day), LogEntry(day=day, kind="passage", title=title, body="A day.\n").text())
+        tx.write_file(layout.log_index, render_log_index(layout))
+
+
+def test_voyage_entries_from_both_sides_merge_and_the_log_index_is_regenerated(tmp_path):
+    from sandman.voyage import render_log_index
+
+    world = make_world(tmp_path)
+    _log_entry(world.a, "2026-11-20", "The first day, on A")
+    sync(world.a)
+    sync(world.b)
+    _log_entry(world.a, "2026-11-22", "A sails on")
+    _log_entry(world.b, "2026-11-21", "B sails on")
+    sync(world.a)
+    sync(world.b)
+    index = world.b.log_index.read_text(encoding="utf-8")
+    assert index == render_log_index(world.b)
+    assert "began: 2026-11-20" in index
+    assert [line[3:13] for line in index.splitlines() if line.startswith("- [")] == [
+        "2026-11-20", "2026-11-21", "2026-11-22"]

@@ -237,7 +237,10 @@ def _regenerate(
         if index in ours:
             merged[index] = ours[index]
     elif log_index is not None:
-        text = _render(merged, log_folder, blobs, log_index, keep={})
+        # The index whose voyage began first keeps ``began`` fixed (docs/BANK-FORMAT.md, "log/").
+        first = min((e for e in (ours.get(index), theirs.get(index)) if e is not None),
+                    key=lambda entry: _began(blobs.read(entry[0])))
+        text = _render(merged, log_folder, blobs, log_index, keep={index: first})
         merged[index] = (blobs.write(text.encode("utf-8")), _mode(ours, theirs, index))
     else:
         b, o, t = base.get(index), ours.get(index), theirs.get(index)
@@ -247,6 +250,12 @@ def _regenerate(
         if o != b and t != b and o != t:
             kept.append(Kept("index-kept", index))
     return kept
+
+
+def _began(index: bytes) -> str:
+    """Return the ``began:`` day of a log/INDEX.md's bytes ("~" sorts after any day when absent)."""
+    match = re.search(rb"^began: *'?(\d{4}-\d{2}-\d{2})", index, re.M)
+    return match.group(1).decode() if match else "~"
 
 
 def _under(tree: FlatTree, folder: str) -> FlatTree:

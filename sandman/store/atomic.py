@@ -25,9 +25,12 @@ from sandman.errors import CrossDeviceError
 TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
-def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` (str is encoded UTF-8) atomically; create parents.
 
+    ``durable=False`` skips the two fsyncs, for derived files written by the
+    thousand (the rendered site): the caller makes them durable in one
+    ``os.sync()`` before it records them. Readers still see old or new bytes.
     Raises OSError when the directory cannot be written; the temp file is removed.
     """
     if isinstance(data, str):
@@ -42,14 +45,16 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644) -> None:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def fsync_dir(directory: Path) -> None:

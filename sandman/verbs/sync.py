@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sandman import config, journal
 from sandman.errors import ConfigError, InputError, LockBusy, SandmanError, SyncError
@@ -213,6 +214,7 @@ def _integrate(layout: Layout, repo, name: str, branch: str, push: bool, recover
 def _merge(layout: Layout, repo, base, ours_tree, theirs_tree):
     from sandman.banks.merge import merge_trees
     from sandman.store import sync as git
+    from sandman.voyage import render_log_index
 
     class Blobs:
         def read(self, blob: str) -> bytes:
@@ -221,10 +223,13 @@ def _merge(layout: Layout, repo, base, ours_tree, theirs_tree):
         def write(self, data: bytes) -> str:
             return git.write_blob(repo, data)
 
-    # log/INDEX.md belongs to reflect (issue 6): pass its renderer as
-    # ``log_index=`` here once it lands; until then a log index changed on both
-    # sides keeps this machine's version and the next reflect regenerates it.
-    return merge_trees(layout, git.flat_tree(repo, base), ours_tree, theirs_tree, Blobs())
+    def log_index(folder: Path) -> str:
+        # The scratch copy keeps the folder's name, so its parent stands in for the root.
+        return render_log_index(Layout(folder.parent))
+
+    return merge_trees(
+        layout, git.flat_tree(repo, base), ours_tree, theirs_tree, Blobs(), log_index=log_index
+    )
 
 
 def _push(repo, name: str, branch: str, target, theirs) -> None:

@@ -1,0 +1,259 @@
+"""Phase one of a render: read the memory root into a Snapshot, touching nothing.
+
+Every memory, archived memory, MEMORY.md and voyage entry is read and hashed
+(SHA-256 of its bytes). Parsing frontmatter is the slow part of a read, so
+parsed results are kept in a cache keyed by that hash (``.site/.state/
+sources.json``): a file whose bytes did not change is never parsed twice. The
+git history of every path comes from store.history, kept in
+``.site/.state/history.json`` and walked only from the HEAD it last saw.
+
+A file that cannot be read or parsed is not an error: it is kept with its
+error and its text, and its page shows both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman.banks import frontmatter
+from sandman.banks.index import bank_label, memory_files
+from sandman.banks.memory import parse_memory
+from sandman.errors import FormatError, RepositoryError
+from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
+from sandman.store.history import PathHistory
+from sandman.verbs.dream import queue
+from sandman.voyage import began, entry_paths, parse_entry
+
+CACHE_FORMAT = 1
+
+
+@dataclass
+class SourceFile:
+    """One file the site is made from: where it is, its hash, and what parsing it gave.
+
+    ``data`` is a JSON-able dict: the parsed fields, or ``{"error": ..., "raw": ...}``.
+    """
+
+    relpath: str  # repo-relative POSIX path
+    sha: str
+    data: dict
+
+    @property
+    def ok(self) -> bool:
+        return "error" not in self.data
+
+
+@dataclass
+class Bank:
+    """One bank folder: its index, its live memories and its archive."""
+
+    name: str
+    label: str | None  # the directory it belongs to; None for the user-wide bank
+    index: SourceFile | None
+    memories: list[SourceFile] = field(default_factory=list)
+    archived: list[SourceFile] = field(default_factory=list)
+
+
+@dataclass
+class Snapshot:
+    """Everything a render needs, read from the root in one pass."""
+
+    banks: list[Bank]
+    entries: list[SourceFile]  # log/<day>.md, ascending
+    began: str | None
+    queue: list[dict]
+    history: PathHistory | None  # None when the root is not a git repository
+    repo: object | None  # the pygit2 Repository, for diffs
+    walked: int = 0  # commits walked to bring the history up to HEAD
+
+    def unreadable(self) -> int:
+        files = [f for bank in self.banks for f in (bank.memories + bank.archived)] + self.entries
+        return sum(1 for f in files if not f.ok)
+
+
+def display_value(value: object) -> str:
+    """Return a frontmatter value as one display string: lists joined by ``, ``, structures as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, list) and all(isinstance(item, (str, int, float)) for item in value):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _fields(front: frontmatter.Frontmatter) -> list[list[str]]:
+    return [[key, display_value(value)] for key, value in front.to_dict().items()]
+
+
+def _decode(data: bytes) -> tuple[str | None, str]:
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        return None, "the file is not UTF-8"
+
+
+def parse_memory_bytes(data: bytes) -> dict:
+    """Return the JSON-able parse of a memory file's bytes (fields, or error and raw text)."""
+    text, problem = _decode(data)
+    if text is None:
+        return {"error": problem, "raw": data.decode("utf-8", "replace")}
+    try:
+        memory = parse_memory(text)
+    except FormatError as error:
+        return {"error": str(error), "raw": text}
+    return {
+        "name": memory.name, "description": memory.description, "type": memory.type,
+        "created": memory.created, "updated": memory.updated, "replaces": memory.replaces,
+        "body": memory.body, "fields": _fields(memory.front),
+    }
+
+
+def parse_entry_bytes(data: bytes, day: str) -> dict:
+    """Return the JSON-able parse of a voyage entry's bytes (fields, or error and raw text)."""
+    text, problem = _decode(data)
+    if text is None:
+        return {"error": problem, "raw": data.decode("utf-8", "replace")}
+    try:
+        entry = parse_entry(text, day)
+    except FormatError as error:
+        return {"error": str(error), "raw": text}
+    return {
+        "day": entry.day, "position": entry.position, "kind": entry.kind, "title": entry.title,
+        "next": entry.next, "fingerprint": entry.fingerprint, "sources": entry.sources,
+        "body": entry.body, "fields": _fields(entry.front),
+    }
+
+
+def parse_index_bytes(data: bytes) -> dict:
+    """Return the JSON-able parse of a MEMORY.md: its body, or error and raw text."""
+    text, problem = _decode(data)
+    if text is None:
+        return {"error": problem, "raw": data.decode("utf-8", "replace")}
+    try:
+        _, body = frontmatter.parse(text)
+    except FormatError as error:
+        return {"error": str(error), "raw": text}
+    return {"body": body}
+
+
+class SourceReader:
+    """Reads source files through the parse cache; ``cache`` maps ``<kind>:<sha>`` to a parse.
+
+    ``used`` collects the entries this render needed: saved, it is the next cache.
+    """
+
+    def __init__(self, layout: Layout, cache: dict[str, dict]):
+        self.layout = layout
+        self.cache = cache
+        self.used: dict[str, dict] = {}
+        self.parsed = 0  # files parsed because their bytes were not in the cache
+
+    def read(self, path: Path, relpath: str, kind: str, parse) -> SourceFile:
+        """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            return SourceFile(relpath, "", {"error": f"cannot read the file: {error.strerror}", "raw": ""})
+        sha = hashlib.sha256(data).hexdigest()
+        key = f"{kind}:{sha}"
+        parsed = self.cache.get(key)
+        if not isinstance(parsed, dict):
+            parsed = parse(data)
+            self.parsed += 1
+        self.used[key] = parsed
+        return SourceFile(relpath, sha, parsed)
+
+
+def load_json(path: Path) -> object:
+    """Return the JSON in ``path``, or None when it is missing or unreadable (a cache rebuilds)."""
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def load_source_cache(layout: Layout) -> dict[str, dict]:
+    data = load_json(layout.site_sources_cache)
+    if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and isinstance(data.get("parsed"), dict):
+        return data["parsed"]
+    return {}
+
+
+def _bank_folders(layout: Layout) -> list[Path]:
+    try:
+        entries = list(layout.memories.iterdir())
+    except FileNotFoundError:
+        return []
+    return sorted((p for p in entries if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
+
+
+def _archived_files(folder: Path) -> list[Path]:
+    try:
+        entries = list((folder / BANK_ARCHIVE).iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted((p for p in entries if p.suffix == ".md" and p.is_file() and not p.name.startswith(".")),
+                  key=lambda p: p.name)
+
+
+def _queue(layout: Layout) -> list[dict]:
+    waiting = []
+    for pointer in queue(layout):
+        data = pointer.data
+        waiting.append({
+            "session": pointer.session,
+            "title": display_value(data.get("title")),
+            "cwd": display_value(data.get("cwd")),
+            "ended": display_value(data.get("ended")),
+            "host": display_value(data.get("host")),
+        })
+    return waiting
+
+
+def _history(layout: Layout) -> tuple[PathHistory | None, object | None, int]:
+    from sandman.store import repo as store
+
+    if not store.is_repository(layout):
+        return None, None, 0
+    repo = store.open_repo(layout)
+    history = PathHistory.from_json(load_json(layout.site_history_cache))
+    try:
+        walked = history.update(repo)
+    except RepositoryError:
+        # A damaged cache or an odd history: one fresh walk, and let that one raise.
+        history = PathHistory()
+        walked = history.update(repo)
+    return history, repo, walked
+
+
+def gather(layout: Layout, reader: SourceReader) -> Snapshot:
+    """Read the whole root into a Snapshot. Raises RepositoryError (an unreadable repository)
+    and OSError (a folder that cannot be listed); a bad file is kept with its error."""
+    banks = []
+    for folder in _bank_folders(layout):
+        index_path = folder / BANK_INDEX
+        top = folder.relative_to(layout.root).as_posix()
+        bank = Bank(
+            name=folder.name,
+            label=bank_label(folder),
+            index=reader.read(index_path, f"{top}/{BANK_INDEX}", "index", parse_index_bytes)
+            if index_path.is_file() else None,
+        )
+        bank.memories = [reader.read(path, f"{top}/{path.name}", "memory", parse_memory_bytes)
+                         for path in memory_files(folder)]
+        bank.archived = [reader.read(path, f"{top}/{BANK_ARCHIVE}/{path.name}", "memory", parse_memory_bytes)
+                         for path in _archived_files(folder)]
+        banks.append(bank)
+    log = layout.log.relative_to(layout.root).as_posix()
+    entries = [
+        # The day is part of the key: the same bytes under another file name are a mismatch.
+        reader.read(path, f"{log}/{path.name}", f"entry-{path.stem}",
+                    lambda data, day=path.stem: parse_entry_bytes(data, day))
+        for path in entry_paths(layout)
+    ]
+    history, repo, walked = _history(layout)
+    return Snapshot(banks, entries, began(layout), _queue(layout), history, repo, walked)

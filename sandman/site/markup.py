@@ -1,0 +1,131 @@
+"""Turning memory text into safe HTML: markdown, visible control characters, diffs, templates.
+
+Memory text comes from model output and hand edits, so nothing in it is
+trusted. jinja2 escapes every value (autoescape on); the only HTML marked safe
+is markdown-it's output, and markdown-it runs its ``js-default`` preset (raw
+HTML off, so ``<script>`` is text) with a stricter link check than its own:
+only ``http``, ``https`` and ``mailto`` links, and scheme-less relative ones,
+are made clickable; ``javascript:``, ``data:``, ``file:`` and every other scheme
+stay text. Control characters and bidirectional overrides are shown as
+``‹U+202E›`` marks, so a line cannot display as something it is not.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import jinja2
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from sandman.layout import resource
+
+# C0 and C1 controls (tab, newline and carriage return excepted), bidirectional
+# marks, overrides and isolates, and the Unicode line and paragraph separators.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
+_SAFE_SCHEMES = ("http", "https", "mailto")
+_STRIP_FROM_URL = re.compile(r"[\x00-\x20\x7f]")
+
+
+def visible(text: object) -> str:
+    """Return ``text`` as a string with control and bidi characters replaced by ``‹U+XXXX›``."""
+    return _INVISIBLE.sub(lambda match: f"‹U+{ord(match.group()):04X}›", str(text))
+
+
+def safe_link(url: str) -> bool:
+    """True when ``url`` may become a clickable link: http(s), mailto, or no scheme at all.
+
+    Whitespace and control characters are removed before the scheme is read,
+    as a browser does, so ``java\\tscript:`` is caught too.
+    """
+    bare = _STRIP_FROM_URL.sub("", url).lower()
+    match = _SCHEME.match(bare)
+    if match is None:
+        return not bare.startswith("//") and ":" not in bare.split("/", 1)[0]
+    return match.group(1) in _SAFE_SCHEMES and (match.group(1) == "mailto" or bare[match.end():].startswith("//"))
+
+
+def _link_open(self, tokens, idx, options, env):
+    token = tokens[idx]
+    href = token.attrGet("href") or ""
+    links = env.get("links", {})
+    # markdown-it percent-encodes what it normalises, so a file name may arrive encoded.
+    mapped = links.get(href, links.get(unquote(href)))
+    if mapped is not None:
+        token.attrSet("href", mapped)
+    elif _SCHEME.match(href.lower()):
+        token.attrSet("rel", "noopener noreferrer nofollow")
+    return self.renderToken(tokens, idx, options, env)
+
+
+def markdown_parser() -> MarkdownIt:
+    """Return a markdown-it parser: ``js-default`` (raw HTML off) with sandman's link check."""
+    parser = MarkdownIt("js-default")
+    parser.validateLink = safe_link
+    parser.add_render_rule("link_open", _link_open)
+    return parser
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """Return ``(css class, line)`` pairs of a unified diff: ``add``, ``del``, ``hunk``, ``meta`` or ``ctx``."""
+    lines = []
+    in_header = True
+    # Split on newlines only: str.splitlines() would also split at a form feed or U+2028 in the text.
+    for line in diff.removesuffix("\n").split("\n") if diff else []:
+        if line.startswith("diff --git "):
+            in_header = True
+        if line.startswith("@@"):
+            in_header = False
+            lines.append(("hunk", line))
+        elif in_header:
+            lines.append(("meta", line))
+        elif line.startswith("+"):
+            lines.append(("add", line))
+        elif line.startswith("-"):
+            lines.append(("del", line))
+        else:
+            lines.append(("ctx", line))
+    return lines
+
+
+def href(root: str, target: str) -> str:
+    """Return the relative URL of site path ``target`` from a page whose way up is ``root``."""
+    return root + quote(target)
+
+
+def _finalize(value: object) -> object:
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return visible(value)
+
+
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """Return the site's jinja2 environment: templates from ``templates/``, autoescape on.
+
+    Every printed value is first passed through ``visible`` (markup excepted),
+    then escaped. Filters: ``markdown(links)`` (the only safe markup),
+    ``diff_lines``, ``href`` (a site path made relative to the page, from its
+    ``root``). Raises FileNotFoundError when the templates are not installed.
+    """
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates or resource("templates"))),
+        autoescape=True,
+        finalize=_finalize,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    parser = markdown_parser()
+
+    def markdown(text: str, links: dict[str, str] | None = None) -> Markup:
+        return Markup(parser.render(visible(text), {"links": links or {}}))
+
+    @jinja2.pass_context
+    def href_filter(context, target: str) -> str:
+        return href(context["root"], target)
+
+    env.filters.update(markdown=markdown, diff_lines=diff_lines, href=href_filter)
+    return env

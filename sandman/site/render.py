@@ -1,0 +1,228 @@
+"""Rendering the memory root into ``<root>/.site/``: gather everything, then write.
+
+Phase one reads the root (site.gather), builds every page with its context
+(site.pages), refuses two pages claiming one output path and any output path
+that would resolve outside ``.site/``. Nothing is written before all of it has
+succeeded. Phase two writes each page whose digest changed: the digest is the
+SHA-256 of the renderer's own fingerprint (templates, assets and this package's
+code) and the page's context, so a page whose sources did not change is not
+rewritten. Pages the last render wrote and this one no longer makes (a
+forgotten memory) are removed.
+
+What the last render knew lives in ``.site/.state/``: the manifest (page ->
+digest), the parse cache and the history cache; deleting it forces a full
+render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from sandman import __version__, config
+from sandman.errors import InputError, LockBusy, SiteError
+from sandman.layout import Layout, resource
+from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
+from sandman.site.markup import environment
+from sandman.site.pages import Page, PageBuilder, root_of
+from sandman.store.atomic import write_atomic
+from sandman.store.history import DiffReader
+
+MANIFEST_FORMAT = 1
+
+
+@dataclass
+class RenderStats:
+    """What one render did: pages made, written, removed; files it could not read; seconds."""
+
+    site: Path
+    pages: int
+    written: int
+    removed: int
+    unreadable: int
+    commits_walked: int
+    seconds: float
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+
+
+def renderer_fingerprint(templates: Path, assets: Path) -> str:
+    """Return the SHA-256 of everything that shapes a page besides its data: the templates,
+    the static assets and the code of sandman.site, so a new sandman re-renders once."""
+    code = Path(__file__).resolve().parent
+    digest = hashlib.sha256(__version__.encode())
+    for folder in (templates, assets, code):
+        for path in _files(folder):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def page_digest(fingerprint: str, page: Page) -> str:
+    """Return the SHA-256 of what a page is made of: the renderer and the page's context.
+
+    The context is serialised with marshal format 2, which writes equal values
+    as equal bytes (no back-references) and is several times faster than JSON
+    on thousands of pages; contexts are built in a fixed key order. A new
+    Python may change the format: that costs one full render, never a stale page.
+    """
+    data = marshal.dumps([page.kind, page.template, page.context], 2)
+    return hashlib.sha256(fingerprint.encode() + b"\0" + data).hexdigest()
+
+
+def _lexically_inside(path: str) -> bool:
+    # No absolute, empty or dotted part ('.', '..', '.state'): the server would refuse those anyway.
+    return not ("\\" in path or "\0" in path or any(not part or part.startswith(".") for part in path.split("/")))
+
+
+def plan(layout: Layout, pages: list[Page]) -> dict[str, Page]:
+    """Map each page's site path to the page; refuse duplicates and escapes.
+
+    A path must stay inside ``.site/`` both as written (no empty, absolute or
+    dotted parts: no ``..``, nothing under ``.state/``) and once its folder is
+    resolved (no symlinked folder leading out). The file itself is replaced
+    by a rename, which replaces a symlink rather than writing through it.
+    Raises SiteError when two pages claim one path, or a path leads outside.
+    """
+    site = layout.site.resolve()
+    state = layout.site_state.resolve()
+    folders: dict[str, Path] = {}
+    planned: dict[str, Page] = {}
+    for page in pages:
+        if page.path in planned:
+            other = planned[page.path]
+            raise SiteError(f"{other.source} and {page.source} both render to .site/{page.path}; rename one")
+        folder = page.path.rpartition("/")[0]
+        if folder not in folders:
+            folders[folder] = (layout.site / folder).resolve()
+        resolved = folders[folder]
+        if not _lexically_inside(page.path) or not resolved.is_relative_to(site) or resolved.is_relative_to(state):
+            raise SiteError(f"{page.source} would render to {resolved / page.path.rpartition('/')[2]}, "
+                            f"outside {layout.site}")
+        planned[page.path] = page
+    return planned
+
+
+def existing_files(site: Path) -> set[str]:
+    """Return the site-relative paths of the files under ``site`` (``.state/`` left out)."""
+    found = set()
+    for folder, dirs, files in os.walk(site):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        prefix = os.path.relpath(folder, site).replace(os.sep, "/")
+        found.update(name if prefix == "." else f"{prefix}/{name}" for name in files)
+    return found
+
+
+class Writer:
+    """Phase two: renders and writes the pages whose digests changed."""
+
+    def __init__(self, snapshot: Snapshot):
+        self.env = environment()
+        self.assets = resource("site")
+        self.diffs = DiffReader(snapshot.repo) if snapshot.repo is not None else None
+
+    def render(self, page: Page) -> bytes:
+        if page.kind == "asset":
+            return (self.assets / page.context["asset"]).read_bytes()
+        if page.kind == "text":
+            return page.context["text"].encode("utf-8")
+        context = dict(page.context, root=root_of(page.path))
+        if page.template == "memory.html" and self.diffs is not None:
+            context["changes"] = [
+                dict(change, diff=self.diffs.diff(change["id"], change["path"])) for change in page.context["changes"]
+            ]
+        return self.env.get_template(page.template).render(context).encode("utf-8")
+
+
+def _load_manifest(layout: Layout) -> dict[str, str]:
+    data = load_json(layout.site_manifest)
+    if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("pages"), dict):
+        return {key: value for key, value in data["pages"].items() if isinstance(value, str)}
+    return {}
+
+
+def _remove(layout: Layout, relpath: str) -> bool:
+    site = layout.site.resolve()
+    target = (layout.site / relpath).resolve()
+    if not target.is_relative_to(site) or target.is_relative_to(layout.site_state.resolve()):
+        return False
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return False
+    folder = target.parent
+    while folder != site and folder.is_relative_to(site):
+        try:
+            folder.rmdir()  # only when empty: a folder with other pages stays
+        except OSError:
+            break
+        folder = folder.parent
+    return True
+
+
+def render_site(layout: Layout) -> RenderStats:
+    """Render the memory root into ``<root>/.site/`` incrementally; return what was done.
+
+    Raises InputError when the root does not exist, SiteError (two pages for
+    one path, a path outside ``.site/``), LockBusy (another render holds the
+    lock for 300 s), RepositoryError (an unreadable git repository), OSError.
+    A memory or entry that cannot be parsed is rendered with its error, not raised.
+    """
+    started = time.perf_counter()
+    if not layout.root.is_dir():
+        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    layout.site_state.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise LockBusy(f"{layout.site_lock} is held by another render; try again") from None
+    try:
+        return _render(layout, started)
+    finally:
+        lock.release()
+
+
+def _render(layout: Layout, started: float) -> RenderStats:
+    # Phase one: read everything, build every page, check every output path.
+    reader = SourceReader(layout, load_source_cache(layout))
+    snapshot = gather(layout, reader)
+    templates, assets = resource("templates"), resource("site")
+    asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
+    pages = PageBuilder(snapshot).pages(asset_names)
+    planned = plan(layout, pages)
+    fingerprint = renderer_fingerprint(templates, assets)
+    old = _load_manifest(layout)
+    digests = {path: page_digest(fingerprint, page) for path, page in planned.items()}
+    present = existing_files(layout.site)
+    stale = [path for path, digest in digests.items() if old.get(path) != digest or path not in present]
+
+    # Phase two: write what changed, remove what is gone, then record it.
+    writer = Writer(snapshot)
+    for path in stale:
+        write_atomic(layout.site / path, writer.render(planned[path]), durable=False)
+    removed = sum(1 for path in old if path not in planned and _remove(layout, path))
+    if stale or removed:
+        # One flush of every page instead of two fsyncs each (thousands of them on a
+        # full render), before the manifest records them as written.
+        os.sync()
+    # The state is rewritten only when it changed: on a large root it is megabytes.
+    if reader.parsed or reader.used.keys() != reader.cache.keys():
+        write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
+    if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
+        write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
+    if digests != old:
+        write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
+    return RenderStats(
+        site=layout.site, pages=len(planned), written=len(stale), removed=removed,
+        unreadable=snapshot.unreadable(), commits_walked=snapshot.walked,
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,112 @@
+"""Serving ``.site/`` over HTTP with the standard library, on loopback unless told otherwise.
+
+The handler serves files under ``.site/`` and nothing else: a request path with
+a ``..`` or ``.`` part, a dotted part (``.state/`` holds the render's caches),
+an empty part (``//etc/passwd`` reads as absolute), a backslash or a NUL is
+refused with 403 before any file is looked up, and a path that resolves
+outside the folder (a symlink) is refused too. Directories are not listed.
+"""
+
+from __future__ import annotations
+
+import http.server
+import ipaddress
+import socket
+from functools import partial
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+def refused(request_path: str) -> str | None:
+    """Return why a request path is refused, or None when it may be served.
+
+    ``request_path`` is the raw path of the request line, query included.
+    """
+    path = unquote(urlsplit(request_path).path)
+    if not path.startswith("/"):
+        return "the path is not absolute from the site's top"
+    if "\\" in path or "\0" in path:
+        return "the path holds a backslash or NUL"
+    parts = path[1:].split("/")
+    for i, part in enumerate(parts):
+        if part in ("..", "."):
+            return "the path climbs with '..' or '.'"
+        if part.startswith("."):
+            return "dotted paths are not served"
+        if part == "" and i < len(parts) - 1:
+            return "the path holds an absolute or empty part"
+    return None
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves one folder read-only; refuses climbing, dotted and absolute paths with 403."""
+
+    server_version = "sandman"
+
+    def send_head(self):
+        reason = refused(self.path)
+        if reason is not None:
+            self.send_error(403, f"Refused: {reason}")
+            return None
+        top = Path(self.directory).resolve()
+        if not Path(self.translate_path(self.path)).resolve().is_relative_to(top):
+            self.send_error(403, "Refused: the path leads outside the site")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path):
+        self.send_error(404, "No page here")
+        return None
+
+    def end_headers(self) -> None:
+        for key, value in SECURITY_HEADERS.items():
+            self.send_header(key, value)
+        super().end_headers()
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` names is a loopback address (127.0.0.0/8, ::1).
+
+    A name that does not resolve is not loopback.
+    """
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {info[4][0] for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addresses)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def make_server(site: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:
+    """Bind a threading HTTP server for ``site`` on ``host:port`` (0: any free port).
+
+    It is bound, not yet serving: call ``serve_forever``. Raises OSError when
+    the address cannot be bound (in use, not this machine's).
+    """
+    handler = partial(SiteHandler, directory=str(site))
+    server_class = _Server6 if ":" in host else _Server
+    return server_class((host, port), handler)
+
+
+def url(server: http.server.HTTPServer) -> str:
+    """Return the ``http://host:port/`` a bound server answers on."""
+    host, port = server.server_address[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"

@@ -1,0 +1,42 @@
+"""``sandman report``: the owner's digest of the shifts' reports (design, "The perpetual shift").
+
+Only ``report serve`` exists yet: it serves the rendered site (``.site/``) on
+127.0.0.1:1705, re-rendering first so what it serves is current. It refuses a
+non-loopback address unless told ``--public``: the site shows every memory.
+
+Module level is standard library only (``report --hook`` will live here): the
+render, which needs jinja2, markdown-it and pygit2, is imported when serving.
+"""
+
+from __future__ import annotations
+
+from http.server import ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+from sandman import journal
+from sandman.errors import InputError
+from sandman.layout import Layout
+from sandman.site.serve import is_loopback, make_server, url
+
+if TYPE_CHECKING:
+    from sandman.site.render import RenderStats
+
+
+def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[ThreadingHTTPServer, RenderStats]:
+    """Re-render the site if stale and bind a server for it; return the server (not yet serving).
+
+    Raises InputError for a non-loopback ``host`` without ``public`` (nothing is
+    rendered or bound then), the errors of render_site, OSError when the address
+    cannot be bound.
+    """
+    from sandman.site.render import render_site
+
+    if not public and not is_loopback(host):
+        raise InputError(
+            f"refusing to serve on {host}: it is not a loopback address, so anyone who can reach it "
+            "would read every memory; use 127.0.0.1, or pass --public to mean it"
+        )
+    stats = render_site(layout)
+    server = make_server(layout.site, host, port)
+    journal.write(layout, "report", "serving", url=url(server), public=public, written=stats.written)
+    return server, stats

@@ -1,0 +1,149 @@
+"""The site in a real browser: playwright driving Debian's chromium (/usr/bin/chromium).
+
+Skipped, with the reason printed by ``pytest -rs``, when chromium or playwright
+is missing (``.ci/run`` installs both). Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from sandman.layout import Layout
+from sandman.site.serve import url
+from sandman.verbs.report import open_server
+from site_fixture import build
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = REPO / "test-artifacts"
+HOSTILE_PAGE = "banks/-home-user-proj/project_hostile_b_name_b_co.html"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium); the browser test needs it")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed; pip install -e '.[test]'")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def served(layout: Layout) -> Iterator[str]:
+    build(layout)
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield url(server)
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+class Watched:
+    """A page whose dialogs, uncaught errors and console errors are recorded."""
+
+    def __init__(self, browser) -> None:
+        self.page = browser.new_page(viewport={"width": 1100, "height": 900})
+        self.page.set_default_timeout(15_000)
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+
+    def screenshot(self, name: str) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def test_home_bank_memory_history_and_search(browser, served: str) -> None:
+    from playwright.sync_api import expect
+
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(served)
+    expect(page.locator("h1")).to_have_text("The memory root")
+    expect(page.locator("#queue")).to_contain_text("Fix the <flaky> upload test")
+    watched.screenshot("site-home.png")
+
+    page.get_by_role("link", name="/home/user/proj").click()
+    expect(page).to_have_url(re.compile(r"/banks/-home-user-proj/index\.html$"))
+    page.locator("#memories").get_by_role("link", name="Build with make").click()
+    expect(page).to_have_url(re.compile(r"/banks/-home-user-proj/project_build_with_make\.html$"))
+    expect(page.locator("h1")).to_have_text("Build with make")
+    expect(page.locator("#lineage")).to_contain_text("replaces Build with make")
+
+    page.get_by_role("link", name="History (2 commits)").click()
+    expect(page).to_have_url(re.compile(r"#history$"))
+    history = page.locator("#history")
+    expect(history.locator("h3")).to_have_text(["reflect: Build with make", "remember: Build with make"])
+    expect(history.locator("pre.diff").first).to_contain_text("+Run `make -j8`; the build is parallel-safe.")
+    expect(history.locator(".diff .add").first).to_be_visible()
+    watched.screenshot("site-memory-history.png")
+
+    page.locator("header input[name=q]").fill("parallel-safe")
+    page.locator("header input[name=q]").press("Enter")
+    expect(page).to_have_url(re.compile(r"/search\.html\?q=parallel-safe$"))
+    results = page.locator("#search-results li")
+    expect(results).to_have_count(1)
+    expect(results.first.get_by_role("link")).to_have_text("Build with make")
+    page.locator("#search-input").fill("sentences")  # the search page searches as you type
+    expect(results.first.get_by_role("link")).to_have_text("Prefers short answers")
+    page.locator("#search-input").fill("parallel-safe")
+    watched.screenshot("site-search.png")
+    results.first.get_by_role("link").click()
+    expect(page.locator("h1")).to_have_text("Build with make")
+    assert watched.dialogs == [] and watched.errors == []
+
+
+def test_a_script_in_a_memory_body_does_not_run(browser, served: str) -> None:
+    from playwright.sync_api import expect
+
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(served + HOSTILE_PAGE)
+    body = page.locator("section.body")
+    expect(body).to_contain_text("Hostile text <script>window.__pwned = 1</script> stays text.")
+    expect(body).to_contain_text("[click me](javascript:window.__pwned=3)")
+    expect(body.get_by_role("link")).to_have_count(0)
+    expect(body.locator("img")).to_have_count(0)
+    expect(page.locator("h1")).to_have_text("Hostile <b>name</b> & co")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    watched.screenshot("site-hostile.png")
+
+    page.goto(served + "search.html?q=hostile")
+    expect(page.locator("#search-results li")).to_have_count(1)
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert watched.dialogs == [] and watched.errors == []
+
+
+def test_the_folder_works_opened_from_disk(browser, layout: Layout) -> None:
+    from playwright.sync_api import expect
+
+    from sandman.site.render import render_site
+
+    build(layout)
+    render_site(layout)
+    watched = Watched(browser)
+    page = watched.page
+    page.goto((layout.site / "index.html").as_uri())
+    page.get_by_role("link", name="user-wide memories").click()
+    page.get_by_role("link", name="Prefers short answers").first.click()
+    expect(page.locator("h1")).to_have_text("Prefers short answers")
+    page.goto((layout.site / "search.html").as_uri() + "?q=sentences")
+    expect(page.locator("#search-results li")).to_have_count(1)
+    assert page.evaluate("getComputedStyle(document.body).margin") == "0px"  # the stylesheet applied
+    assert watched.dialogs == [] and watched.errors == []

@@ -1,0 +1,103 @@
+"""Incremental rendering: a page whose sources did not change is not rewritten (docs/site.md)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sandman.banks.commit import bank_transaction
+from sandman.layout import Layout, resource
+from sandman.site import gather
+from sandman.site.render import render_site, renderer_fingerprint
+from site_fixture import build
+
+MEMORY_PAGE = "banks/-home-user-proj/feedback_tests_run_with_pytest_rs.html"
+
+
+def files(site: Path) -> dict[str, tuple[int, int]]:
+    """Each page's inode and modification time: write_atomic gives a rewritten page a new inode."""
+    return {
+        path.relative_to(site).as_posix(): (path.stat().st_ino, path.stat().st_mtime_ns)
+        for path in site.rglob("*") if path.is_file() and ".state" not in path.relative_to(site).parts
+    }
+
+
+def rewritten(before: dict, after: dict) -> set[str]:
+    return {path for path in after if before.get(path) != after[path]} | (before.keys() - after.keys())
+
+
+@pytest.fixture
+def rendered(layout: Layout) -> Layout:
+    build(layout)
+    render_site(layout)
+    return layout
+
+
+def test_a_second_render_writes_nothing(rendered: Layout) -> None:
+    state = (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache)
+    before = files(rendered.site)
+    before_state = [path.stat().st_ino for path in state]
+    stats = render_site(rendered)
+    assert (stats.written, stats.removed, stats.commits_walked) == (0, 0, 0)
+    assert files(rendered.site) == before
+    assert [path.stat().st_ino for path in state] == before_state
+
+
+def test_a_second_render_parses_nothing(rendered: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args):
+        raise AssertionError("a file whose bytes did not change was parsed again")
+
+    for name in ("parse_memory", "parse_entry"):
+        monkeypatch.setattr(gather, name, refuse)
+    assert render_site(rendered).written == 0
+
+
+def test_one_edited_memory_rewrites_its_page_and_the_search_index_only(rendered: Layout) -> None:
+    before = files(rendered.site)
+    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    stats = render_site(rendered)
+    assert stats.commits_walked == 1
+    assert rewritten(before, files(rendered.site)) == {MEMORY_PAGE, "search-index.js"}
+    assert "One more line." in (rendered.site / MEMORY_PAGE).read_text()
+    assert "+One more line." in (rendered.site / MEMORY_PAGE).read_text()  # its history shows the new diff
+
+
+def test_a_commit_touching_no_memory_rewrites_no_memory_page(rendered: Layout) -> None:
+    before = files(rendered.site)
+    with bank_transaction(rendered, verb="reflect", subject="a voyage entry") as tx:
+        tx.write_file(rendered.log_entry("2026-11-30"), "---\nday: 2026-11-30\nkind: passage\ntitle: A third day\n---\n\nProse.\n")
+    render_site(rendered)
+    changed = rewritten(before, files(rendered.site))
+    assert changed == {"index.html", "log/index.html", "log/2026-11-29.html", "log/2026-11-30.html"}
+
+
+def test_a_page_deleted_by_hand_is_written_again(rendered: Layout) -> None:
+    (rendered.site / MEMORY_PAGE).unlink()
+    before = files(rendered.site)
+    assert render_site(rendered).written == 1
+    assert rewritten(before, files(rendered.site)) == {MEMORY_PAGE}
+
+
+def test_deleting_the_state_forces_a_full_render(rendered: Layout) -> None:
+    shutil.rmtree(rendered.site_state)
+    stats = render_site(rendered)
+    assert stats.written == stats.pages
+
+
+def test_a_damaged_state_is_rebuilt_not_fatal(rendered: Layout) -> None:
+    for path in (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache):
+        path.write_text("{not json")
+    stats = render_site(rendered)
+    assert stats.written == stats.pages and stats.commits_walked > 0
+    assert render_site(rendered).written == 0
+
+
+def test_a_template_change_changes_the_renderer_fingerprint(tmp_path: Path) -> None:
+    templates = shutil.copytree(resource("templates"), tmp_path / "templates")
+    before = renderer_fingerprint(templates, resource("site"))
+    (templates / "base.html").write_text((templates / "base.html").read_text() + "<!-- changed -->\n")
+    assert renderer_fingerprint(templates, resource("site")) != before
