@@ -2,8 +2,8 @@
 
 Every step is a real subprocess, as a person (or Claude Code) would run it:
 ``remember`` one memory, ``take --all``, ``dream --now`` with the fake claude
-answering each transcript from tests/e2e/fixtures/, then ``recall --hook``
-with a SessionStart payload for every session's cwd. tests/e2e/README.md says
+answering each transcript from tests/e2e/fixtures/, ``recall --hook`` with a
+SessionStart payload for every session's cwd, then ``sandman site``. tests/e2e/README.md says
 what each transcript's memories are, which minds propose them, and which are
 meant to commit; ``COMMITTED`` below is that list, asserted exactly.
 
@@ -17,6 +17,7 @@ cwd lies, so recall walks each cwd's ancestors up to ``/`` (docs/recall.md).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -167,7 +168,7 @@ def _recall(cwd: str, session: str) -> str:
     return reply["hookSpecificOutput"]["additionalContext"]
 
 
-def test_the_corpus_goes_through_take_all_dream_and_recall(corpus: Path, isolated: Path, layout: Layout,
+def test_the_corpus_goes_through_take_all_dream_recall_and_the_site(corpus: Path, isolated: Path, layout: Layout,
                                                              fake_claude):
     started = time.monotonic()
     copies = _place(corpus, config.claude_config_dir(), config.codex_home())
@@ -243,6 +244,20 @@ def test_the_corpus_goes_through_take_all_dream_and_recall(corpus: Path, isolate
         chain = {str(path) for path in ancestors(case.cwd, None)}
         for directory, _, name, _, _ in COMMITTED:
             assert (f"[{name}](" in text) == (directory is None or directory in chain), (case.cwd, name)
+
+    # The site: a page for every memory, its name on it.
+    site = sandman("site")
+    assert site.returncode == 0, site.stderr
+    pages = 0
+    for bank in (p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in bank.glob("*.md"):
+            if path.name == BANK_INDEX:
+                continue
+            page = layout.site / "banks" / bank.name / f"{path.stem}.html"
+            assert html.escape(read_memory(path).name) in page.read_text(encoding="utf-8"), page
+            pages += 1
+    assert pages == len(COMMITTED)
+    assert (layout.site / "index.html").is_file()
 
     elapsed = time.monotonic() - started
     print(f"e2e: {len(sessions)} sessions taken, {len(COMMITTED) - 1} memories committed, {elapsed:.1f} s")
