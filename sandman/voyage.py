@@ -131,18 +131,9 @@ def parse_entry(text: str, day: str | None = None) -> LogEntry:
         raise FormatError("frontmatter field 'sources' is not a list of strings")
     return LogEntry(
         day=entry_day, kind=values["kind"], title=values["title"], body=body, position=place,
-        next=_one_value(values, "next"), fingerprint=_one_value(values, "fingerprint"),
+        next=frontmatter.text_value(values, "next"), fingerprint=frontmatter.text_value(values, "fingerprint"),
         sources=list(sources), front=front,
     )
-
-
-def _one_value(values: dict, key: str) -> str:
-    value = values.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, (str, int, float)):
-        raise FormatError(f"frontmatter field {key!r} is not a single value")
-    return str(value)
 
 
 def read_entry(path: Path) -> LogEntry:

@@ -11,7 +11,8 @@ import textwrap
 from pathlib import Path
 
 from helpers import git
-from sandman.banks.index import memory_files, read_index_lines, render_index
+from sandman.banks.index import memory_files, render_index
+from sandman.banks.listing import index_entries
 from sandman.banks.memory import read_memory
 from sandman.layout import Layout
 
@@ -57,7 +58,7 @@ def test_eight_processes_remembering_into_one_bank(layout: Layout, tmp_path: Pat
         assert process.returncode == 0, err.decode()
     bank = next(p for p in layout.memories.iterdir() if not p.name.startswith("."))
     assert len(memory_files(bank)) == 200
-    assert len(read_index_lines(bank)) == 200
+    assert len(index_entries(bank)) == 200
     subjects = git(layout.root, "log", "--format=%s").splitlines()
     assert len([s for s in subjects if s.startswith("remember: ")]) == 200
     assert_root_consistent(layout)

@@ -192,6 +192,31 @@ def _keyed(chunks: list[tuple[str | None, str]], seen: set[str]) -> Frontmatter:
     return Frontmatter(keyed, values)
 
 
+def text_value(values: dict, key: str) -> str:
+    """Return ``values[key]`` as a string ("" when absent). Raises FormatError for a list or mapping."""
+    value = values.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, (str, int, float)):
+        raise FormatError(f"frontmatter field {key!r} is not a single value")
+    return str(value)
+
+
+def list_value(values: dict, key: str) -> list[str]:
+    """Return ``values[key]`` as a list of strings ([] when absent; a lone string is a list of one).
+
+    Raises FormatError for anything else.
+    """
+    value = values.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(item, (str, int)) for item in value):
+        raise FormatError(f"frontmatter field {key!r} is not a list of strings")
+    return [str(item) for item in value]
+
+
 def dump(front: Frontmatter, body: str) -> str:
     """Return the file text of ``front`` and ``body``: fences, one blank line, body."""
     return "---\n" + "".join(raw for _, raw in front.entries) + "---\n\n" + body

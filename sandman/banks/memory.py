@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sandman import config
 from sandman.banks import frontmatter
-from sandman.banks.frontmatter import Frontmatter
+from sandman.banks.frontmatter import Frontmatter, list_value, text_value
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError, InputError
 
@@ -88,11 +88,11 @@ def parse_memory(text: str) -> Memory:
         description=values["description"],
         type=values["type"],
         body=body,
-        created=_text(values, "created"),
-        updated=_text(values, "updated"),
-        source=_strings(values, "source"),
-        witnesses=_strings(values, "witnesses"),
-        replaces=_text(values, "replaces") or None,
+        created=text_value(values, "created"),
+        updated=text_value(values, "updated"),
+        source=list_value(values, "source"),
+        witnesses=list_value(values, "witnesses"),
+        replaces=text_value(values, "replaces") or None,
         front=front,
     )
 
@@ -105,26 +105,6 @@ def read_memory(path: Path) -> Memory:
         raise FormatError(f"{path} is not UTF-8") from None
     except FormatError as error:
         raise FormatError(f"{path}: {error}") from None
-
-
-def _text(values: dict, key: str) -> str:
-    value = values.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, (str, int, float)):
-        raise FormatError(f"frontmatter field {key!r} is not a single value")
-    return str(value)
-
-
-def _strings(values: dict, key: str) -> list[str]:
-    value = values.get(key)
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, list) or not all(isinstance(item, (str, int)) for item in value):
-        raise FormatError(f"frontmatter field {key!r} is not a list of strings")
-    return [str(item) for item in value]
 
 
 def fingerprint(path: Path) -> str | None:

@@ -22,7 +22,6 @@ Standard library only: the hook entry points import this module.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
@@ -76,6 +75,8 @@ def bank_name(directory: str | os.PathLike[str] | None) -> str:
             parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
     name = "".join(parts)
     if len(name) > MAX_NAME_CHARS:
+        import hashlib  # rare; 2.6 ms the recall hook need not pay
+
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         name = f"{name[: MAX_NAME_CHARS - 17]}~{digest}"
     return name

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.banks import frontmatter
-from sandman.banks.index import bank_label, memory_files
+from sandman.banks.index import memory_files
+from sandman.banks.listing import bank_directory_of
 from sandman.banks.memory import parse_memory
 from sandman.errors import FormatError, RepositoryError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
@@ -239,7 +240,7 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
         top = folder.relative_to(layout.root).as_posix()
         bank = Bank(
             name=folder.name,
-            label=bank_label(folder),
+            label=bank_directory_of(folder),
             index=reader.read(index_path, f"{top}/{BANK_INDEX}", "index", parse_index_bytes)
             if index_path.is_file() else None,
         )
