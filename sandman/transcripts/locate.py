@@ -66,7 +66,7 @@ def source(path: Path) -> Source:
     Codex's under its sessions folder): its head may be damaged, and its bytes
     are archived all the same. Raises InputError when ``path`` is relative, a
     symbolic link or not a regular file, TranscriptNotFound when it does not
-    exist, UnrecognisedTranscript when no host claims it, OSError when it
+    exist (or vanishes while it is read), UnrecognisedTranscript when no host claims it, OSError when it
     cannot be read.
     """
     if not path.is_absolute():
@@ -78,7 +78,11 @@ def source(path: Path) -> Source:
     if not path.is_file():
         raise InputError(f"transcript {path} is not a regular file")
     inside = {host: _inside(path, host_folder(host)) for host in ("claude", "codex")}
-    host = sniff(path) or next((h for h, rel in inside.items() if rel is not None), None)
+    try:
+        sniffed = sniff(path)
+    except FileNotFoundError:  # moved between the check above and the read: another take won
+        raise TranscriptNotFound(f"transcript {path} is already gone: another take archived it") from None
+    host = sniffed or next((h for h, rel in inside.items() if rel is not None), None)
     if host is None:
         raise UnrecognisedTranscript(
             f"{path}: not a Claude Code transcript or a Codex rollout (its first lines match neither)"

@@ -86,7 +86,11 @@ def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime) -
             return dst, moment
         except FileExistsError:
             # A concurrent take of the same session linked the same name first.
-            if not src.exists() or os.path.samefile(src, dst):
+            try:
+                gone = not src.exists() or os.path.samefile(src, dst)
+            except FileNotFoundError:  # ... and unlinked src between the two looks
+                gone = True
+            if gone:
                 raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
         except FileNotFoundError:
             raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
