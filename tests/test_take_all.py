@@ -18,7 +18,7 @@ from corpus_table import CASES, place
 from dream_helpers import transcript_lines
 from helpers import sandman
 from sandman import config, journal
-from sandman.errors import InputError
+from sandman.errors import InputError, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
 from sandman.store.runlock import RunLock
@@ -208,6 +208,42 @@ def test_files_that_cannot_be_taken_are_reported_and_the_batch_goes_on(isolated:
     copy.unlink()
     monkeypatch.setattr(locate, "sniff", real_sniff)
     assert {i.session for i in backfill(layout).taken} == {_session(1), _session(2)}
+
+
+def test_regression_a_transcript_moved_while_sniffed_is_gone_not_unreadable(isolated: Path, layout: Layout,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    # Two takes of one session raced: the loser's sniff opened a file the winner had just moved,
+    # and take by hand failed with "No such file or directory" (exit 1) instead of "already gone".
+    path = _transcript(isolated, _session(1))
+    real_sniff = locate.sniff
+
+    def sniff(target: Path):
+        target.unlink()  # the other take wins between source()'s checks and its read
+        return real_sniff(target)
+
+    monkeypatch.setattr(locate, "sniff", sniff)
+    with pytest.raises(TranscriptNotFound, match="already gone"):
+        locate.source(path)
+    _transcript(isolated, _session(1))
+    assert _reasons(backfill(layout)) == {f"{_session(1)}.jsonl": "gone"}
+
+
+def test_regression_a_take_that_loses_the_link_race_reports_the_session_gone(isolated: Path, layout: Layout,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    # The winner linked the archive name first (EEXIST for the loser) and unlinked the source
+    # between the loser's exists() and samefile(): samefile's FileNotFoundError escaped as exit 1.
+    path = _transcript(isolated, _session(1))
+
+    def lost(src: Path, dst: Path) -> None:
+        raise FileExistsError(17, "File exists", str(dst))
+
+    def unlinked(a, b) -> bool:
+        raise FileNotFoundError(2, "No such file or directory", str(a))
+
+    monkeypatch.setattr(take_module, "move_no_replace", lost)
+    monkeypatch.setattr(os.path, "samefile", unlinked)
+    with pytest.raises(TranscriptNotFound, match="already gone: another take archived it"):
+        take_module.take_source(layout, _session(1), locate.source(path), force=False)
 
 
 def test_a_take_that_fails_midway_is_reported_and_the_rest_are_taken(isolated: Path, layout: Layout,

@@ -186,6 +186,8 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
         return item.skip("gone")
     except InputError as error:
         return item.skip("refused", str(error))
+    except FileNotFoundError:  # taken by someone else while it was read
+        return item.skip("gone")
     except OSError as error:
         return item.skip("unreadable", f"{error.strerror or error}")
     item.source, item.host, item.title = source, source.host, session.title
