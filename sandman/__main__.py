@@ -15,7 +15,8 @@ HOOK_VERBS = ("take", "recall")
 def main(argv: list[str] | None = None) -> None:
     """Run sandman with ``argv`` (default: ``sys.argv[1:]``); exits the process."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) >= 2 and args[0] in HOOK_VERBS and "--hook" in args[1:]:
+    # Exactly what Claude Code runs; any other argument goes to the CLI, which checks it.
+    if len(args) == 2 and args[0] in HOOK_VERBS and args[1] == "--hook":
         from sandman import hook
 
         raise SystemExit(hook.main(args))

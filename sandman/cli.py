@@ -127,6 +127,8 @@ def take(
     if older_than is not None or project is not None or dry_run:
         raise fail("--older-than, --project and --dry-run go with --all", 2)
     if hook:
+        if session is not None or force or transcript is not None:
+            raise fail("take --hook reads its session from stdin; it takes no session id, --force or --transcript", 2)
         from sandman import hook as hook_entry
 
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
@@ -268,6 +270,8 @@ def recall(
 ) -> None:
     """Print the memory surface a session starts with."""
     if hook:
+        if cwd is not None or budget is not None:
+            raise fail("recall --hook reads its cwd from stdin; it takes no --cwd or --budget", 2)
         from sandman import hook as hooks
 
         raise typer.Exit(hooks.main(["recall", "--hook"]))

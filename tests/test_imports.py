@@ -35,3 +35,14 @@ def test_help_imports_no_git_site_or_terminal_libraries() -> None:
 
 def test_take_hook_imports_nothing_heavy() -> None:
     assert loaded("take", "--hook", stdin=b"{}") == []
+
+
+def test_hook_with_other_arguments_is_refused_not_run_as_a_hook(tmp_path) -> None:
+    from helpers import sandman
+
+    done = sandman("take", "--all", "--hook", stdin=b"{}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, b"sandman: take --all takes no session id, --force, --transcript or --hook\n")
+    done = sandman("recall", "--hook", "--budget", "10", stdin=b"{}", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2, b"sandman: recall --hook reads its cwd from stdin; it takes no --cwd or --budget\n")
