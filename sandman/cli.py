@@ -374,3 +374,23 @@ def report_serve(
         pass
     finally:
         server.server_close()
+
+
+# --- reflect: the 24-hour pass (issue 6) ---
+
+
+@app.command()
+def reflect(
+    day: Annotated[Optional[str], typer.Option("--day", metavar="YYYY-MM-DD", help="Write that UTC day's voyage entry and nothing else: no drain, sweep or upkeep.")] = None,
+) -> None:
+    """Run the daily pass: voyage entry, pointer sweep, bank upkeep, site."""
+    from sandman.verbs.reflect import reflect as run_reflect
+
+    root = layout()
+    summary = run(lambda: run_reflect(root, day=day))
+    for line in summary.lines():
+        print(line)
+    for error in summary.errors:
+        print(f"sandman: {error}", file=sys.stderr)
+    if summary.errors:
+        raise typer.Exit(1)

@@ -303,3 +303,9 @@ SITE_HOST = "127.0.0.1"
 SITE_PORT = 1705
 SITE_RENDER_LOCK_TIMEOUT_S = 300.0
 SITE_HOME_LOG_ENTRIES = 7  # the newest voyage entries the home page shows
+
+# --- reflect: the voyage log and bank upkeep (issue 6) --------------------------
+
+REFLECT_LOG_CONTEXT_ENTRIES = 5  # the entries the log mind reads whole, the newest before the day
+UPKEEP_BODY_LINES = 3  # lines of each memory's body the planning mind sees
+UPKEEP_LINE_MAX_CHARS = 200  # ...each cut at this many characters

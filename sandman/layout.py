@@ -10,6 +10,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
     ├── .dream.lock                held by one dream run at a time
+    ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
@@ -172,6 +173,17 @@ class Layout:
 
     def pending_take(self, session_id: str) -> Path:
         return self.pending_takes / f"{session_id}.json"
+
+    # -- reflect (issue 6) --
+    @property
+    def reflect_lock(self) -> Path:
+        """``.reflect.lock``: held by the one running reflect pass."""
+        return self.root / ".reflect.lock"
+
+    def sweeping_pointer(self, session_id: str) -> Path:
+        """``memories/.recent/.<sid>.json.sweeping``: a pointer reflect's sweep moved aside to re-read
+        before deleting it (dotted, so no reader lists it)."""
+        return self.recent / f".{session_id}.json.sweeping"
 
 
 # Names of files and folders inside a bank (docs/BANK-FORMAT.md).

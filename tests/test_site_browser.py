@@ -147,3 +147,41 @@ def test_the_folder_works_opened_from_disk(browser, layout: Layout) -> None:
     expect(page.locator("#search-results li")).to_have_count(1)
     assert page.evaluate("getComputedStyle(document.body).margin") == "0px"  # the stylesheet applied
     assert watched.dialogs == [] and watched.errors == []
+
+
+def test_an_entry_reflect_wrote_renders_and_links_its_sources(browser, layout: Layout, fake_claude, monkeypatch) -> None:
+    from playwright.sync_api import expect
+
+    from reflect_helpers import DAY, LOG_MODEL, NOW, entry_reply, remember_on
+    from sandman.verbs.reflect import reflect
+
+    monkeypatch.setenv("SANDMAN_MIND_LOG", LOG_MODEL)
+    remember_on(layout, f"{DAY}T09:00", "Build with make", "Run `make -j8`.\n")
+    fake_claude.answer(LOG_MODEL, entry_reply(
+        kind="landfall", title="First sight of the proj bank",
+        body="I learned to **build with make**.\n\n<script>window.__pwned = 1</script>\n"))
+    assert reflect(layout, now=NOW).entry.decision == "written"
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        watched = Watched(browser)
+        page = watched.page
+        page.goto(url(server))
+        voyage = page.locator("#voyage")
+        expect(voyage).to_contain_text("landfall — First sight of the proj bank")
+        voyage.get_by_role("link", name=DAY).click()
+        expect(page.locator("h1")).to_have_text("First sight of the proj bank")
+        expect(page.locator(".lede")).to_have_text(f"{DAY} · day 1 · landfall")
+        expect(page.locator("section.body strong")).to_have_text("build with make")
+        expect(page.locator("section.body")).to_contain_text("<script>window.__pwned = 1</script>")
+        expect(page.locator("p.next")).to_contain_text("Watch the build.")
+        watched.screenshot("site-voyage-entry.png")
+        page.get_by_role("link", name="-home-user-proj/project_build_with_make.md").click()
+        expect(page.locator("h1")).to_have_text("Build with make")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert watched.dialogs == [] and watched.errors == []
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
