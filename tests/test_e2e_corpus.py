@@ -3,7 +3,8 @@
 Every step is a real subprocess, as a person (or Claude Code) would run it:
 ``remember`` one memory, ``take --all``, ``dream --now`` with the fake claude
 answering each transcript from tests/e2e/fixtures/, ``recall --hook`` with a
-SessionStart payload for every session's cwd, then ``sandman site``. tests/e2e/README.md says
+SessionStart payload for every session's cwd, ``sandman site``, then the next
+night's ``reflect``. tests/e2e/README.md says
 what each transcript's memories are, which minds propose them, and which are
 meant to commit; ``COMMITTED`` below is that list, asserted exactly.
 
@@ -32,6 +33,7 @@ from sandman.banks.names import ancestors, bank_directory
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.pointers import list_pointers
 from sandman.store.runlock import RunLock
+from sandman.voyage import read_entry
 
 FIXTURES = Path(__file__).resolve().parent / "e2e" / "fixtures"
 DAY = 86_400
@@ -169,7 +171,7 @@ def _recall(cwd: str, session: str) -> str:
 
 
 def test_the_corpus_goes_through_take_all_dream_recall_and_the_site(corpus: Path, isolated: Path, layout: Layout,
-                                                             fake_claude):
+                                                             fake_claude, monkeypatch):
     started = time.monotonic()
     copies = _place(corpus, config.claude_config_dir(), config.codex_home())
     sources = {file: _sha(copy) for file, copy in copies.items()}
@@ -259,5 +261,36 @@ def test_the_corpus_goes_through_take_all_dream_recall_and_the_site(corpus: Path
     assert pages == len(COMMITTED)
     assert (layout.site / "index.html").is_file()
 
+    # reflect, the next night: the voyage entry of the day the memories landed, the pointer sweep
+    # (every session ended long ago and is dreamt), the banks seeded, the site rendered again.
+    _reflect_next_night(layout, fake_claude, monkeypatch)
+    today = journal.now_utc().strftime("%Y-%m-%d")
+    entry = read_entry(layout.log_entry(today))
+    assert len(entry.sources) == len(COMMITTED) and entry.title == "Eleven memories from ten sessions"
+    assert f"- [{today}]({today}.md)" in layout.log_index.read_text(encoding="utf-8")
+    assert list_pointers(layout) == []
+    assert "Eleven memories from ten sessions" in (layout.site / "log" / f"{today}.html").read_text(encoding="utf-8")
+    assert git(layout.root, "status", "--porcelain") == ""
+
     elapsed = time.monotonic() - started
     print(f"e2e: {len(sessions)} sessions taken, {len(COMMITTED) - 1} memories committed, {elapsed:.1f} s")
+
+
+def _reflect_next_night(layout: Layout, fake_claude, monkeypatch) -> None:
+    """Run reflect as the 03:30 UTC routine will tomorrow, the log mind answered by the fake claude.
+
+    In process, because the pass must believe today has ended (``now``); the log
+    mind gets a model id of its own so its fixture cannot collide with a dream mind's.
+    """
+    from datetime import timedelta
+
+    from sandman.verbs.reflect import reflect
+
+    reply = {"kind": "landfall", "title": "Eleven memories from ten sessions",
+             "body": "The backfill brought ten sessions home; two minds agreed on eleven facts.", "next": ""}
+    fake_claude.answer("claude-log-e2e", reply)
+    monkeypatch.setenv("SANDMAN_MIND_LOG", "claude-log-e2e")
+    monkeypatch.setenv("FAKE_CLAUDE_FIXTURES", str(fake_claude.fixtures))
+    tomorrow = (journal.now_utc() + timedelta(days=1)).replace(hour=3, minute=30, second=0)
+    summary = reflect(layout, now=tomorrow)
+    assert summary.errors == [], summary.errors
