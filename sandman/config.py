@@ -133,8 +133,8 @@ def _positive_float(name: str, default: float) -> float:
         number = float(value)
     except ValueError:
         raise ConfigError(f"{name}={value!r} is not a number") from None
-    if not number > 0:
-        raise ConfigError(f"{name}={value!r} must be greater than 0")
+    if not number > 0 or number == float("inf"):
+        raise ConfigError(f"{name}={value!r} must be a finite number greater than 0")
     return number
 
 

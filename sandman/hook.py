@@ -60,6 +60,7 @@ def main(args: list[str]) -> int:
         journal.write(layout, verb, "crashed", hook=True, error=f"{type(error).__name__}: {error}")
         return 0
     if output:
-        sys.stdout.write(output)
+        # Payload text may carry lone surrogates (JSON "\ud800"): never let them fail the hook.
+        sys.stdout.buffer.write(output.encode("utf-8", "backslashreplace"))
         sys.stdout.flush()
     return 0

@@ -265,3 +265,13 @@ def test_the_shipped_plugin_manifest_registers_both_hooks(healthy, isolated):
     result = check(doctor(), "hooks")
     assert result.status == "ok"
     assert result.details["registered"] == {"SessionEnd": ["plugin sandman@repo"], "SessionStart": ["plugin sandman@repo"]}
+
+
+def test_a_root_that_is_a_file_is_a_fail_line_not_a_traceback(tmp_path, monkeypatch):
+    from helpers import sandman
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = sandman("doctor", env={"SANDMAN_ROOT": str(blocker)})
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    assert f"FAIL root" in done.stdout.decode() and "is not a directory" in done.stdout.decode()

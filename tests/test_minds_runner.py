@@ -212,3 +212,13 @@ def test_parse_output_shapes():
 
 def test_project_slug_is_claude_codes():
     assert project_slug(Path("/home/u/.sandman/.dream")) == "-home-u--sandman--dream"
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan", "-5", "soon"])
+def test_a_mind_timeout_that_is_not_a_finite_positive_number_is_a_config_error(monkeypatch, value):
+    from sandman import config
+    from sandman.errors import ConfigError
+
+    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", value)
+    with pytest.raises(ConfigError, match="SANDMAN_MIND_TIMEOUT"):
+        config.mind_timeout()

@@ -471,6 +471,15 @@ def _payload(payload: bytes) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def _is_utf8(text: str) -> bool:
+    """False for text holding lone surrogates (a JSON ``"\ud800"``): no real path is spelled so."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _fetch_in_background(layout: Layout) -> None:
     """Start the detached sync when ``sync.fetch_at_start`` is on, so the next session
     sees the other machine's memories (docs/sync.md, "Automation"); never waits, never raises."""
@@ -503,7 +512,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
     cwd = data.get("cwd")
-    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd:
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd or not _is_utf8(cwd):
         journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
         return None
     if not layout.memories.is_dir():
