@@ -125,7 +125,7 @@ def script(doc: str, rows: Callable[..., list[Row]], quick: dict,
     (each defaulting to None, so ``rows``' own defaults hold), then print its rows."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="fewer runs: " + ", ".join(f"{k}={v}" for k, v in quick.items()))
+                        help="a quicker measurement: " + ", ".join(f"{k}={v}" for k, v in quick.items()))
     if arguments is not None:
         arguments(parser)
     options = vars(parser.parse_args())
