@@ -2,22 +2,26 @@
 
 All 600 proposals go to one bank and one type (the worst case: every pair is
 compared), a third of them paraphrases of another mind's proposal so claims
-form. The baseline, timed in the same run, is tokenizing the 600 proposals
-(the linear part every consensus must do); the ratio shows what the pairwise
-grouping costs on top, on any machine.
+form. The baseline, timed in the same run (interleaved), is tokenising the
+600 proposals (the linear part every consensus must do); the ratio shows what
+the pairwise grouping costs on top, on any machine. No target is set by the
+issues.
 
-    python bench/consensus.py [--runs N] [--per-mind N]
+    python bench/consensus.py [--quick] [--runs N] [--per-mind N]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import statistics
-import time
 
+from harness import Row, interleaved, script, timed
 from sandman.minds.consensus import claims, tokens
 from sandman.minds.reply import Proposal
+
+RUNS = 21
+QUICK = {"runs": 7}
+PER_MIND = 200
 
 WORDS = [f"{stem}{suffix}" for stem in ("build", "test", "deploy", "cache", "lint", "docs", "release", "queue",
                                         "index", "bank", "mind", "commit", "branch", "token", "config", "route")
@@ -45,30 +49,27 @@ def proposals(per_mind: int, seed: int = 7) -> list[Proposal]:
     return found
 
 
-def median_seconds(action, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def rows(runs: int = RUNS, per_mind: int = PER_MIND) -> list[Row]:
+    """Return the consensus row: ``claims`` over 3 x ``per_mind`` proposals against tokenising
+    them alone, medians in seconds over ``runs`` interleaved runs."""
+    batch = proposals(per_mind)
+    found = claims(batch)
+    agreed = sum(1 for claim in found if claim.agreed())
+    consensus, baseline = interleaved([
+        lambda: timed(lambda: claims(batch)),
+        lambda: timed(lambda: [tokens(p.name, p.description) for p in batch]),
+    ], runs)
+    name = f"consensus, 3 × {per_mind} proposals, one bank ({len(found)} claims, {agreed} agreed)"
+    return [Row(name, consensus, f"tokenising the {len(batch)} alone", baseline, runs)]
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
+    parser.add_argument("--per-mind", type=int, help=f"proposals per mind (default {PER_MIND})")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--per-mind", type=int, default=200)
-    args = parser.parse_args()
-    batch = proposals(args.per_mind)
-    found = claims(batch)
-    agreed = sum(1 for claim in found if claim.agreed())
-    consensus = median_seconds(lambda: claims(batch), args.runs)
-    baseline = median_seconds(lambda: [tokens(p.name, p.description) for p in batch], args.runs)
-    print(f"consensus over 3 x {args.per_mind} proposals (one bank, one type), {args.runs} runs:")
-    print(f"  claims            {len(found)} ({agreed} agreed)")
-    print(f"  consensus         median {consensus * 1000:8.2f} ms")
-    print(f"  tokenize only     median {baseline * 1000:8.2f} ms")
-    print(f"  ratio             {consensus / baseline:8.2f}x")
+    script(__doc__, rows, QUICK, arguments)
 
 
 if __name__ == "__main__":

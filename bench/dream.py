@@ -1,37 +1,36 @@
 """Benchmark one whole dream: 20 pointers, three fake minds each answering after a fixed delay.
 
 The three minds of a pointer run at the same time, so the wall time must be
-close to 20 x one mind's delay, not 60 x. The run is a real ``sandman dream
---now`` subprocess against a throwaway root, with tests/fakes/claude on
-``$SANDMAN_CLAUDE_BIN``; two of the minds agree on one memory per pointer, so
-every pointer also commits. The baseline, timed in the same run, is the same
-dream with no delay (the overhead: processes, reading, consensus, commits).
+close to 20 x one mind's delay, not 60 x (issue 4). The run is a real
+``sandman dream --now`` subprocess against a throwaway root, with
+tests/fakes/claude on ``$SANDMAN_CLAUDE_BIN``; two of the minds agree on one
+memory per pointer, so every pointer also commits. The baselines are 20 x and
+60 x the delay; the same dream with no delay, timed in the same run
+(interleaved), is the overhead (processes, reading, consensus, commits), and
+the delayed dream minus it is what the delays cost: 1 x 20 x delay when the
+minds fully overlap, 3 x when they run in series.
 
-    python bench/dream.py [--runs N] [--delay SECONDS]
+    python bench/dream.py [--quick] [--runs N] [--delay SECONDS]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from harness import REPO, Row, Target, child_env, interleaved, progress, sandman_argv, scratch, script
+from sandman.config import MINDS
+
+RUNS = 3
+QUICK = {"runs": 1}
+DELAY = 1.0
 FAKE = REPO / "tests" / "fakes" / "claude"
 POINTERS = 20
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
          "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango"]
-
-
-def sandman_argv() -> list[str]:
-    script = Path(sys.executable).with_name("sandman")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sandman"]
 
 
 def prepare(home: Path) -> dict[str, str]:
@@ -58,18 +57,16 @@ def prepare(home: Path) -> dict[str, str]:
         memory = {"bank": str(cwd), "type": "project", "name": f"{WORDS[n]} {WORDS[(n + 7) % 20]} policy",
                   "description": f"{WORDS[(n + 3) % 20]} {WORDS[(n + 11) % 20]}", "body": f"{WORDS[n]}."}
         rules.append({"match": sid, "result": {"memories": [memory]}})
-    for model in ("claude-fable-5-1", "claude-opus-5"):
+    for _variable, model in (MINDS["fable"], MINDS["opus"]):  # the third mind answers nothing
         (fixtures / f"{model}.json").write_text(json.dumps(rules))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANDMAN_", "CLAUDE", "FAKE_CLAUDE_"))}
-    env.update(HOME=str(home), SANDMAN_ROOT=str(root), CLAUDE_CONFIG_DIR=str(home / ".claude"),
-               SANDMAN_CLAUDE_BIN=str(FAKE), FAKE_CLAUDE_FIXTURES=str(fixtures),
-               SANDMAN_GIT_NAME="bench", SANDMAN_GIT_EMAIL="bench@sandman.invalid")
-    return env
+    return child_env(HOME=str(home), SANDMAN_ROOT=str(root), CLAUDE_CONFIG_DIR=str(home / ".claude"),
+                     SANDMAN_CLAUDE_BIN=str(FAKE), FAKE_CLAUDE_FIXTURES=str(fixtures))
 
 
-def one_dream(delay: float) -> float:
-    with tempfile.TemporaryDirectory() as scratch:
-        env = prepare(Path(scratch))
+def trial(delay: float) -> float:
+    """Run one whole dream of 20 fresh pointers, each mind waiting ``delay`` seconds; return its seconds."""
+    with scratch() as home:
+        env = prepare(home)
         env["FAKE_CLAUDE_DELAY"] = str(delay)
         start = time.perf_counter()
         done = subprocess.run([*sandman_argv(), "dream", "--now"], env=env, capture_output=True)
@@ -79,24 +76,32 @@ def one_dream(delay: float) -> float:
         return elapsed
 
 
+def rows(runs: int = RUNS, delay: float = DELAY) -> list[Row]:
+    """Return three rows: the delayed dream against 20 and 60 x ``delay``, and the delay's
+    share (delayed minus undelayed dream, both measured) against 20 x ``delay``; medians
+    in seconds over ``runs`` interleaved runs.
+
+    Raises SystemExit when a dream does not route and commit all 20 pointers.
+    """
+    progress(f"dream: {runs} runs of a {POINTERS}-pointer dream, minds waiting {delay} s and 0 s")
+    wall, overhead = interleaved([lambda: trial(delay), lambda: trial(0.0)], runs, warmup=0)
+    name = f"`dream`, {POINTERS} pointers, 3 minds each waiting {delay:g} s"
+    overlap, serial = POINTERS * delay, POINTERS * 3 * delay
+    return [
+        Row(name, wall, f"{POINTERS} × delay (minds overlap)", overlap, runs, Target("ratio < 1.5", ratio=1.5)),
+        Row(name, wall, f"{POINTERS * 3} × delay (minds in series)", serial, runs),
+        Row(f"the delays' share: that dream − the same with no delay ({overhead:.2f} s)", wall - overhead,
+            f"{POINTERS} × delay", overlap, runs, Target("ratio < 1.2 (3 in series)", ratio=1.2)),
+    ]
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", type=int, help=f"dreams per figure (default {RUNS})")
+    parser.add_argument("--delay", type=float, help=f"seconds each fake mind waits (default {DELAY})")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--delay", type=float, default=0.5, help="seconds each fake mind waits")
-    args = parser.parse_args()
-    delayed, baseline = [], []
-    for _ in range(args.runs):
-        baseline.append(one_dream(0.0))
-        delayed.append(one_dream(args.delay))
-    wall, overhead = statistics.median(delayed), statistics.median(baseline)
-    serial, parallel = POINTERS * 3 * args.delay, POINTERS * args.delay
-    print(f"one dream of {POINTERS} pointers, 3 minds each answering after {args.delay} s, {args.runs} runs:")
-    print(f"  wall time                  median {wall:7.2f} s")
-    print(f"  20 x delay (minds overlap)        {parallel:7.2f} s")
-    print(f"  60 x delay (minds in series)      {serial:7.2f} s")
-    print(f"  ratio wall / (20 x delay)         {wall / parallel:7.2f}x")
-    print(f"  baseline: same dream, no delay    {overhead:7.2f} s")
-    print(f"  (wall - baseline) / (20 x delay)  {(wall - overhead) / parallel:7.2f}x   (1.00: the minds fully overlap; 3.00: in series)")
+    script(__doc__, rows, QUICK, arguments)
 
 
 if __name__ == "__main__":

@@ -1,72 +1,66 @@
 """Benchmark ``sandman recall --hook``: the hook every session start waits for.
 
-Builds a throwaway root with 1,000 memories across 5 ancestor banks (written
-through bank_transaction, the one writer, as one commit), 40 pointers and 30
-voyage log entries, then prints the median wall time of
+Builds throwaway roots with 100, 1,000 and 10,000 memories across 5 ancestor
+banks of one cwd (written through bank_transaction, the one writer, as one
+commit each), 40 pointers and 30 voyage log entries, and a copy of the
+1,000-memory root with 10,000 sessions filed under ``.archive/``. Then times,
+interleaved run by run:
 
-- ``<python> -c pass``: the bare interpreter, the baseline;
-- ``<python> -c "import sandman.hook, sandman.verbs.recall"``: the imports alone;
-- ``sandman recall --hook`` (the installed console script, a real subprocess);
+- ``python -c pass``: the bare interpreter, the baseline;
+- ``python -c "import sandman.hook, sandman.verbs.recall"``: the imports alone;
+- ``sandman recall --hook`` (the installed console script, a real subprocess)
+  on each root, with the corpus's SessionStart payload.
 
-and the ratio of the last to the first. Then it files 10,000 fake sessions
-under ``.archive/`` and measures again: recall never reads the archive, so the
-ratio must not grow. Target: median under 80 ms.
+Targets (issue 5): the hook under 80 ms, and a ratio that does not grow with
+the archive (recall never reads it): with/without under 1.10.
 
-Python's bytecode cache is allowed (``PYTHONDONTWRITEBYTECODE`` is dropped from
-the children's environment, and warm-up runs write it), as on an installed
-sandman. Usage: ``python bench/recall.py [--runs N]``.
+    python bench/recall.py [--quick] [--runs N] [--importtime]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from harness import (CORPUS, PYTHON_PASS, Row, Target, child_env, environment, fill_banks, import_profile,
+                     interleaved, progress, python_pass, run_output, run_timed, sandman_argv, scratch, script)
+
+RUNS = 40
+QUICK = {"runs": 9}
 CHAIN = ("code", "org", "repo", "pkg")  # home and four levels below: five ancestor banks
-MEMORIES = 1_000
+SIZES = (100, 1_000, 10_000)
+ARCHIVE_SIZE = 1_000  # the root that is measured again with the archive
 POINTERS = 40
 LOG_ENTRIES = 30
 ARCHIVED = 10_000
-CORPUS_PAYLOAD = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "hooks" / "session-start.startup.full.json"
+PAYLOAD = CORPUS / "hooks" / "session-start.startup.full.json"
+TARGET = Target("< 80 ms", seconds=0.080)
+ARCHIVE_TARGET = Target("ratio < 1.10", ratio=1.10)
+ARCHIVED_LABEL = f"{ARCHIVE_SIZE:,} memories, {ARCHIVED:,} archived sessions"
 
 
-def build(home: Path, root: Path) -> Path:
-    """Fill ``root``; return the cwd whose chain holds the five banks."""
-    from sandman.banks.commit import bank_transaction
-    from sandman.banks.memory import Memory
-    from sandman.banks.names import bank_name
+def label(size: int) -> str:
+    return f"{size:,} memories"
+
+
+def build(root: Path, cwd_chain: list[Path], memories: int) -> None:
+    """Fill ``root`` with ``memories`` memories over the banks of ``cwd_chain``, the pointers and the log."""
     from sandman.layout import Layout
     from sandman.pointers import write_pointer
 
     layout = Layout(root)
-    dirs = [home]
-    for part in CHAIN:
-        dirs.append(dirs[-1] / part)
-    with bank_transaction(layout, verb="bench", subject="1,000 memories") as tx:
-        for i in range(MEMORIES):
-            directory = dirs[i % len(dirs)]
-            body = f"Memory {i} of the bench: the module number {i} keeps its own conventions.\n" * (1 + i % 4)
-            tx.write_memory(
-                bank_name(directory),
-                Memory(name=f"Bench fact {i}", description=f"The module number {i} keeps its conventions.",
-                       type=("project", "feedback", "reference")[i % 3], body=body, source=["bench"]),
-                directory=str(directory),
-            )
+    fill_banks(layout, cwd_chain, memories, f"{memories:,} memories")
     now = datetime.now(timezone.utc)
     for i in range(POINTERS):
         ended = now - timedelta(hours=i * 2.5)
         write_pointer(layout, f"bench-{i:03d}", {
-            "host": "claude", "cwd": str(dirs[i % len(dirs)]), "ended": ended.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "title": f"Bench session {i}", "highlights": [f"Highlight of session {i}"],
+            "host": "claude", "cwd": str(cwd_chain[i % len(cwd_chain)]),
+            "ended": ended.strftime("%Y-%m-%dT%H:%M:%SZ"), "title": f"Bench session {i}",
+            "highlights": [f"Highlight of session {i}"],
         })
     layout.log.mkdir(parents=True, exist_ok=True)
     for i in range(LOG_ENTRIES):
@@ -74,10 +68,10 @@ def build(home: Path, root: Path) -> Path:
         layout.log_entry(day).write_text(
             f"---\nday: {day}\ntitle: Day {i} of the bench\nkind: voyage\n---\n\n" + "The banks grew. " * 30 + "\n"
         )
-    return dirs[-1]
 
 
 def archive(root: Path) -> None:
+    """File ``ARCHIVED`` small sessions under ``root/.archive/``, spread over days like take files them."""
     for i in range(ARCHIVED):
         day = root / ".archive" / "claude" / "2026" / f"{1 + i % 12:02d}" / f"{1 + i % 28:02d}"
         folder = day / f"{i % 86400:06d}-project-{i % 50}"
@@ -85,87 +79,78 @@ def archive(root: Path) -> None:
         (folder / f"session-{i:05d}.jsonl").write_text('{"type":"user","message":"archived"}\n')
 
 
-def medians_ms(commands: list[tuple[list[str], bytes]], env: dict[str, str], runs: int) -> list[float]:
-    """Median wall time of each command, in milliseconds, the commands interleaved run by run
-    so that a busy neighbour slows them all alike."""
-    for argv, stdin in commands:  # warm up: bytecode written, page cache filled
-        for _ in range(3):
-            subprocess.run(argv, input=stdin, env=env, capture_output=True, check=True)
-    times: list[list[float]] = [[] for _ in commands]
-    for _ in range(runs):
-        for i, (argv, stdin) in enumerate(commands):
-            start = time.perf_counter()
-            done = subprocess.run(argv, input=stdin, env=env, capture_output=True)
-            times[i].append((time.perf_counter() - start) * 1000)
-            if done.returncode != 0:
-                raise SystemExit(f"{argv} failed: {done.stderr.decode()}")
-    return [statistics.median(t) for t in times]
+def payload(cwd: Path) -> bytes:
+    """Return the corpus's SessionStart payload (else a minimal one) with ``cwd`` set."""
+    data = json.loads(PAYLOAD.read_text()) if PAYLOAD.is_file() else {
+        "session_id": "bench", "hook_event_name": "SessionStart", "source": "startup"}
+    data["cwd"] = str(cwd)
+    return json.dumps(data).encode()
 
 
-def measure(label: str, sandman: str, env: dict[str, str], payload: bytes, runs: int) -> float:
-    python = sys.executable
-    bare, imports, hook = medians_ms([
-        ([python, "-c", "pass"], b""),
-        ([python, "-c", "import sandman.hook, sandman.verbs.recall"], b""),
-        ([sandman, "recall", "--hook"], payload),
-    ], env, runs)
-    print(f"{label}:")
-    print(f"  python -c pass                  {bare:7.1f} ms")
-    print(f"  python -c 'import sandman...'   {imports:7.1f} ms")
-    print(f"  sandman recall --hook           {hook:7.1f} ms   (target < 80 ms)")
-    print(f"  ratio hook / python -c pass     {hook / bare:7.2f}")
-    return hook / bare
+def roots(base: Path) -> tuple[Path, dict[str, Path]]:
+    """Build every root under ``base``; return the cwd and the roots by label."""
+    home = base / "home"
+    chain = [home]
+    for part in CHAIN:
+        chain.append(chain[-1] / part)
+    built: dict[str, Path] = {}
+    with environment(HOME=str(home)):
+        for size in SIZES:
+            progress(f"recall: building {size:,} memories")
+            built[label(size)] = base / f"root-{size}"
+            build(built[label(size)], chain, size)
+    progress(f"recall: filing {ARCHIVED:,} archived sessions")
+    archived = base / "root-archived"
+    shutil.copytree(built[label(ARCHIVE_SIZE)], archived, symlinks=True)
+    archive(archived)
+    built[ARCHIVED_LABEL] = archived
+    return chain[-1], built
 
 
-def importtime(sandman: str, env: dict[str, str], payload: bytes) -> None:
-    done = subprocess.run([sys.executable, "-X", "importtime", sandman, "recall", "--hook"],
-                          input=payload, env=env, capture_output=True)
-    rows = []
-    for line in done.stderr.decode().splitlines():
-        parts = line.removeprefix("import time:").split("|")
-        if line.startswith("import time:") and len(parts) == 3 and parts[0].strip().isdigit():
-            rows.append((int(parts[0]), int(parts[1]), parts[2].strip()))
-    rows.sort(reverse=True)
-    print(f"  imports, -X importtime: {sum(row[0] for row in rows) / 1000:.1f} ms in all; the costliest by self time:")
-    for self_us, cumulative, name in rows[:8]:
-        print(f"    {self_us / 1000:6.2f} ms self {cumulative / 1000:6.2f} ms cumulative  {name}")
+def rows(runs: int = RUNS, importtime: bool = False) -> list[Row]:
+    """Return the rows: the imports, the hook at each size, and the archive's effect.
+
+    Medians in seconds over ``runs`` interleaved runs. With ``importtime``, also
+    print the hook's costliest imports (``-X importtime``) on stderr.
+    Raises SystemExit when a hook run fails or prints no context.
+    """
+    with scratch() as base:
+        cwd, built = roots(base)
+        home = base / "home"
+        sent = payload(cwd)
+        envs = {label: child_env(HOME=str(home), SANDMAN_ROOT=str(root)) for label, root in built.items()}
+        first = envs[label(SIZES[0])]
+        for name, env in envs.items():
+            reply = json.loads(run_output([*sandman_argv(), "recall", "--hook"], env, sent))
+            if not reply["hookSpecificOutput"]["additionalContext"]:
+                raise SystemExit(f"recall --hook printed no context for the root with {name}")
+        progress(f"recall: {runs} runs of {len(envs) + 2} commands")
+        trials = [python_pass(first),
+                  lambda: run_timed([sys.executable, "-c", "import sandman.hook, sandman.verbs.recall"], first)]
+        trials += [lambda env=env: run_timed([*sandman_argv(), "recall", "--hook"], env, sent)
+                   for env in envs.values()]
+        bare, imports, *hooks = interleaved(trials, runs, warmup=3)
+        if importtime:  # after the runs: the bytecode caches are written
+            for line in import_profile(["-m", "sandman", "recall", "--hook"], envs[label(ARCHIVE_SIZE)], sent):
+                progress(line)
+    found = [Row("`import sandman.hook, sandman.verbs.recall`", imports, PYTHON_PASS, bare, runs)]
+    by_label = dict(zip(envs, hooks))
+    found += [Row(f"`recall --hook`, {name}", median, PYTHON_PASS, bare, runs, TARGET)
+              for name, median in by_label.items()]
+    found.append(Row(f"`recall --hook`, {label(ARCHIVE_SIZE)}: {ARCHIVED:,} archived sessions vs none",
+                     by_label[ARCHIVED_LABEL], "same root, no archive", by_label[label(ARCHIVE_SIZE)], runs,
+                     ARCHIVE_TARGET))
+    return found
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
+    parser.add_argument("--importtime", action="store_true", default=None,
+                        help="also print the hook's costliest imports (python -X importtime)")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=40)
-    args = parser.parse_args()
-    sandman = shutil.which("sandman", path=str(Path(sys.executable).parent)) or shutil.which("sandman")
-    if sandman is None:
-        raise SystemExit("no sandman console script next to this python or on PATH; pip install the project")
-    base = Path(tempfile.mkdtemp(prefix="sandman-bench-"))
-    try:
-        home, root = base / "home", base / "home" / ".sandman"
-        home.mkdir()
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SANDMAN_", "CLAUDE_", "GIT_")) and k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(HOME=str(home), SANDMAN_ROOT=str(root), SANDMAN_GIT_NAME="bench",
-                   SANDMAN_GIT_EMAIL="bench@sandman.invalid", GIT_CONFIG_NOSYSTEM="1")
-        os.environ.update({k: env[k] for k in ("HOME", "SANDMAN_ROOT", "SANDMAN_GIT_NAME", "SANDMAN_GIT_EMAIL")})
-        started = time.perf_counter()
-        cwd = build(home, root)
-        print(f"built {MEMORIES} memories in 5 banks, {POINTERS} pointers, {LOG_ENTRIES} log entries "
-              f"in {time.perf_counter() - started:.1f} s; cwd {cwd}")
-        data = json.loads(CORPUS_PAYLOAD.read_text()) if CORPUS_PAYLOAD.is_file() else {
-            "session_id": "bench", "hook_event_name": "SessionStart", "source": "startup"}
-        data["cwd"] = str(cwd)
-        payload = json.dumps(data).encode()
-        reply = subprocess.run([sandman, "recall", "--hook"], input=payload, env=env, capture_output=True)
-        context = json.loads(reply.stdout)["hookSpecificOutput"]["additionalContext"]
-        print(f"payload: {len(context):,} characters; last line: {context.splitlines()[-1][:160]}")
-        print(f"runs per figure: {args.runs} (median)")
-        before = measure("root without an archive", sandman, env, payload, args.runs)
-        importtime(sandman, env, payload)
-        archive(root)
-        after = measure(f"the same root with {ARCHIVED:,} archived sessions", sandman, env, payload, args.runs)
-        print(f"ratio change with the archive: {after / before:.2f}x")
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    script(__doc__, rows, QUICK, arguments)
 
 
 if __name__ == "__main__":

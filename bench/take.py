@@ -1,89 +1,90 @@
-"""Benchmark ``sandman take --hook``: median wall time against ``python3 -c pass``.
+"""Benchmark ``sandman take --hook``: median wall time against ``python -c pass``.
 
 Each run copies a real corpus transcript into a throwaway Claude config dir
 and memory root, pipes a SessionEnd payload to the installed ``sandman``
-executable (a real subprocess, as Claude Code runs it), and times it. The
-baseline, a bare interpreter start, is timed in the same run, interleaved, so
-the ratio holds on any machine. Target: take --hook under 60 ms.
+executable (a real subprocess, as Claude Code runs it), and times it; the
+copying is not timed. The baseline, a bare interpreter start, is timed in the
+same run, interleaved. Target (issue 3): take --hook under 60 ms.
 
-    python bench/take.py [--runs N] [--transcript PATH]
+    python bench/take.py [--quick] [--runs N] [--transcript PATH] [--importtime]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "corpus" / "transcripts" / "claude"
-DEFAULTS = [CORPUS / "spotter" / "short.jsonl", CORPUS / "agentlogs" / "images.jsonl"]
+from harness import (CORPUS, PYTHON_PASS, Row, Target, child_env, import_profile, interleaved, progress,
+                     python_pass, run_timed, sandman_argv, scratch, script)
+
+RUNS = 30
+QUICK = {"runs": 7}
+TRANSCRIPTS = (CORPUS / "transcripts" / "claude" / "spotter" / "short.jsonl",
+               CORPUS / "transcripts" / "claude" / "agentlogs" / "images.jsonl")
 SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+TARGET = Target("< 60 ms", seconds=0.060)
 
 
-def sandman_argv() -> list[str]:
-    script = Path(sys.executable).with_name("sandman")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "sandman"]
+def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
+    """Take a fresh copy of ``transcript`` through ``take --hook``; return the seconds the hook took.
 
-
-def timed(argv: list[str], stdin: bytes, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(argv, input=stdin, env=env, capture_output=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{argv} failed: {done.stderr.decode()}")
-    return elapsed
-
-
-def one_take(transcript: Path, scratch: Path) -> float:
-    home = Path(tempfile.mkdtemp(dir=scratch))
+    With ``importtime``, run it under ``-X importtime`` instead and report the costliest imports.
+    """
+    home = folder / "home"
+    shutil.rmtree(home, ignore_errors=True)
     config_dir = home / ".claude"
     project = config_dir / "projects" / "-home-user-my-project"
     project.mkdir(parents=True)
     target = project / f"{SESSION}.jsonl"
     shutil.copyfile(transcript, target)
-    env = {**os.environ, "HOME": str(home), "SANDMAN_ROOT": str(home / ".sandman"),
-           "CLAUDE_CONFIG_DIR": str(config_dir)}
-    for name in ("CLAUDE_MEMORY_PIPELINE", "SANDMAN_NO_TAKE", "PYTHONDONTWRITEBYTECODE"):
-        env.pop(name, None)  # an installed sandman runs from compiled bytecode
+    env = child_env(HOME=str(home), SANDMAN_ROOT=str(home / ".sandman"), CLAUDE_CONFIG_DIR=str(config_dir))
     payload = json.dumps({"session_id": SESSION, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
-    elapsed = timed([*sandman_argv(), "take", "--hook"], payload, env)
+    if importtime:
+        for line in import_profile(["-m", "sandman", "take", "--hook"], env, payload):
+            progress(line)
+        elapsed = 0.0
+    else:
+        elapsed = run_timed([*sandman_argv(), "take", "--hook"], env, payload)
     if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{SESSION}.json").exists():
         raise SystemExit(f"take --hook did not archive {transcript}")
-    shutil.rmtree(home)
     return elapsed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--transcript", type=Path, action="append")
-    args = parser.parse_args()
-    transcripts = args.transcript or [p for p in DEFAULTS if p.exists()]
-    if not transcripts:
+def rows(runs: int = RUNS, transcripts: list[Path] | None = None, importtime: bool = False) -> list[Row]:
+    """Return one row per transcript (default: two of the corpus): ``take --hook`` against
+    ``python -c pass``, medians in seconds over ``runs`` interleaved runs. With
+    ``importtime``, also report the hook's costliest imports on stderr.
+
+    Raises SystemExit when no transcript is found or a take fails.
+    """
+    chosen = transcripts or [path for path in TRANSCRIPTS if path.exists()]
+    if not chosen:
         raise SystemExit(f"no transcript to take: the corpus is not at {CORPUS}; pass --transcript")
-    base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    with tempfile.TemporaryDirectory() as scratch:
-        one_take(transcripts[0], Path(scratch))  # warm-up: writes the bytecode caches
-        for transcript in transcripts:
-            takes, baseline = [], []
-            for _ in range(args.runs):
-                baseline.append(timed([sys.executable, "-c", "pass"], b"", base_env))
-                takes.append(one_take(transcript, Path(scratch)))
-            take_ms = statistics.median(takes) * 1000
-            base_ms = statistics.median(baseline) * 1000
-            print(f"{transcript.name} ({transcript.stat().st_size:,} bytes), {args.runs} runs:")
-            print(f"  take --hook      median {take_ms:6.1f} ms")
-            print(f"  python3 -c pass  median {base_ms:6.1f} ms")
-            print(f"  ratio            {take_ms / base_ms:6.2f}x   (target: take --hook under 60 ms)")
+    found = []
+    with scratch() as folder:
+        baseline = python_pass(child_env())
+        for transcript in chosen:
+            take, bare = interleaved([lambda: trial(transcript, folder), baseline], runs)
+            name = f"`take --hook` ({transcript.name}, {transcript.stat().st_size // 1024:,} KiB)"
+            found.append(Row(name, take, PYTHON_PASS, bare, runs, TARGET))
+        if importtime:  # after the runs: the bytecode caches are written
+            trial(chosen[0], folder, importtime=True)
+    return found
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
+    parser.add_argument("--transcript", dest="transcripts", type=Path, action="append",
+                        help="a Claude Code transcript to take (repeatable; default: two of the corpus)")
+    parser.add_argument("--importtime", action="store_true", default=None,
+                        help="also report the hook's costliest imports (python -X importtime)")
+
+
+def main() -> None:
+    script(__doc__, rows, QUICK, arguments)
 
 
 if __name__ == "__main__":

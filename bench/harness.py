@@ -1,0 +1,275 @@
+"""What every benchmark shares: the row, the timing loops, the child environment, the table.
+
+A benchmark module (take, recall, remember, consensus, dream, site_render,
+sync_spawn) exposes ``rows(**options) -> list[Row]`` and a ``QUICK`` dict of
+options for ``--quick``; its ``main()`` and ``bench/run.py`` both print those
+rows with ``measure``. Every figure is a median, and every row names a baseline
+measured in the same run (interleaved with it where the two are cheap), so a
+ratio holds on a busy machine where the absolute figure does not.
+
+Children run with bytecode caches on: ``PYTHONDONTWRITEBYTECODE`` is dropped
+from their environment (an installed sandman runs from compiled bytecode, and
+the warm-up run writes the caches), and the baseline ``python -c pass`` is this
+venv's own interpreter under the same environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+# ../shared/corpus beside the main checkout; a worktree (/work/wt/<name>) finds it one level further up.
+CORPUS = next((base / "shared" / "corpus" for base in REPO.parents if (base / "shared" / "corpus").is_dir()),
+              REPO.parent / "shared" / "corpus")
+GIT_IDENTITY = {"SANDMAN_GIT_NAME": "sandman bench", "SANDMAN_GIT_EMAIL": "bench@sandman.invalid"}
+PYTHON_PASS = "python -c pass"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A goal from the issues: the median under ``seconds``, or the ratio under ``ratio``."""
+
+    text: str
+    seconds: float | None = None
+    ratio: float | None = None
+
+    def met(self, median: float, ratio: float) -> bool:
+        if self.seconds is not None:
+            return median < self.seconds
+        return ratio < (self.ratio if self.ratio is not None else float("inf"))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a median in seconds against a baseline median in seconds."""
+
+    name: str
+    median: float
+    baseline: str
+    baseline_median: float
+    runs: int
+    target: Target | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.median / self.baseline_median if self.baseline_median else float("inf")
+
+    @property
+    def mark(self) -> str:
+        if self.target is None:
+            return ""
+        return "pass" if self.target.met(self.median, self.ratio) else "**miss**"
+
+
+def duration(seconds: float) -> str:
+    """Format seconds as ms below one second, else as s."""
+    if seconds < 0.01:
+        return f"{seconds * 1000:.2f} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+HEADER = ("measure", "median", "baseline", "baseline median", "ratio", "runs", "target", "")
+
+
+def table(rows: Sequence[Row]) -> str:
+    """Return the rows as a markdown table (it pastes into docs/performance.md as is)."""
+    lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|---|--:|--:|--:|---|---|"]
+    for row in rows:
+        cells = (row.name, duration(row.median), row.baseline, duration(row.baseline_median),
+                 f"{row.ratio:.2f}", str(row.runs), row.target.text if row.target else "", row.mark)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, str]:
+    """Return what the figures depend on: CPUs, load average, Python, platform, time (UTC)."""
+    return {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpus": str(os.cpu_count()),
+        "load": " ".join(f"{value:.2f}" for value in os.getloadavg()),
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+    }
+
+
+def measure(title: str, produce: Callable[[], list[Row]]) -> None:
+    """Print the machine (load average before and after), then the rows ``produce()`` returns."""
+    started, clock = machine(), time.monotonic()
+    rows = produce()
+    ended = machine()
+    minutes, seconds = divmod(round(time.monotonic() - clock), 60)
+    print(f"sandman benchmarks, {title}, {started['date']}, took {minutes} min {seconds:02d} s")
+    print(f"machine: {started['cpus']} CPUs, {started['platform']}; Python {started['python']}")
+    print(f"load average (1, 5, 15 min): {started['load']} at start, {ended['load']} at end")
+    print()
+    print(table(rows))
+
+
+def script(doc: str, rows: Callable[..., list[Row]], quick: dict,
+           arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
+    """Run one benchmark as a script: parse ``--quick`` and the module's own options
+    (each defaulting to None, so ``rows``' own defaults hold), then print its rows."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="a quicker measurement: " + ", ".join(f"{k}={v}" for k, v in quick.items()))
+    if arguments is not None:
+        arguments(parser)
+    options = vars(parser.parse_args())
+    title = " ".join(["`python", sys.argv[0], *sys.argv[1:]]) + "`"
+    chosen = dict(quick) if options.pop("quick") else {}
+    chosen.update({name: value for name, value in options.items() if value is not None})
+    measure(title, lambda: rows(**chosen))
+
+
+def progress(message: str) -> None:
+    """Say on stderr what is being built or measured (stdout holds the table)."""
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+# --- processes ---------------------------------------------------------------
+
+
+def sandman_argv() -> list[str]:
+    """Return the command of the installed ``sandman`` beside this interpreter (else ``-m sandman``)."""
+    script = Path(sys.executable).with_name("sandman")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "sandman"]
+
+
+def child_env(**values: str) -> dict[str, str]:
+    """Return this environment for a child: bytecode writing on, no SANDMAN_/CLAUDE_/GIT_ variable
+    of the developer's own, a fixed git identity, then ``values``."""
+    env = {name: value for name, value in os.environ.items()
+           if name != "PYTHONDONTWRITEBYTECODE"
+           and not name.startswith(("SANDMAN_", "CLAUDE", "GIT_", "FAKE_CLAUDE_"))}
+    env.update(GIT_CONFIG_NOSYSTEM="1", **GIT_IDENTITY)
+    env.update(values)
+    return env
+
+
+def run_timed(argv: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> float:
+    """Run ``argv`` to completion and return its wall time in seconds; exit when it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(list(argv), input=stdin, env=env, capture_output=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def run_output(argv: Sequence[str], env: dict[str, str], stdin: bytes = b"") -> str:
+    """Run ``argv`` to completion and return its stdout; exit when it fails."""
+    done = subprocess.run(list(argv), input=stdin, env=env, capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode(errors="replace")
+
+
+def python_pass(env: dict[str, str]) -> Callable[[], float]:
+    """Return the baseline trial: this interpreter starting and doing nothing."""
+    return lambda: run_timed([sys.executable, "-c", "pass"], env)
+
+
+def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 1) -> list[float]:
+    """Return the median seconds of each trial over ``runs`` rounds.
+
+    A trial does its own untimed set-up and returns the seconds it measured.
+    The trials alternate within each round, so a busy neighbour slows them all
+    alike; ``warmup`` untimed rounds first write bytecode and fill the page cache.
+    """
+    for _ in range(warmup):
+        for trial in trials:
+            trial()
+    times: list[list[float]] = [[] for _ in trials]
+    for _ in range(runs):
+        for i, trial in enumerate(trials):
+            times[i].append(trial())
+    return [statistics.median(values) for values in times]
+
+
+def timed(action: Callable[[], object]) -> float:
+    """Return the seconds ``action()`` took, in this process."""
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def import_profile(args: Sequence[str], env: dict[str, str], stdin: bytes = b"", top: int = 8) -> list[str]:
+    """Run this interpreter with ``-X importtime`` and ``args`` (e.g. ``-m sandman recall --hook``)
+    once; return a summary line and the ``top`` imports by self time, costliest first."""
+    done = subprocess.run([sys.executable, "-X", "importtime", *args], input=stdin, env=env, capture_output=True)
+    found = []
+    for line in done.stderr.decode(errors="replace").splitlines():
+        parts = line.removeprefix("import time:").split("|")
+        if line.startswith("import time:") and len(parts) == 3 and parts[0].strip().isdigit():
+            found.append((int(parts[0]), int(parts[1]), parts[2].strip()))
+    found.sort(reverse=True)
+    lines = [f"{len(found)} modules imported, {sum(f[0] for f in found) / 1000:.1f} ms of import in all; "
+             "the costliest by self time:"]
+    lines += [f"  {self_us / 1000:6.2f} ms self {total_us / 1000:6.2f} ms cumulative  {name}"
+              for self_us, total_us, name in found[:top]]
+    return lines
+
+
+# --- throwaway roots -----------------------------------------------------------
+
+
+@contextmanager
+def scratch() -> Iterator[Path]:
+    """Yield a throwaway directory, removed afterwards."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="sandman-bench-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """Set ``values`` and the bench git identity in os.environ for in-process work; restore after.
+
+    In-process builds commit through sandman, which reads its git identity
+    from the environment; bench/run.py runs every benchmark in one process,
+    so nothing one sets may leak into the next.
+    """
+    saved = dict(os.environ)
+    os.environ.update(GIT_CONFIG_NOSYSTEM="1", **GIT_IDENTITY, **values)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def fill_banks(layout, directories: Sequence[Path], count: int, subject: str) -> None:
+    """Commit ``count`` short memories spread round-robin over the banks of ``directories``,
+    in one bank_transaction (the one writer), so a bank of thousands builds in seconds."""
+    from sandman.banks.commit import bank_transaction
+    from sandman.banks.memory import Memory
+    from sandman.banks.names import bank_name
+
+    with bank_transaction(layout, verb="bench", subject=subject) as tx:
+        for i in range(count):
+            directory = directories[i % len(directories)]
+            body = f"Memory {i} of the bench: the module number {i} keeps its own conventions.\n" * (1 + i % 4)
+            tx.write_memory(
+                bank_name(directory),
+                Memory(name=f"Bench fact {i}", description=f"The module number {i} keeps its conventions.",
+                       type=("project", "feedback", "reference")[i % 3], body=body, source=["bench"]),
+                directory=str(directory),
+            )

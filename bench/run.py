@@ -1,0 +1,50 @@
+"""Run every sandman benchmark and print one table: medians, their baselines, the targets.
+
+    python bench/run.py            the full measurement (about 5 minutes on 2 cores)
+    python bench/run.py --quick    fewer runs and a 500-memory site (about 2 minutes)
+
+Each benchmark module of bench/ exposes ``rows(**options)``, run here with its
+defaults or its ``QUICK`` options; each is also a script of its own. Progress
+goes to stderr; stdout is the machine (CPUs, load average at start and end,
+Python) and one markdown table, ready for docs/performance.md. The benchmarks
+run one after another in this process, so run it on a machine as quiet as you
+can find: the load average is printed so a reader can judge.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import consensus
+import dream
+import recall
+import remember
+import site_render
+import sync_spawn
+import take
+from harness import measure, progress
+
+MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer runs and a smaller site root, to see the table in a couple of minutes")
+    parser.add_argument("--only", action="append", choices=[module.__name__ for module in MODULES],
+                        help="run only this benchmark (repeatable)")
+    args = parser.parse_args(argv)
+    chosen = [module for module in MODULES if not args.only or module.__name__ in args.only]
+
+    def every_row() -> list:
+        rows = []
+        for module in chosen:
+            progress(f"{module.__name__} ...")
+            rows += module.rows(**(module.QUICK if args.quick else {}))
+        return rows
+
+    measure("`python bench/run.py --quick`" if args.quick else "`python bench/run.py` (full)", every_row)
+
+
+if __name__ == "__main__":
+    main()
