@@ -333,8 +333,32 @@ def test_a_pointer_forgotten_mid_dream_is_not_recreated(layout, fake_claude, cwd
         return results
 
     monkeypatch.setattr(dream_run, "run_minds", forget_meanwhile)
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE_TOO])
     summary = dream(layout, now=True)
-    assert not layout.pointer(SID).exists() and summary.outcomes[0].reason == "pointer gone"
+    assert not layout.pointer(SID).exists() and summary.outcomes[0].reason == "forgotten"
+    assert bank_memories(layout, cwd) == []  # the agreed claim is never committed
+    assert not layout.dream_manifest(SID).exists() and not any(layout.dream_dir.rglob("*.jsonl"))
+    trace = "".join(path.read_text() for path in layout.trace.glob("dream-*.log"))
+    assert SID not in trace.split("dream dropped")[-1]  # nothing after the drop names the session
+
+
+def test_forget_while_the_minds_run_is_not_undone_by_the_dream(layout, fake_claude, cwd, monkeypatch):
+    """A forget between the check after the minds and the commit: the commit's own check under the lock stops it."""
+    from sandman.verbs.forget import forget
+
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE_TOO])
+    real = dream_run.claims
+
+    def forget_before_commit(proposals):
+        forget(layout, SID, memories=True)
+        return real(proposals)
+
+    monkeypatch.setattr(dream_run, "claims", forget_before_commit)
+    summary = dream(layout, now=True)
+    assert summary.outcomes[0].reason == "forgotten"
+    assert bank_memories(layout, cwd) == []
+    assert SID not in git(layout.root, "log", "--format=%B")
 
 
 def test_a_failed_commit_leaves_the_pointer_queued(layout, fake_claude, cwd, monkeypatch):

@@ -55,6 +55,7 @@ class BankTransaction:
     """The operations of one commit; obtain it from ``bank_transaction``."""
 
     layout: Layout
+    subject: str = ""  # the commit subject; a block may refine it once it knows what it did
     changed: set[Path] = field(default_factory=set)
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
     undo: list[Callable[[], None]] = field(default_factory=list)
@@ -226,7 +227,7 @@ def bank_transaction(
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
         recover(layout, repo)
-        tx = BankTransaction(layout)
+        tx = BankTransaction(layout, subject)
         try:
             yield tx
             tx._reindex()
@@ -245,7 +246,7 @@ def bank_transaction(
         if paths:
             all_trailers = {"Verb": verb, "Session": session or ""}
             all_trailers.update(trailers or {})
-            tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
+            tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
 
 
 def _sweep_temp_files(layout: Layout) -> None:

@@ -155,7 +155,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
-    _record_kept(layout, session, [result.transcript for result in results if result.transcript])
+    kept = [result.transcript for result in results if result.transcript]
+    _record_kept(layout, session, kept)
+    if not layout.pointer(session).exists():
+        return _forgotten(layout, session, kept)
 
     outcome = PointerOutcome(session, "queued")
     proposals: list[Proposal] = []
@@ -188,6 +191,8 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
             continue
         try:
             decision, path, commit = commit_claim(layout, claim, session)
+        except SessionForgotten:
+            return _forgotten(layout, session, kept)
         except (SandmanError, OSError) as error:
             outcome.failed += 1
             journal.write(layout, VERB, "failed", session=session, name=claim.wording.name,
@@ -209,6 +214,19 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         outcome.reason = "pointer gone"
     _journal_pointer(layout, outcome, results, verdicts)
     return outcome
+
+
+class SessionForgotten(SandmanError):
+    """The session was forgotten while its minds ran: nothing of it may be written."""
+
+
+def _forgotten(layout: Layout, session: str, kept: list[Path]) -> PointerOutcome:
+    """Leave no trace of a session forgotten mid-dream: its minds' transcripts and the
+    manifest go, and no journal line names it (forget's promise, design "Observability")."""
+    for path in [*kept, layout.dream_manifest(session)]:
+        path.unlink(missing_ok=True)
+    journal.write(layout, VERB, "dropped", reason="forgotten while dreamt")
+    return PointerOutcome(session, "skipped", reason="forgotten")
 
 
 def _record_kept(layout: Layout, session: str, kept: list[Path]) -> None:
@@ -327,6 +345,10 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
     wording = claim.wording
     name = bank_name(wording.directory)
     with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
+        # Under the commit lock: forget deletes the pointer before it looks for the
+        # session's memories under the same lock, so a forgotten session never gains one.
+        if not layout.pointer(session).exists():
+            raise SessionForgotten(f"session {session} was forgotten while it was dreamt")
         folder = layout.bank(name)
         held = held_by(claim, _live(folder, claim.type))
         if held is not None:

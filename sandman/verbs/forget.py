@@ -197,10 +197,6 @@ def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
     return only, shared
 
 
-def _subject(count: int) -> str:
-    return f"delete {count} {'memory' if count == 1 else 'memories'} of a forgotten session"
-
-
 def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgotten:
     """Destroy every copy sandman or the host holds of ``session_id``; write no journal line.
 
@@ -211,22 +207,31 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     """
     check_session_id(session_id)
     result = Forgotten()
-    result.memories, result.shared = _memories(layout, session_id)
-    if memories and result.memories:
-        with bank_transaction(layout, verb="forget",
-                              subject=_subject(len(result.memories))) as tx:
+    # The pointer goes first: a dream still running on this session checks for it,
+    # under the commit lock, before each commit (sandman/verbs/dream_run.py).
+    archived = sorted(_archived(layout, session_id))  # the pointer names the archived copies
+    pointer = layout.pointer(session_id)
+    if _remove(pointer):
+        result.destroyed.append(pointer)
+    if memories:
+        # Looked for under the commit lock, so a dream's commit is seen whole or not at all.
+        with bank_transaction(layout, verb="forget", subject="delete memories of a forgotten session") as tx:
+            result.memories, result.shared = _memories(layout, session_id)
             for path in result.memories:
                 tx.delete(path.parent.name, path.name)
-        result.deleted, result.commit = True, tx.commit
+            count = len(result.memories)
+            tx.subject = f"delete {count} {'memory' if count == 1 else 'memories'} of a forgotten session"
+        result.deleted, result.commit = bool(result.memories), tx.commit
+    else:
+        result.memories, result.shared = _memories(layout, session_id)
     targets: list[Path] = []
     for live in locate.live_transcripts(session_id):
         targets.append(live)
         if live.with_suffix("").is_dir():
             targets.append(live.with_suffix(""))
     targets += locate.host_leftovers(session_id)
-    archived = sorted(_archived(layout, session_id))
     targets += archived
-    targets += [layout.pointer(session_id), layout.pending_take(session_id)]
+    targets.append(layout.pending_take(session_id))
     targets += sorted(_mind_transcripts(layout, session_id))
     for path in targets:
         if _remove(path):
