@@ -17,7 +17,7 @@ from sandman.errors import LockBusy
 from sandman.pointers import read_pointer
 from sandman.store.runlock import RunLock
 from sandman.verbs import dream_run
-from sandman.verbs.dream import dream, queue_depth
+from sandman.verbs.dream import dream, queue, queue_depth, retry_after_s
 
 SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
 MAKE = ("Build with make", "Run make build to build the project, never cmake")
@@ -109,7 +109,9 @@ def test_two_abstentions_leave_the_pointer_queued(layout, fake_claude, cwd):
     fake_claude.mode(model("sonnet"), "garbage")
     summary = dream(layout, now=True)
     assert bank_memories(layout, cwd) == []
-    assert not read_pointer(layout.pointer(SID)).dreamed and queue_depth(layout) == 1
+    pointer = read_pointer(layout.pointer(SID))
+    assert not pointer.dreamed and [p.session for p in queue(layout)] == [SID]
+    assert pointer.data["attempts"] == 1 and queue_depth(layout) == 0  # queued, resting an hour
     (line,) = journal_lines(layout, "queued")
     assert (line["reason"], line["abstained"], line["opus"], line["sonnet"]) == (
         "quorum", "2", "exit 1", "unparseable output")
@@ -320,7 +322,7 @@ def test_a_pointer_outside_the_archive_is_skipped_without_minds(layout, fake_cla
     summary = dream(layout, now=True)
     assert fake_claude.calls() == [] and summary.outcomes[0].decision == "skipped"
     assert journal_lines(layout, "skipped")[0]["reason"] == "pointer's archived path is outside .archive/"
-    assert queue_depth(layout) == 1
+    assert len(queue(layout)) == 1 and queue_depth(layout) == 0  # still queued, resting
 
 
 def test_a_pointer_forgotten_mid_dream_is_not_recreated(layout, fake_claude, cwd, monkeypatch):
@@ -393,3 +395,36 @@ def test_cli_prints_the_summary(layout, fake_claude, cwd):
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().startswith("dream: 1 pointer(s) tried: 1 routed")
     assert b"dream" in sandman("--help").stdout
+
+
+def test_failed_pointers_rest_before_a_detached_dream_retries_them(layout, fake_claude, cwd):
+    """Ten sessions whose minds keep failing must not cost 30 model calls on every session end."""
+    for n in range(10):
+        archive_session(layout, f"s{n}", cwd, ended=f"2026-11-30T10:{n:02d}:00Z")
+    fake_claude.mode("default", "fail")
+    dream(layout)  # due: 10 queued
+    first = len(fake_claude.calls())
+    assert first == 30 and queue_depth(layout) == 0 and len(queue(layout)) == 10
+    summary = dream(layout)  # what the next take would start: nothing is due
+    assert summary.stopped == "not due" and len(fake_claude.calls()) == first
+    for pointer in queue(layout):  # an hour and a bit later
+        data = dict(pointer.data, tried="2026-01-01T00:00:00Z")
+        pointer.path.write_text(json.dumps(data))
+    assert queue_depth(layout) == 10
+    dream(layout)
+    assert len(fake_claude.calls()) == 60
+    assert all(p.data["attempts"] == 2 for p in queue(layout))
+
+
+def test_dream_now_tries_resting_pointers_too(layout, fake_claude, cwd):
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    fake_claude.mode("default", "fail")
+    dream(layout, now=True)
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE_TOO])
+    fake_claude.mode(model("sonnet"), "fail")
+    summary = dream(layout, now=True)
+    assert summary.count("routed") == 1
+
+
+def test_the_rest_doubles_and_stops_at_a_day():
+    assert [retry_after_s(n) for n in (0, 1, 2, 3, 5, 6, 40)] == [0, 3600, 7200, 14400, 57600, 86400, 86400]

@@ -1,6 +1,9 @@
 """``sandman dream``: route short-term pointers into banks by 2-of-3 consensus (design, station ④).
 
-This module owns the queue: an undreamed pointer is queued. take asks
+This module owns the queue: an undreamed pointer is queued, and due unless it
+is waiting out a failed attempt (1 h after the first, doubling, at most 24 h:
+a session whose minds keep failing must not cost three model calls on every
+session end). take asks
 ``queue_depth`` (never counts files itself) so the trigger and the run cannot
 disagree about what is queued, and ``is_running`` so it never spawns a second
 dream. Module level is standard library only: take --hook imports it; the run
@@ -10,11 +13,12 @@ itself (``dream``) lives in ``dream_run`` and is imported when it starts.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 from sandman import config, journal
 from sandman.errors import LockBusy
 from sandman.layout import Layout
-from sandman.pointers import Pointer, list_pointers
+from sandman.pointers import Pointer, list_pointers, parse_time
 from sandman.store.runlock import RunLock
 
 
@@ -23,9 +27,31 @@ def queue(layout: Layout) -> list[Pointer]:
     return [pointer for pointer in list_pointers(layout) if not pointer.dreamed]
 
 
+def retry_after_s(attempts: int) -> int:
+    """Seconds a pointer waits after its ``attempts``-th failed dream: 1 h, 2 h, 4 h... at most 24 h."""
+    if attempts < 1:
+        return 0
+    return min(3600 * 2 ** min(attempts - 1, 16), config.DREAM_RETRY_MAX_S)
+
+
+def is_due(pointer: Pointer, now: datetime) -> bool:
+    """True unless the pointer failed a dream recently (docs/BANK-FORMAT.md, "Pointers")."""
+    tried = parse_time(pointer.data.get("tried"))
+    attempts = pointer.data.get("attempts")
+    if tried is None or not isinstance(attempts, int) or isinstance(attempts, bool):
+        return True
+    return (now - tried).total_seconds() >= retry_after_s(attempts)
+
+
+def due(layout: Layout, now: datetime | None = None) -> list[Pointer]:
+    """Return the queued pointers a dream should try now: not waiting out a failed attempt."""
+    now = now or journal.now_utc()
+    return [pointer for pointer in queue(layout) if is_due(pointer, now)]
+
+
 def queue_depth(layout: Layout) -> int:
-    """Return how many pointers are queued for dream."""
-    return len(queue(layout))
+    """Return how many queued pointers are due: what makes a dream due, and what take asks."""
+    return len(due(layout))
 
 
 def is_running(layout: Layout) -> bool:
@@ -37,8 +63,9 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     """Run one dream over the queue (design, station ④; docs/dream.md); return its RunSummary.
 
     Without ``now`` the run happens only when the queue is due (at least
-    ``config.DREAM_DUE_POINTERS`` pointers, take's trigger); ``now`` dreams
-    whatever is queued. ``interactive`` shows a rich progress bar on stderr.
+    ``config.DREAM_DUE_POINTERS`` due pointers, take's trigger) and tries only
+    due pointers; ``now`` (by hand) dreams whatever is queued, a pointer
+    waiting out a failed attempt included. ``interactive`` shows a rich progress bar on stderr.
     Raises LockBusy when another dream holds ``.dream.lock`` (the message says
     whether that run looks hung), ConfigError for a bad mind setting.
     """
@@ -48,14 +75,14 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     if not lock.acquire():
         raise _busy(layout, lock)
     with lock:
-        depth = queue_depth(layout)
+        depth = len(queue(layout)) if now else queue_depth(layout)
         if not now and depth < config.DREAM_DUE_POINTERS:
             journal.write(layout, "dream", "idle", reason="not due", queued=depth)
             return dream_run.RunSummary(left=depth, stopped="not due")
         if not interactive or depth == 0:
-            summary = dream_run.run_queue(layout)
+            summary = dream_run.run_queue(layout, everything=now)
         else:
-            summary = _with_progress(layout, dream_run)
+            summary = _with_progress(layout, dream_run, everything=now)
     if summary.total("committed"):
         # Outside both locks: a sync takes the commit lock itself (docs/sync.md, "Automation").
         from sandman.verbs.sync import maybe_sync_after_commit
@@ -87,7 +114,7 @@ def _busy(layout: Layout, lock: RunLock) -> LockBusy:
     return LockBusy(f"another dream is running (pid {pid}{since}); this one exits")
 
 
-def _with_progress(layout: Layout, dream_run):
+def _with_progress(layout: Layout, dream_run, *, everything: bool):
     from rich.markup import escape
     from rich.progress import Progress
 
@@ -100,6 +127,6 @@ def _with_progress(layout: Layout, dream_run):
             progress.update(task, total=planned, completed=len(started), description=escape(f"dreaming {title}"))
             started.append(pointer.session)
 
-        summary = dream_run.run_queue(layout, on_pointer=on_pointer)
+        summary = dream_run.run_queue(layout, everything=everything, on_pointer=on_pointer)
         progress.update(task, total=len(started), completed=len(started), description="dreamt")
     return summary

@@ -39,7 +39,7 @@ from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
 from sandman.store.atomic import write_atomic
-from sandman.verbs.dream import queue
+from sandman.verbs.dream import due, queue
 
 VERB = "dream"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -101,10 +101,15 @@ class _Material:
     highlights: list[str]
 
 
-def run_queue(layout: Layout, *, on_pointer: Callable[[Pointer, int], None] | None = None) -> RunSummary:
+def run_queue(
+    layout: Layout, *, everything: bool = False, on_pointer: Callable[[Pointer, int], None] | None = None
+) -> RunSummary:
     """Dream queued pointers until the queue is empty, 20 were tried, or the budget is spent.
 
-    The caller holds the run lock. ``on_pointer(pointer, planned)`` is called
+    Only due pointers are tried, unless ``everything`` (``dream --now``): a
+    pointer waiting out a failed attempt is tried too. A pointer left queued
+    or skipped is stamped with its attempt (``attempts``, ``tried``), which sets
+    when it is due again. The caller holds the run lock. ``on_pointer(pointer, planned)`` is called
     before each pointer with the number of pointers the run now expects to try
     (the progress bar). Raises ConfigError for a bad ``$SANDMAN_MIND_TIMEOUT``
     or ``$SANDMAN_DAILY_BUDGET_USD``, before any mind starts.
@@ -114,7 +119,8 @@ def run_queue(layout: Layout, *, on_pointer: Callable[[Pointer, int], None] | No
     summary = RunSummary()
     tried: set[str] = set()
     while len(tried) < config.DREAM_POINTERS_PER_RUN:
-        waiting = [pointer for pointer in queue(layout) if pointer.session not in tried]
+        candidates = queue(layout) if everything else due(layout)
+        waiting = [pointer for pointer in candidates if pointer.session not in tried]
         if not waiting:
             break
         day = journal.now_utc().strftime("%Y-%m-%d")
@@ -129,7 +135,10 @@ def run_queue(layout: Layout, *, on_pointer: Callable[[Pointer, int], None] | No
         if on_pointer is not None:
             planned = len(tried) + min(len(waiting) - 1, config.DREAM_POINTERS_PER_RUN - len(tried))
             on_pointer(pointer, planned)
-        summary.outcomes.append(dream_pointer(layout, pointer, timeout=timeout))
+        outcome = dream_pointer(layout, pointer, timeout=timeout)
+        if outcome.decision != "routed" and outcome.reason != "forgotten":
+            stamp_attempt(layout, pointer.session)
+        summary.outcomes.append(outcome)
     summary.left = len(queue(layout))
     journal.write(layout, VERB, "finished", tried=len(summary.outcomes), routed=summary.count("routed"),
                   queued=summary.count("queued"), skipped=summary.count("skipped"),
@@ -357,6 +366,25 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
         path = tx.write_memory(name, memory, directory=wording.directory)
     return "committed", path, tx.commit
+
+
+def stamp_attempt(layout: Layout, session: str) -> None:
+    """Count a failed dream on the pointer (``attempts`` + 1, ``tried`` now), if it still exists.
+
+    sandman.verbs.dream.is_due reads them back: the pointer rests 1 h, 2 h, 4 h...
+    at most 24 h before a detached dream tries it again. Best effort.
+    """
+    current = read_pointer(layout.pointer(session))
+    if current is None:
+        return
+    data = dict(current.data)
+    attempts = data.get("attempts")
+    data["attempts"] = (attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else 0) + 1
+    data["tried"] = journal.iso(journal.now_utc())
+    try:
+        write_pointer(layout, session, data)
+    except (InputError, OSError):
+        pass
 
 
 def stamp_dreamed(layout: Layout, session: str) -> bool:
