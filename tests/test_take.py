@@ -105,12 +105,15 @@ def test_highlights_reach_the_pointer(isolated: Path, layout: Layout):
     call = {"type": "assistant", "sessionId": SID, "timestamp": "2026-11-30T10:01:00.000Z", "message": {
         "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
                                           "input": {"command": 'sandman remember "Uploads go through S3"'}}]}}
+    result = {"type": "user", "sessionId": SID, "timestamp": "2026-11-30T10:01:01.000Z", "message": {
+        "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": False,
+                                     "content": "/home/u/.sandman/memories/-p/project_uploads_go_through_s3.md"}]}}
     path = _live(isolated)
-    path.write_bytes(path.read_bytes() + json.dumps(call).encode() + b"\n")
+    path.write_bytes(path.read_bytes() + json.dumps(call).encode() + b"\n" + json.dumps(result).encode() + b"\n")
     os.utime(path, (time.time() - 600,) * 2)
     pointer = json.loads(take(layout, SID).pointer.read_text())
     assert pointer["highlights"] == ["Uploads go through S3"]
-    assert (pointer["started"], pointer["ended"]) == ("2026-11-30T10:00:00Z", "2026-11-30T10:01:00Z")
+    assert (pointer["started"], pointer["ended"]) == ("2026-11-30T10:00:00Z", "2026-11-30T10:01:01Z")
 
 
 # -- guards -------------------------------------------------------------------

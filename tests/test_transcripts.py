@@ -177,24 +177,63 @@ def test_remember_bodies_from_shell_commands(command: str, bodies: list[str]):
     assert remember_bodies(command) == bodies
 
 
+def _result(tool_use_id, text, is_error=False, uuid="r1"):
+    return {"type": "user", "uuid": uuid, "sessionId": "s-1", "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tool_use_id, "content": text, "is_error": is_error}]}}
+
+
+def _codex_call(call_id, command):
+    return {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": {
+        "type": "function_call", "name": "exec_command", "call_id": call_id,
+        "arguments": json.dumps({"cmd": command})}}
+
+
+def _codex_output(call_id, output):
+    return {"timestamp": "2026-01-01T00:00:02Z", "type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": call_id, "output": output}}
+
+
 def test_highlights_come_from_bash_mcp_and_codex_calls_without_repeats(tmp_path: Path):
     mcp = {"type": "assistant", "uuid": "a3", "message": {"role": "assistant", "content": [
         {"type": "tool_use", "id": "t3", "name": "mcp__sandman__remember", "input": {"body": "From MCP"}}]}}
     path = _write(tmp_path, [
-        _user("go"), _bash('sandman remember "Keep this"'), _bash('sandman remember "Keep this"', uuid="a2"), mcp,
+        _user("go"), _bash('sandman remember "Keep this"'), _result("t-a1", "/r/memories/x/project_keep_this.md"),
+        _bash('sandman remember "Keep this"', uuid="a2"), _result("t-a2", "/r/x.md", uuid="r2"),
+        mcp, _result("t3", "/r/memories/x/project_from_mcp.md", uuid="r3"),
     ])
     assert read_session(path).highlights == ["Keep this", "From MCP"]
     assert summarize(path).highlights == ["Keep this", "From MCP"]
     codex = _write(tmp_path, [
         {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "c-1", "cwd": "/w"}},
-        {"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "call_id": "c1",
-            "arguments": json.dumps({"cmd": 'sandman remember "Codex kept this"'})}},
+        _codex_call("c1", 'sandman remember "Codex kept this"'),
+        _codex_output("c1", "Process exited with code 0\nOutput:\n/r/memories/w/project_codex.md\n"),
         {"timestamp": "2026-01-01T00:00:02Z", "type": "response_item", "payload": {
             "type": "function_call", "name": "shell", "call_id": "c2",
             "arguments": json.dumps({"command": ["bash", "-lc", "sandman remember 'And this'"]})}},
+        _codex_output("c2", "/r/memories/w/project_and_this.md"),
     ], "rollout.jsonl")
     assert read_session(codex).highlights == ["Codex kept this", "And this"]
+    assert summarize(codex).highlights == ["Codex kept this", "And this"]
+
+
+def test_a_refused_remember_is_never_a_highlight(tmp_path: Path):
+    """A remember the secrets ban refused must not reach recall through the pointer."""
+    secret = 'sandman remember "Deploy with 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"'
+    refusal = "Exit code 2\nsandman: memory refused: it contains a secret (GitHub Token)"
+    mcp = {"type": "assistant", "uuid": "a3", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t3", "name": "mcp__sandman__remember", "input": {"body": "AKIAIOSFODNN7EXAMPLE"}}]}}
+    path = _write(tmp_path, [
+        _user("go"), _bash(secret), _result("t-a1", refusal, is_error=True),
+        mcp, _result("t3", "memory refused: it contains a secret (AWS Access Key)", is_error=True, uuid="r3"),
+        _bash('sandman remember "Never answered"', uuid="a4"),  # the session ended before its result
+    ])
+    assert read_session(path).highlights == [] and summarize(path).highlights == []
+    codex = _write(tmp_path, [
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "c-1", "cwd": "/w"}},
+        _codex_call("c1", secret), _codex_output("c1", "Process exited with code 2\nOutput:\n" + refusal),
+    ], "rollout.jsonl")
+    assert read_session(codex).highlights == [] and summarize(codex).highlights == []
 
 
 def test_tool_summary_is_one_line_and_bounded():

@@ -118,6 +118,8 @@ class ClaudeReader:
         session = self.session
         if session.session_id is None or session.cwd is None or b"remember" in raw:
             return True
+        if self.collector.awaits(raw):
+            return True
         head = raw[:200]
         if any(mark in head for mark in _TITLE_MARKS):
             return True
@@ -186,7 +188,9 @@ class ClaudeReader:
                 continue
             if block.get("type") == "tool_result":
                 tool = self.tool_names.get(str(block.get("tool_use_id")))
-                self.session.turns.append(Turn("tool_result", block_text(block.get("content")), stamp, sidechain, tool))
+                result = block_text(block.get("content"))
+                self.session.turns.append(Turn("tool_result", result, stamp, sidechain, tool))
+                self.collector.settle(block.get("tool_use_id"), result, block.get("is_error") is True)
             elif block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
             elif block.get("type") == "image":
@@ -218,7 +222,7 @@ class ClaudeReader:
                     self.tool_names[block["id"]] = name
                 self.session.turns.append(Turn("tool_call", tools.summary(name, value), stamp, sidechain, name))
                 for body in tools.remembered(name, value):
-                    self.collector.highlight(body)
+                    self.collector.propose(block.get("id"), body)
 
     def turn(self, role: str, text: str, stamp: str | None, sidechain: bool) -> None:
         if text.strip():

@@ -77,6 +77,8 @@ class CodexReader:
         session = self.session
         if session.session_id is None or session.cwd is None or b"remember" in raw:
             return True
+        if self.collector.awaits(raw):
+            return True
         if self.typed is None and b'"user_message"' in raw:
             return True
         if self.typed is None and self.prompt is None and b'"user"' in raw:
@@ -132,10 +134,11 @@ class CodexReader:
                 self.tool_names[payload["call_id"]] = name
             turns.append(Turn("tool_call", tools.summary(name, value), stamp, tool=name))
             for body in tools.remembered(name, value):
-                self.collector.highlight(body)
+                self.collector.propose(payload.get("call_id"), body)
         elif kind in TOOL_OUTPUTS:
             output = payload.get("output")
             text = output if isinstance(output, str) else content_text(output)
             turns.append(Turn("tool_result", text, stamp, tool=self.tool_names.get(str(payload.get("call_id")))))
+            self.collector.settle(payload.get("call_id"), text, False)
         elif kind not in QUIET_ITEMS:
             self.collector.skip(UNKNOWN_TYPE)

@@ -127,6 +127,15 @@ def title_text(text: str | None) -> str | None:
     return cut(line, config.TITLE_MAX_CHARS) if line else None
 
 
+_FAILED = re.compile(r"(?m)^sandman: |Process exited with code [1-9]|^Exit code [1-9]")
+
+
+def remember_succeeded(result: str, is_error: bool) -> bool:
+    """True when a ``sandman remember`` call's result shows it committed (no error, no
+    ``sandman: ...`` refusal line, no non-zero exit)."""
+    return not is_error and not _FAILED.search(result)
+
+
 class Collector:
     """What every host reader gathers besides turns: times, skips, highlights."""
 
@@ -134,6 +143,7 @@ class Collector:
         self.session = session
         self.skipped: Counter[str] = Counter()
         self._highlights: dict[str, None] = {}
+        self._pending: dict[str, list[str]] = {}
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] += 1
@@ -152,6 +162,27 @@ class Collector:
     def highlight(self, body: str) -> None:
         if body and body not in self._highlights:
             self._highlights[body] = None
+
+    def propose(self, call_id: object, body: str) -> None:
+        """Hold a ``sandman remember`` body until its call's result says it was committed.
+
+        A refused remember (a secret, a bad type) must not become a highlight:
+        recall would show the very text the secrets ban kept out of the banks.
+        A call without an id, or whose result never comes, gives none.
+        """
+        if isinstance(call_id, str) and call_id and body:
+            self._pending.setdefault(call_id, []).append(body)
+
+    def settle(self, call_id: object, result: str, is_error: bool) -> None:
+        """Keep the bodies held for ``call_id`` when its result shows success."""
+        bodies = self._pending.pop(str(call_id), [])
+        if bodies and remember_succeeded(result, is_error):
+            for body in bodies:
+                self.highlight(body)
+
+    def awaits(self, raw: bytes) -> bool:
+        """True when a raw line may hold the result of a call whose bodies are held."""
+        return any(call_id.encode() in raw for call_id in self._pending)
 
     def finish(self) -> Session:
         self.session.skipped = dict(self.skipped)

@@ -10,6 +10,10 @@ A highlight is a body the session explicitly asked to keep. It is found in:
 - a call of sandman's MCP ``remember`` tool (a tool name ending in
   ``__remember`` whose server name contains ``sandman``), its ``body`` input.
 
+The reader keeps a body only when the call's result shows it was committed
+(transcripts.model.Collector.settle): a remember the secrets ban refused must
+not reach recall through the pointer.
+
 A command that cannot be parsed (unbalanced quotes) gives no highlight: the
 session's own memory is then still committed by remember itself; only the
 pointer's hint is lost.
