@@ -39,6 +39,23 @@ class ProjectKeyDetector(RegexBasedDetector):
     denylist = [re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}")]
 
 
+class ProviderTokenDetector(RegexBasedDetector):
+    """Cloud and model-provider tokens detect-secrets has no plugin for."""
+
+    secret_type = "Provider API Token"
+    denylist = [
+        re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google / Gemini API key
+        re.compile(r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
+        re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),  # npm access token
+        re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"),  # DigitalOcean
+        re.compile(r"\bgsk_[A-Za-z0-9]{40,}"),  # Groq
+        re.compile(r"\br8_[A-Za-z0-9]{30,}"),  # Replicate
+        re.compile(r"\bxai-[A-Za-z0-9]{40,}"),  # xAI
+        re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"),  # GitLab personal access token
+        re.compile(r"\bsk-[A-Za-z0-9]{40,}"),  # OpenAI-style legacy secret key
+    ]
+
+
 class AssignedCredentialDetector(RegexBasedDetector):
     """``password: hunter2``-style lines whose value is one bare token, and bearer tokens."""
 
@@ -57,7 +74,7 @@ def _plugins() -> list:
         cls() for kind, cls in get_mapping_from_secret_type_to_class().items()
         if kind not in _IGNORED_KINDS
     ]
-    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), AssignedCredentialDetector()]
+    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(), AssignedCredentialDetector()]
 
 
 def find_secrets(*texts: str) -> list[str]:

@@ -1,0 +1,55 @@
+"""The secrets ban (docs/BANK-FORMAT.md, "Memory files"): credentials never become memories."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandman.banks.secrets import find_secrets, refuse_secrets
+from sandman.errors import SecretRefused
+
+SECRETS = [
+    ("AWS key AKIAIOSFODNN7EXAMPLE", "AWS Access Key"),
+    ("token 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", "GitHub Token"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "Private Key"),
+    ("connect to postgres://admin:s3cretpw@db.example.com/app", "Basic Auth Credentials"),
+    ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "Slack Token"),
+    ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "JSON Web Token"),
+    ("key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "Anthropic API Key"),
+    ("sk-proj-abcdefghijklmnop1234567890ABCDEFGHIJ", "OpenAI API Key"),
+    ("google AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe", "Provider API Token"),
+    ("hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "Provider API Token"),
+    ("npm_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "Provider API Token"),
+    ("dop_v1_" + "a1" * 32, "Provider API Token"),
+    ("password: hunter22", "Assigned Credential"),
+    ("db_password=Sup3rS3cret!", "Assigned Credential"),
+    ("Authorization: Bearer abcdef1234567890abcdef", "Assigned Credential"),
+    ("password = 'correct horse battery staple'", "Secret Keyword"),
+]
+
+PROSE = [
+    "Run the suite with pytest -rs so skips print their reason.",
+    "password: see the team vault",
+    "The token expires after 24 hours; refresh it with `make login`.",
+    "the api_key lives in 1Password under 'prod'",
+    "Deploy with `git push origin main`; commit 3f2a9c1b7e8d fixed it, see 'a94a8fe5ccb19ba61c4c0873d391e987982fbbd3'.",
+    "secret: true",
+    "The server listens on 192.168.1.20 port 8080.",
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), SECRETS)
+def test_each_kind_of_credential_is_found_by_kind(text: str, kind: str) -> None:
+    assert kind in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_about_software_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_the_refusal_names_the_kind_never_the_value() -> None:
+    with pytest.raises(SecretRefused) as caught:
+        refuse_secrets("a name", "a description", "body with AKIAIOSFODNN7EXAMPLE inside")
+    assert caught.value.kinds == ["AWS Access Key"]
+    assert "AKIA" not in str(caught.value)
