@@ -173,3 +173,25 @@ def test_stale_git_index_lock_from_a_killed_commit_is_cleared(layout: Layout) ->
     (layout.root / ".git" / "index.lock").write_text("")
     commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
     assert_consistent(layout)
+
+
+def test_adopting_a_folder_of_memories_indexes_every_bank(layout: Layout) -> None:
+    """Memory files brought in without MEMORY.md (a copy from elsewhere) must not be invisible to recall."""
+    from sandman.verbs.init import init
+
+    bank = layout.bank(bank_name(PROJECT))
+    bank.mkdir(parents=True)
+    (bank / "project_build_with_make.md").write_text(memory().text())
+    assert init(layout) is True
+    assert (bank / "MEMORY.md").read_text() == render_index(bank)
+    assert_consistent(layout)
+    assert init(layout) is False
+
+
+def test_a_first_remember_into_an_adopted_folder_indexes_the_other_banks_too(layout: Layout) -> None:
+    other = layout.bank(bank_name("/home/user/other"))
+    other.mkdir(parents=True)
+    (other / "project_kept.md").write_text(memory("Kept").text())
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    assert (other / "MEMORY.md").read_text() == render_index(other)
+    assert_consistent(layout)

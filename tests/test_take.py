@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from corpus_table import CASES, Case, place
-from helpers import sandman
+from helpers import git, sandman
 from sandman import config, journal
 from sandman.errors import CrossDeviceError, InputError, TranscriptLive, TranscriptNotFound, UnrecognisedTranscript
 from sandman.layout import Layout
@@ -405,3 +405,12 @@ def test_drain_drops_an_entry_whose_transcript_vanishes_mid_drain(isolated: Path
     assert drain(layout) == []
     assert not entry.exists()
     assert _journal(layout)[-1] == ("dropped", {"session": SID, "reason": "transcript-gone"})
+
+
+def test_the_first_take_sets_up_the_root_as_a_repository(isolated: Path, layout: Layout):
+    """A new user's `take --all` then `doctor` must not find a root that is not a repository."""
+    path = _live(isolated)
+    os.utime(path, (time.time() - 600,) * 2)
+    take(layout, SID)
+    assert (layout.root / ".git").is_dir()
+    assert git(layout.root, "status", "--porcelain") == ""

@@ -203,6 +203,11 @@ HEAVY = ("typer", "click", "pygit2", "yaml", "jinja2", "markdown_it", "rich", "m
 
 
 def test_the_hook_path_imports_nothing_heavy(corpus: Path, isolated: Path, layout: Layout):
+    # On a set-up root: the very first take also makes the root a repository,
+    # after the rename and the pointer, and pays for pygit2 that once.
+    from sandman.verbs.init import init
+
+    init(layout)
     _transcript(corpus, isolated)
     probe = ("import sys, runpy\n"
              "sys.argv = ['sandman', 'take', '--hook']\n"

@@ -223,10 +223,12 @@ def bank_transaction(
     nothing changed). On an exception, undoes what was done, commits nothing,
     and re-raises. Raises LockBusy after 120 s of waiting, RepositoryError.
     """
-    store.ensure_root(layout)
+    adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
         recover(layout, repo)
+        if adopted:
+            _index_every_bank(layout, repo)
         tx = BankTransaction(layout, subject)
         try:
             yield tx
@@ -256,15 +258,50 @@ def _sweep_temp_files(layout: Layout) -> None:
     temp file present is an orphan. (``memories/.recent/`` is written without
     the lock by take and is left alone.)
     """
-    folders = [layout.log] + [
-        bank for bank in (layout.memories.iterdir() if layout.memories.is_dir() else ())
-        if bank.is_dir() and not bank.name.startswith(".")
-    ]
+    folders = [layout.log] + _bank_folders(layout)
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
     for folder in folders:
         for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
             if TEMP_NAME.fullmatch(orphan.name):
                 orphan.unlink(missing_ok=True)
+
+
+def _bank_folders(layout: Layout) -> list[Path]:
+    if not layout.memories.is_dir():
+        return []
+    return sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _index_every_bank(layout: Layout, repo) -> str | None:
+    """Regenerate every bank's MEMORY.md and commit what changed; return the id.
+
+    For a root that was adopted with memory files but no (or stale) indexes:
+    recall reads MEMORY.md, so a bank without one would be invisible. The
+    caller holds ``.commit.lock``.
+    """
+    changed = []
+    for folder in _bank_folders(layout):
+        index = folder / BANK_INDEX
+        text = bank_index.render_index(folder)
+        if not index.exists() or index.read_text(encoding="utf-8") != text:
+            write_atomic(index, text)
+            changed.append(index)
+    if not changed:
+        return None
+    return store.commit_paths(repo, _relpaths(layout, set(changed)), "init: index every bank", {"Verb": "init"})
+
+
+def index_every_bank(layout: Layout) -> str | None:
+    """Regenerate and commit every bank's MEMORY.md under ``.commit.lock`` (``sandman init``).
+
+    Returns the commit id, None when every index was current. Raises LockBusy,
+    RepositoryError.
+    """
+    store.ensure_root(layout)
+    with store.locked(store.commit_lock(layout)):
+        repo = store.open_repo(layout)
+        recover(layout, repo)
+        return _index_every_bank(layout, repo)
 
 
 def recover(layout: Layout, repo) -> str | None:

@@ -168,6 +168,22 @@ def _earlier(layout: Layout, session_id: str, data: dict) -> None:
         data["earlier"] = earlier
 
 
+def _ensure_repository(layout: Layout) -> None:
+    """Make the root a git repository on the first take (every verb sets the tree up on first use).
+
+    After the rename and the pointer, so a hook pays for pygit2 only once, on
+    the very first take. Best effort: a failure is a journal line, never a lost take.
+    """
+    if (layout.root / ".git").exists():
+        return
+    from sandman.verbs.init import init
+
+    try:
+        init(layout)
+    except (SandmanError, OSError) as error:
+        journal.write(layout, VERB, "init-failed", error=str(error))
+
+
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, move, pointer, journal line.
@@ -182,6 +198,7 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
+    _ensure_repository(layout)
     journal.write(
         layout, VERB, "reclaimed" if reclaimed else "archived", session=session_id, host=source.host,
         archived=data["archived"], companion=data.get("companion"), hook=hook, forced=force,
