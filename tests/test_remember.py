@@ -58,7 +58,7 @@ def test_remembering_the_same_text_twice_commits_once(layout, tmp_path: Path) ->
     ("args", "message"),
     [
         (["remember", ""], "sandman: memory body is empty\n"),
-        (["remember", "x" * 70_000], "sandman: memory body is 70,001 bytes; the limit is 65,536 (64 KiB)\n"),
+        (["remember", "x" * 70_000], "sandman: memory body is 70,000 bytes; the limit is 65,536 (64 KiB)\n"),
         (["remember", "x", "--type", "opinion"],
          "sandman: type 'opinion' is unknown; use one of user, feedback, project, reference\n"),
         (["remember", "x", "--cwd", "relative/dir"],
@@ -109,3 +109,16 @@ def test_unwritable_root_is_one_line(tmp_path: Path) -> None:
 def test_derived_name_and_description(body: str, name: str, description: str) -> None:
     assert derive_name(body) == name
     assert derive_description(body) == description
+
+
+def test_a_body_of_exactly_64_kib_is_accepted(layout, tmp_path: Path) -> None:
+    done = sandman("remember", "-", "--cwd", str(tmp_path), "--name", "Big", stdin=b"x" * 65_536)
+    assert done.returncode == 0, done.stderr
+
+
+def test_nul_bytes_never_reach_a_memory_file(layout, tmp_path: Path) -> None:
+    """A NUL makes git show the file as binary: `git log -p` could no longer review it."""
+    done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"a \x00 b")
+    path = Path(done.stdout.decode().strip())
+    assert b"\x00" not in path.read_bytes() and read_memory(path).body == "a  b\n"
+    assert "Bin" not in git(layout.root, "log", "-1", "--stat")

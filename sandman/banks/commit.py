@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.banks import index as bank_index
-from sandman.banks.memory import Memory, fingerprint, one_line, validate_fields
+from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
 from sandman.errors import InputError, SandmanError
@@ -78,7 +78,8 @@ class BankTransaction:
     ) -> Path:
         """Write ``memory`` into bank ``bank``; return its path.
 
-        Name and description are made one line; ``created`` is filled when
+        Name and description are made one line, the body cleaned (NUL and
+        bidi overrides dropped, ``\n`` line endings); ``created`` is filled when
         empty and ``updated`` set to now (UTC). ``replaces`` names a file of the
         same bank that moves into ``_archive/`` and is recorded as lineage. The
         file is ``<type>_<slug>.md`` with ``_2``, ``_3``… on collision with a
@@ -87,6 +88,7 @@ class BankTransaction:
         """
         memory.name = one_line(memory.name)
         memory.description = one_line(memory.description)
+        memory.body = clean_body(memory.body) if memory.body.strip() else ""
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)

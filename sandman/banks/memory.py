@@ -126,12 +126,17 @@ def validate_fields(memory_type: str, name: str, description: str, body: str) ->
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
     if not body.strip():
         raise InputError("memory body is empty")
+    for label, value in (("name", name), ("description", description), ("body", body)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"memory {label} is not valid UTF-8 (it holds a lone surrogate)") from None
     for label, value, limit in (("name", name, NAME_MAX_CHARS), ("description", description, DESCRIPTION_MAX_CHARS)):
         if not value:
             raise InputError(f"memory {label} is empty")
         if len(value) > limit:
             raise InputError(f"memory {label} is {len(value)} characters; the limit is {limit}")
-    size = len(body.encode("utf-8", "surrogatepass"))
+    size = len(body.rstrip("\n").encode("utf-8"))  # the newline sandman ends a file with is not the body's
     if size > config.MEMORY_BODY_MAX_BYTES:
         raise InputError(
             f"memory body is {size:,} bytes; the limit is {config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)"
