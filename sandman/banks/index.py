@@ -89,4 +89,4 @@ def render_index(bank: Path, directory: str | None = None, known: dict[str, str]
 
 def current_lines(bank: Path) -> dict[str, str]:
     """Map file name -> line of the bank's MEMORY.md as written (empty when absent)."""
-    return {entry.file: entry.line for entry in index_entries(bank)}
+    return {entry.file: entry.line for entry in index_entries(bank) if entry.file}

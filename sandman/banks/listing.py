@@ -26,12 +26,32 @@ _INDEX_LINE = re.compile(r"- \[(?:\\.|[^\\\]])*\]\(([^()/\\\s]+\.md)\)")
 _FENCE = re.compile(r"---[ \t]*")
 
 
-@dataclass(frozen=True)
 class IndexEntry:
-    """One MEMORY.md line as written, and the memory file it links to (a bare name)."""
+    """One MEMORY.md line as written, and the memory file it links to (a bare name).
 
-    line: str
-    file: str
+    The link is parsed on first use: recall reads every line of every bank in
+    the chain but opens only the few bodies its budget holds, and a regex over
+    10,000 lines cost the SessionStart hook about 10 ms.
+    """
+
+    __slots__ = ("line", "_file")
+
+    def __init__(self, line: str, file: str | None = None):
+        self.line = line
+        self._file = file
+
+    @property
+    def file(self) -> str:
+        if self._file is None:
+            match = _INDEX_LINE.match(self.line)
+            self._file = match.group(1) if match else ""
+        return self._file
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexEntry) and (self.line, self.file) == (other.line, other.file)
+
+    def __repr__(self) -> str:
+        return f"IndexEntry(line={self.line!r}, file={self.file!r})"
 
 
 @dataclass(frozen=True)
@@ -104,19 +124,14 @@ def _read_text(path: Path) -> str | None:
 def index_entries(folder: Path) -> tuple[IndexEntry, ...]:
     """Return the memory lines of ``folder/MEMORY.md`` in file order (empty when absent).
 
-    Only lines that link a bare ``*.md`` file name count; anything else in the
-    body is ignored.
+    Only ``- [`` lines count; anything else in the body is ignored. A line
+    whose link is not a bare ``*.md`` file name has ``file`` "".
     """
     text = _read_text(folder / BANK_INDEX)
     split = split_frontmatter(text) if text is not None else None
     if split is None:
         return ()
-    entries = []
-    for line in split[1].splitlines():
-        match = _INDEX_LINE.match(line)
-        if match:
-            entries.append(IndexEntry(line=line.rstrip(), file=match.group(1)))
-    return tuple(entries)
+    return tuple(IndexEntry(line.rstrip()) for line in split[1].splitlines() if line.startswith("- ["))
 
 
 def memory_body(folder: Path, file: str) -> str:
@@ -125,6 +140,8 @@ def memory_body(folder: Path, file: str) -> str:
     An unreadable file, or one without frontmatter, gives ``""``: recall then
     shows its index line alone.
     """
+    if not file:
+        return ""
     text = _read_text(folder / file)
     split = split_frontmatter(text) if text is not None else None
     return split[1].rstrip() if split is not None else ""
