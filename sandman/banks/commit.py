@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.banks import index as bank_index
+from sandman.banks.listing import bank_folders
 from sandman.banks.memory import Memory, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
@@ -35,7 +36,7 @@ from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
-from sandman.store.atomic import TEMP_NAME, move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, is_regular, move_no_replace, write_atomic
 
 
 class ConflictError(SandmanError):
@@ -89,7 +90,7 @@ class BankTransaction:
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)
-        if replaces is not None and not (folder / replaces).is_file():
+        if replaces is not None and not is_regular(folder / replaces):
             raise FileNotFoundError(f"{bank}/{replaces} does not exist; nothing to replace")
         stamp = iso(now_utc())
         memory.created = memory.created or stamp
@@ -189,7 +190,7 @@ def _member(folder: Path, filename: str) -> Path:
     if "/" in filename or "\0" in filename or filename in ("", ".", "..", BANK_INDEX):
         raise InputError(f"{filename!r} is not a memory file name")
     path = folder / filename
-    if not path.is_file():
+    if not is_regular(path):  # a symbolic link in a bank is not a memory
         raise FileNotFoundError(f"{folder.name}/{filename} does not exist")
     return path
 
@@ -255,10 +256,7 @@ def _sweep_temp_files(layout: Layout) -> None:
     temp file present is an orphan. (``memories/.recent/`` is written without
     the lock by take and is left alone.)
     """
-    folders = [layout.log] + [
-        bank for bank in (layout.memories.iterdir() if layout.memories.is_dir() else ())
-        if bank.is_dir() and not bank.name.startswith(".")
-    ]
+    folders = [layout.log] + bank_folders(layout)
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
     for folder in folders:
         for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
+from sandman.banks.listing import bank_folders
 from sandman.banks.memory import read_memory
 from sandman.errors import FormatError
 from sandman.journal import parse_line
@@ -184,9 +185,7 @@ def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
 def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
     """Return (memories citing only the session, memories citing it among others)."""
     only, shared = [], []
-    if not layout.memories.is_dir():
-        return only, shared
-    for bank in sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for bank in bank_folders(layout):
         for path in memory_files(bank):
             try:
                 source = read_memory(path).source
