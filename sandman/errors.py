@@ -95,6 +95,7 @@ class SyncError(SandmanError):
     ``reason`` is one word for the journal and doctor: ``unreachable``,
     ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
     ``hidden`` (a commit would carry the hidden tier off the machine),
+    ``link`` (a symbolic link would be pushed or checked out),
     ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
     both a file and a folder), ``checkout`` (the merged tree could not be
     checked out; the remote already has it, and the next sync fast-forwards).

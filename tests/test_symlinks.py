@@ -113,3 +113,91 @@ def test_read_regular_refuses_a_fifo_without_blocking(tmp_path):
         read_regular(fifo)
     assert caught.value.errno == errno.EINVAL
     assert memory_files(tmp_path) == []
+
+
+# --- a link is never committed, pushed, or taken from a remote -----------------
+
+
+def tree_modes(layout: Layout) -> dict[str, str]:
+    """Every path of HEAD's tree -> its git mode."""
+    from helpers import git
+
+    lines = git(layout.root, "ls-tree", "-r", "HEAD").splitlines()
+    return {line.split("\t", 1)[1]: line.split(" ", 1)[0] for line in lines}
+
+
+def test_symlinked_memory_file_is_never_committed_by_recovery(layout, tmp_path):
+    remembered(layout)
+    bank = layout.bank(bank_name(PROJECT))
+    (bank / "reference_x.md").symlink_to(private_key(tmp_path))
+    remembered(layout, "Use ruff")  # recovery runs first and commits what is left in the tree
+    modes = tree_modes(layout)
+    assert f"memories/{bank.name}/reference_x.md" not in modes
+    assert "120000" not in modes.values()
+    from sandman.verbs.doctor import doctor
+
+    clean = next(check for check in doctor().checks if check.name == "clean")
+    assert clean.status == "warn"
+    assert clean.message == (f"memories/{bank.name}/reference_x.md is a symbolic link: sandman never reads or "
+                             "commits a link in the root; delete it")
+
+
+def test_symlinked_memory_committed_by_hand_is_never_pushed(tmp_path, isolated):
+    from helpers import git
+    from syncworld import make_world, remote_head, snapshot
+
+    from sandman.errors import SyncError
+    from sandman.verbs.sync import sync
+
+    world = make_world(tmp_path)
+    remembered(world.a)
+    bank = world.a.bank(bank_name(PROJECT))
+    (bank / "reference_x.md").symlink_to(private_key(tmp_path))
+    git(world.a.root, "add", f"memories/{bank.name}/reference_x.md")
+    git(world.a.root, "-c", "user.name=Hand", "-c", "user.email=hand@example.org", "commit", "-qm", "link")
+    published = remote_head(world.remote)
+    before = snapshot(world.a)
+    with pytest.raises(SyncError) as caught:
+        sync(world.a)
+    assert caught.value.reason == "link"
+    assert str(caught.value) == (
+        f"sync: refusing to push: memories/{bank.name}/reference_x.md is a symbolic link, which would make "
+        "every machine read whatever it points at there; delete it (git rm) and sync again; "
+        "the local root is unchanged")
+    assert remote_head(world.remote) == published
+    assert snapshot(world.a) == before
+    # Deleted, the next write commits the deletion and the push goes through.
+    (bank / "reference_x.md").unlink()
+    remembered(world.a, "Use ruff")
+    assert sync(world.a).pushed
+
+
+@pytest.mark.parametrize("diverged", [False, True], ids=["fast-forward", "merge"])
+def test_symlinked_memory_from_a_remote_is_never_checked_out(tmp_path, isolated, diverged):
+    from helpers import git
+    from syncworld import make_world, snapshot
+
+    from sandman.errors import SyncError
+    from sandman.verbs.sync import sync
+
+    world = make_world(tmp_path)
+    remembered(world.a)
+    sync(world.a)
+    sync(world.b)
+    bank = world.a.bank(bank_name(PROJECT))
+    (bank / "reference_x.md").symlink_to(private_key(tmp_path))
+    git(world.a.root, "add", f"memories/{bank.name}/reference_x.md")
+    git(world.a.root, "-c", "user.name=Hand", "-c", "user.email=hand@example.org", "commit", "-qm", "link")
+    git(world.a.root, "push", "-q", "origin", "main")  # by hand: sandman would refuse
+    if diverged:
+        remembered(world.b, "Only on B")
+    before = snapshot(world.b)
+    with pytest.raises(SyncError) as caught:
+        sync(world.b)
+    assert caught.value.reason == "link"
+    assert str(caught.value) == (
+        f"sync: refusing to take origin/main: memories/{bank.name}/reference_x.md is a symbolic link, which "
+        "would make this machine read whatever it points at here; delete it on the machine that made it; "
+        "the local root is unchanged")
+    assert snapshot(world.b) == before
+    assert not (world.b.bank(bank_name(PROJECT)) / "reference_x.md").is_symlink()

@@ -267,11 +267,12 @@ def _sweep_temp_files(layout: Layout) -> None:
 def recover(layout: Layout, repo) -> str | None:
     """Commit what a killed process left uncommitted, indexes regenerated; return the id.
 
-    Orphaned temp files of killed writers are deleted first. The caller holds
+    Orphaned temp files of killed writers are deleted first. Symbolic links are
+    left out (store.repo.committable_paths). The caller holds
     ``.commit.lock``. Returns None when the tree was clean.
     """
     _sweep_temp_files(layout)
-    dirty = store.dirty_paths(repo)
+    dirty = store.committable_paths(repo)
     if not dirty:
         return None
     banks = {
@@ -285,7 +286,7 @@ def recover(layout: Layout, repo) -> str | None:
             index = folder / BANK_INDEX
             if not index.exists() or index.read_text(encoding="utf-8") != text:
                 write_atomic(index, text)
-    paths = sorted(store.dirty_paths(repo))
+    paths = store.committable_paths(repo)
     return store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )

@@ -146,8 +146,16 @@ def _repository(layout: Layout):
                      {"branch": repo.head.shorthand, "head": str(repo.head.target)})
     try:
         dirty = sorted(store.dirty_paths(repo))
+        committable = set(store.committable_paths(repo))
     except RepositoryError as error:
         return repo, [head, Check("clean", FAIL, str(error))]
+    links = [path for path in dirty if path not in committable]
+    if links:
+        return repo, [head, Check(
+            "clean", WARN,
+            f"{links[0]} is a symbolic link: sandman never reads or commits a link in the root; delete it",
+            {"dirty": dirty[:50], "links": links[:50]},
+        )]
     if not dirty:
         return repo, [head, Check("clean", OK, "no uncommitted changes")]
     return repo, [head, Check(
