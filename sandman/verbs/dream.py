@@ -16,6 +16,7 @@ from sandman.errors import LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers
 from sandman.store.runlock import RunLock
+from sandman.terminal import printable
 
 
 def queue(layout: Layout) -> list[Pointer]:
@@ -96,7 +97,7 @@ def _with_progress(layout: Layout, dream_run):
         task = progress.add_task("dreaming", total=None)
 
         def on_pointer(pointer: Pointer, planned: int) -> None:
-            title = str(pointer.data.get("title") or pointer.session)[:60]
+            title = printable(str(pointer.data.get("title") or pointer.session)[:60])
             progress.update(task, total=planned, completed=len(started), description=escape(f"dreaming {title}"))
             started.append(pointer.session)
 
