@@ -25,7 +25,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "transcripts" / "claude"
 DEFAULTS = [CORPUS / "spotter" / "short.jsonl", CORPUS / "agentlogs" / "images.jsonl"]
-SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"  # for a transcript that names no session
+
+
+def own_session(transcript: Path) -> str:
+    """The session the transcript's lines name: take refuses a payload naming another."""
+    from sandman.transcripts import summarize
+
+    return summarize(transcript).session_id or SESSION
 
 
 def sandman_argv() -> list[str]:
@@ -47,16 +54,17 @@ def one_take(transcript: Path, scratch: Path) -> float:
     config_dir = home / ".claude"
     project = config_dir / "projects" / "-home-user-my-project"
     project.mkdir(parents=True)
-    target = project / f"{SESSION}.jsonl"
+    session = own_session(transcript)
+    target = project / f"{session}.jsonl"
     shutil.copyfile(transcript, target)
     env = {**os.environ, "HOME": str(home), "SANDMAN_ROOT": str(home / ".sandman"),
            "CLAUDE_CONFIG_DIR": str(config_dir)}
     for name in ("CLAUDE_MEMORY_PIPELINE", "SANDMAN_NO_TAKE", "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)  # an installed sandman runs from compiled bytecode
-    payload = json.dumps({"session_id": SESSION, "transcript_path": str(target), "cwd": "/home/user/my-project",
+    payload = json.dumps({"session_id": session, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
     elapsed = timed([*sandman_argv(), "take", "--hook"], payload, env)
-    if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{SESSION}.json").exists():
+    if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{session}.json").exists():
         raise SystemExit(f"take --hook did not archive {transcript}")
     shutil.rmtree(home)
     return elapsed

@@ -402,3 +402,14 @@ def test_drain_drops_an_entry_whose_transcript_vanishes_mid_drain(isolated: Path
     assert drain(layout) == []
     assert not entry.exists()
     assert _journal(layout)[-1] == ("dropped", {"session": SID, "reason": "transcript-gone"})
+
+
+def test_drain_drops_a_pending_take_whose_transcript_names_another_session(isolated: Path, layout: Layout):
+    other = "9b0c1d2e-8f7a-4b6c-9d0e-000000000002"
+    live = _live(isolated)  # its lines say SID
+    entry = _pending(layout, other, live)
+    assert drain(layout) == []
+    assert not entry.exists() and live.exists()
+    verdict, facts = _journal(layout)[-1]
+    assert (verdict, facts["reason"]) == ("dropped", "refused")
+    assert facts["error"] == f"transcript {live} belongs to session {SID}, not {other}"
