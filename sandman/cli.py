@@ -221,6 +221,10 @@ def forget(
         say(f"kept (cites other sessions too): {path}")
     if result.memories and not result.deleted:
         say("pass --memories to delete the memories above")
+    if result.site == "re-rendered":
+        say(f"site re-rendered without them: {root.site}")
+    elif result.site == "removed":
+        say(f"site removed (it could not be re-rendered; `sandman site` makes it again): {root.site}")
     if not (result.destroyed or result.scrubbed or result.memories or result.shared):
         say(f"nothing held for session {session}")
     if result.memories or result.shared:
