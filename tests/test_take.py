@@ -413,3 +413,16 @@ def test_drain_drops_a_pending_take_whose_transcript_names_another_session(isola
     verdict, facts = _journal(layout)[-1]
     assert (verdict, facts["reason"]) == ("dropped", "refused")
     assert facts["error"] == f"transcript {live} belongs to session {SID}, not {other}"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_hand_take_of_a_fifo_says_it_is_not_a_regular_file_not_already_taken(isolated: Path, layout: Layout,
+                                                                               kind: str):
+    path = isolated / ".claude" / "projects" / "-home-user-proj" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path) if kind == "fifo" else path.mkdir()
+    done = sandman("take", SID)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: transcript {path} is not a regular file "
+                                    "(a FIFO, device, socket or folder); nothing was taken\n")
+    assert not layout.pointer(SID).exists()
