@@ -66,6 +66,11 @@ def test_remembering_the_same_text_twice_commits_once(layout, tmp_path: Path) ->
         (["remember", "key AKIAIOSFODNN7EXAMPLE here"],
          "sandman: memory refused: it contains a secret (AWS Access Key); "
          "remove the credential and remember the fact without it\n"),
+        # --session was not checked: a path or a 200-character id went into the commit trailer.
+        (["remember", "x", "--session", "../../etc"],
+         "sandman: session id '../../etc' holds characters a file name cannot carry\n"),
+        (["remember", "x", "--session", "a" * 200], "sandman: session id is 200 characters; the limit is 128\n"),
+        (["remember", "x", "--session", ""], "sandman: session id '' is missing or not a string\n"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(layout, tmp_path: Path, args: list[str], message: str) -> None:
