@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from datetime import timedelta
 
@@ -265,3 +266,15 @@ def test_the_shipped_plugin_manifest_registers_both_hooks(healthy, isolated):
     result = check(doctor(), "hooks")
     assert result.status == "ok"
     assert result.details["registered"] == {"SessionEnd": ["plugin sandman@repo"], "SessionStart": ["plugin sandman@repo"]}
+
+
+@pytest.mark.parametrize("verb", ["take", "dream", "reflect"])
+def test_a_failed_last_run_warns_instead_of_ok(healthy, verb):
+    journal.write(healthy, verb, "failed", hook=True, error="transcript /x belongs to session a, not b")
+    found = check(doctor(), verb)
+    assert found.status == "warn"
+    assert re.fullmatch(rf"last {verb} \d+ s ago failed: transcript /x belongs to session a, not b", found.message)
+    journal.write(healthy, verb, "crashed", error="KeyError: 'x'")
+    assert re.fullmatch(rf"last {verb} \d+ s ago crashed: KeyError: 'x'", check(doctor(), verb).message)
+    journal.write(healthy, verb, "archived" if verb == "take" else "committed")
+    assert check(doctor(), verb).status == "ok"

@@ -327,7 +327,12 @@ def _activity(layout: Layout, now: datetime) -> list[Check]:
         moment = line[0] if line else None
         text = f"last {verb} {_ago(moment, now)} ({line[2]})" if line else f"{verb} has never run"
         status = OK
-        if verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
+        if line and line[2] in ERROR_DECISIONS:
+            # The newest line is the run's last word: a failure there is not "OK ... (failed)".
+            status, text = WARN, f"last {verb} {_ago(moment, now)} {line[2]}"
+            if line[3].get("error"):
+                text += f": {line[3]['error']}"
+        elif verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
             moment is None or now - moment > timedelta(hours=config.DOCTOR_DREAM_LATE_HOURS)
         ):
             status, text = WARN, text + f"; {len(queued)} pointers are due: run `sandman dream`"
