@@ -115,3 +115,11 @@ class SyncError(SandmanError):
 class SiteError(SandmanError):
     """The site cannot be rendered as asked: two pages claim one output path, or a page
     would land outside ``.site/``."""
+
+
+# --- the minds' binary (dream) ---
+
+
+class ClaudeNotFound(SandmanError):
+    """The minds' ``claude`` binary ($SANDMAN_CLAUDE_BIN, else ``claude`` on PATH) is not there:
+    no mind could run, so the run stops before starting any."""

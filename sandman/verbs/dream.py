@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from sandman import config, journal
-from sandman.errors import LockBusy
+from sandman.errors import ClaudeNotFound, LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers
 from sandman.store.runlock import RunLock
@@ -41,8 +41,11 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     ``config.DREAM_DUE_POINTERS`` pointers, take's trigger); ``now`` dreams
     whatever is queued. ``interactive`` shows a rich progress bar on stderr.
     Raises LockBusy when another dream holds ``.dream.lock`` (the message says
-    whether that run looks hung), ConfigError for a bad mind setting.
+    whether that run looks hung), ConfigError for a bad mind setting,
+    ClaudeNotFound (journalled; the queue untouched) when the minds' binary is
+    missing.
     """
+    from sandman.minds.runner import require_claude
     from sandman.verbs import dream_run
 
     lock = RunLock(layout.dream_lock)
@@ -53,6 +56,13 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
         if not now and depth < config.DREAM_DUE_POINTERS:
             journal.write(layout, "dream", "idle", reason="not due", queued=depth)
             return dream_run.RunSummary(left=depth, stopped="not due")
+        if depth:
+            try:
+                require_claude()
+            except ClaudeNotFound as error:
+                # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
+                journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
+                raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
         if not interactive or depth == 0:
             summary = dream_run.run_queue(layout)
         else:
