@@ -362,7 +362,7 @@ def site() -> None:
 
 
 report_app = typer.Typer(
-    help="The owner's digest of the shifts' reports; only `serve` exists yet.",
+    help="Serve the rendered memory site on 127.0.0.1:1705.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )

@@ -165,3 +165,12 @@ def test_double_slash_path_is_refused_with_403_as_documented(layout: Layout, pat
     render_site(layout)
     with serving(make_server(layout.site, "127.0.0.1", 0)) as address:
         assert get(address, path)[0] == 403
+
+
+def test_report_help_says_what_report_does_today_without_jargon() -> None:
+    for args in (["--help"], ["report", "--help"]):
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert done.exit_code == 0
+        assert "shift" not in done.output and "digest" not in done.output
+    assert "Serve the rendered memory site on 127.0.0.1:1705" in CliRunner().invoke(
+        app, ["report", "--help"], env={"COLUMNS": "200"}).output
