@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Annotated, Optional, TypeVar
 
 import typer
+import typer.core
 
 from sandman import __version__, config
 from sandman.errors import SandmanError
@@ -30,6 +31,14 @@ app = typer.Typer(
 )
 
 T = TypeVar("T")
+
+
+class PlainUsage(typer.core.TyperCommand):
+    """A command whose usage line shows a required argument as ``BODY``, not typer's ``{BODY}``."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
 
 
 def say(text: object, *, lines: bool = False, file=None, flush: bool = False) -> None:
@@ -85,14 +94,14 @@ def init() -> None:
     say(f"{'initialised' if changed else 'already set up'}: {root.root}")
 
 
-@app.command()
+@app.command(cls=PlainUsage)
 def remember(
-    body: Annotated[str, typer.Argument(help="The memory's text (markdown). '-' reads it from stdin.")],
-    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory whose bank gets it [default: current directory].")] = None,
-    type_: Annotated[str, typer.Option("--type", help="user, feedback, project or reference.")] = "project",
-    name: Annotated[Optional[str], typer.Option(help="Short title [default: the body's first line].")] = None,
-    description: Annotated[Optional[str], typer.Option(help="One line [default: the body's first sentence].")] = None,
-    session: Annotated[Optional[str], typer.Option(help="Session id for the commit's Session: trailer.")] = None,
+    body: Annotated[str, typer.Argument(metavar="BODY", help="The memory's text (markdown). '-' reads it from stdin.")],
+    cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose bank gets it [default: current directory].")] = None,
+    type_: Annotated[str, typer.Option("--type", metavar="TYPE", help="user, feedback, project or reference.")] = "project",
+    name: Annotated[Optional[str], typer.Option(metavar="NAME", help="Short title [default: the body's first line].")] = None,
+    description: Annotated[Optional[str], typer.Option(metavar="TEXT", help="One line [default: the body's first sentence].")] = None,
+    session: Annotated[Optional[str], typer.Option(metavar="ID", help="Session id for the commit's Session: trailer.")] = None,
 ) -> None:
     """Commit one memory now: the in-session path."""
     from sandman.verbs.remember import remember as run_remember
@@ -110,7 +119,7 @@ def remember(
 
 @app.command()
 def take(
-    session: Annotated[Optional[str], typer.Argument(help="The session id to take.")] = None,
+    session: Annotated[Optional[str], typer.Argument(metavar="SESSION", help="The session id to take.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Take it even if written in the last 120 s.")] = False,
     transcript: Annotated[
         Optional[str], typer.Option(help="The transcript file [default: found by session id].")
@@ -199,9 +208,9 @@ def dream(
         say(summary.text())
 
 
-@app.command()
+@app.command(cls=PlainUsage)
 def forget(
-    session: Annotated[str, typer.Argument(help="The session id to destroy.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id to destroy.")],
     memories: Annotated[
         bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
     ] = False,

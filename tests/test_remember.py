@@ -114,3 +114,19 @@ def test_unwritable_root_is_one_line(tmp_path: Path) -> None:
 def test_derived_name_and_description(body: str, name: str, description: str) -> None:
     assert derive_name(body) == name
     assert derive_description(body) == description
+
+
+def test_remember_help_shows_plain_metavars_not_braces() -> None:
+    from typer.testing import CliRunner
+
+    from sandman.cli import app
+
+    for command, usage in ((["remember"], "Usage: sandman remember [OPTIONS] BODY"),
+                           (["take"], "Usage: sandman take [OPTIONS] [SESSION]"),
+                           (["forget"], "Usage: sandman forget [OPTIONS] SESSION")):
+        done = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+        assert done.exit_code == 0
+        assert usage in done.output
+        assert "{" not in done.output
+    text = CliRunner().invoke(app, ["remember", "--help"], env={"COLUMNS": "200"}).output
+    assert "--cwd DIR" in text and "--session ID" in text and "--cwd <str>" not in text
