@@ -23,8 +23,15 @@ RUNS = 30
 QUICK = {"runs": 7}
 TRANSCRIPTS = (CORPUS / "transcripts" / "claude" / "spotter" / "short.jsonl",
                CORPUS / "transcripts" / "claude" / "agentlogs" / "images.jsonl")
-SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
+SESSION = "00893aaf-19fa-41d2-8238-13269b9b3ca0"  # for a transcript that names no session
 TARGET = Target("< 60 ms", seconds=0.060)
+
+
+def own_session(transcript: Path) -> str:
+    """The session the transcript's lines name: take refuses a payload naming another."""
+    from sandman.transcripts import summarize
+
+    return summarize(transcript).session_id or SESSION
 
 
 def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
@@ -37,10 +44,11 @@ def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
     config_dir = home / ".claude"
     project = config_dir / "projects" / "-home-user-my-project"
     project.mkdir(parents=True)
-    target = project / f"{SESSION}.jsonl"
+    session = own_session(transcript)
+    target = project / f"{session}.jsonl"
     shutil.copyfile(transcript, target)
     env = child_env(HOME=str(home), SANDMAN_ROOT=str(home / ".sandman"), CLAUDE_CONFIG_DIR=str(config_dir))
-    payload = json.dumps({"session_id": SESSION, "transcript_path": str(target), "cwd": "/home/user/my-project",
+    payload = json.dumps({"session_id": session, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
     if importtime:
         for line in import_profile(["-m", "sandman", "take", "--hook"], env, payload):
@@ -48,7 +56,7 @@ def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
         elapsed = 0.0
     else:
         elapsed = run_timed([*sandman_argv(), "take", "--hook"], env, payload)
-    if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{SESSION}.json").exists():
+    if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{session}.json").exists():
         raise SystemExit(f"take --hook did not archive {transcript}")
     return elapsed
 

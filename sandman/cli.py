@@ -14,10 +14,12 @@ from collections.abc import Callable
 from typing import Annotated, Optional, TypeVar
 
 import typer
+import typer.core
 
 from sandman import __version__, config
 from sandman.errors import SandmanError
 from sandman.layout import Layout
+from sandman.terminal import printable
 
 app = typer.Typer(
     name="sandman",
@@ -31,9 +33,23 @@ app = typer.Typer(
 T = TypeVar("T")
 
 
+class PlainUsage(typer.core.TyperCommand):
+    """A command whose usage line shows a required argument as ``BODY``, not typer's ``{BODY}``."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+                for piece in super().collect_usage_pieces(ctx)]
+
+
+def say(text: object, *, lines: bool = False, file=None, flush: bool = False) -> None:
+    """Print one line of output made inert for a terminal (sandman/terminal.py; ``lines``:
+    a multi-line text). Verbs' output holds text sandman did not write: titles, cwds, paths."""
+    print(printable(text, lines=lines), file=file, flush=flush)
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``sandman: <message>`` on stderr and return the Exit to raise."""
-    print(f"sandman: {message}", file=sys.stderr)
+    """Print ``sandman: <message>`` on stderr (made inert, on one line) and return the Exit to raise."""
+    print(f"sandman: {printable(message)}", file=sys.stderr)
     return typer.Exit(code)
 
 
@@ -75,17 +91,17 @@ def init() -> None:
 
     root = layout()
     changed = run(lambda: run_init(root))
-    print(f"{'initialised' if changed else 'already set up'}: {root.root}")
+    say(f"{'initialised' if changed else 'already set up'}: {root.root}")
 
 
-@app.command()
+@app.command(cls=PlainUsage)
 def remember(
-    body: Annotated[str, typer.Argument(help="The memory's text (markdown). '-' reads it from stdin.")],
-    cwd: Annotated[Optional[str], typer.Option(help="Absolute directory whose bank gets it [default: current directory].")] = None,
-    type_: Annotated[str, typer.Option("--type", help="user, feedback, project or reference.")] = "project",
-    name: Annotated[Optional[str], typer.Option(help="Short title [default: the body's first line].")] = None,
-    description: Annotated[Optional[str], typer.Option(help="One line [default: the body's first sentence].")] = None,
-    session: Annotated[Optional[str], typer.Option(help="Session id for the commit's Session: trailer.")] = None,
+    body: Annotated[str, typer.Argument(metavar="BODY", help="The memory's text (markdown). '-' reads it from stdin.")],
+    cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose bank gets it [default: current directory].")] = None,
+    type_: Annotated[str, typer.Option("--type", metavar="TYPE", help="user, feedback, project or reference.")] = "project",
+    name: Annotated[Optional[str], typer.Option(metavar="NAME", help="Short title [default: the body's first line].")] = None,
+    description: Annotated[Optional[str], typer.Option(metavar="TEXT", help="One line [default: the body's first sentence].")] = None,
+    session: Annotated[Optional[str], typer.Option(metavar="ID", help="Session id for the commit's Session: trailer.")] = None,
 ) -> None:
     """Commit one memory now: the in-session path."""
     from sandman.verbs.remember import remember as run_remember
@@ -98,12 +114,12 @@ def remember(
             root, body, cwd=cwd, memory_type=type_, name=name, description=description, session=session
         )
     )
-    print(committed.path)
+    say(committed.path)
 
 
 @app.command()
 def take(
-    session: Annotated[Optional[str], typer.Argument(help="The session id to take.")] = None,
+    session: Annotated[Optional[str], typer.Argument(metavar="SESSION", help="The session id to take.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Take it even if written in the last 120 s.")] = False,
     transcript: Annotated[
         Optional[str], typer.Option(help="The transcript file [default: found by session id].")
@@ -138,14 +154,14 @@ def take(
 
     root = layout()
     taken = run(lambda: run_take(root, session, force=force, transcript=Path(transcript) if transcript else None))
-    print(f"archived: {taken.archived}")
+    say(f"archived: {taken.archived}")
     if taken.companion is not None:
-        print(f"archived: {taken.companion}")
-    print(f"pointer: {taken.pointer}")
+        say(f"archived: {taken.companion}")
+    say(f"pointer: {taken.pointer}")
     for reclaimed in taken.reclaimed:
-        print(f"reclaimed pending take: {reclaimed}")
+        say(f"reclaimed pending take: {reclaimed}")
     if taken.dream_pid is not None:
-        print(f"dream started (pid {taken.dream_pid})")
+        say(f"dream started (pid {taken.dream_pid})")
 
 
 def _take_all(session, force, transcript, hook, older_than, project, dry_run) -> None:
@@ -163,17 +179,17 @@ def _take_all(session, force, transcript, hook, older_than, project, dry_run) ->
     else:
         result = run(lambda: take_all.backfill(root, **options))
     for line in take_all.listing(result):
-        print(line)
+        say(line)
     Console().print(take_all.summary_table(result))
     for reclaimed in result.reclaimed:
-        print(f"reclaimed pending take: {reclaimed}")
+        say(f"reclaimed pending take: {reclaimed}")
     if result.dry_run:
-        print("dry run: nothing was taken; run again without --dry-run to take them")
+        say("dry run: nothing was taken; run again without --dry-run to take them")
     elif result.dream_pid is not None:
-        print(f"dream started (pid {result.dream_pid}): {result.queued} session(s) queued, "
+        say(f"dream started (pid {result.dream_pid}): {result.queued} session(s) queued, "
               f"{config.DREAM_POINTERS_PER_RUN} dreamt per run, three minds each")
     elif result.queued:
-        print(f"{result.queued} session(s) queued for dream (sandman dream --now routes them)")
+        say(f"{result.queued} session(s) queued for dream (sandman dream --now routes them)")
 
 
 @app.command()
@@ -186,15 +202,15 @@ def dream(
     root = layout()
     summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
     if summary.stopped == "not due":
-        print(f"dream: {summary.left} pointer(s) queued; a dream is due at "
+        say(f"dream: {summary.left} pointer(s) queued; a dream is due at "
               f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
     else:
-        print(summary.text())
+        say(summary.text())
 
 
-@app.command()
+@app.command(cls=PlainUsage)
 def forget(
-    session: Annotated[str, typer.Argument(help="The session id to destroy.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id to destroy.")],
     memories: Annotated[
         bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
     ] = False,
@@ -205,19 +221,23 @@ def forget(
     root = layout()
     result = run(lambda: run_forget(root, session, memories=memories))
     for path in result.destroyed:
-        print(f"destroyed: {path}")
+        say(f"destroyed: {path}")
     for path in result.scrubbed:
-        print(f"journal lines removed: {path}")
+        say(f"journal lines removed: {path}")
     for path in result.memories:
-        print(f"{'deleted' if result.deleted else 'cites only this session'}: {path}")
+        say(f"{'deleted' if result.deleted else 'cites only this session'}: {path}")
     for path in result.shared:
-        print(f"kept (cites other sessions too): {path}")
+        say(f"kept (cites other sessions too): {path}")
     if result.memories and not result.deleted:
-        print("pass --memories to delete the memories above")
+        say("pass --memories to delete the memories above")
+    if result.site == "re-rendered":
+        say(f"site re-rendered without them: {root.site}")
+    elif result.site == "removed":
+        say(f"site removed (it could not be re-rendered; `sandman site` makes it again): {root.site}")
     if not (result.destroyed or result.scrubbed or result.memories or result.shared):
-        print(f"nothing held for session {session}")
+        say(f"nothing held for session {session}")
     if result.memories or result.shared:
-        print("git history still holds what was committed before; docs/forget.md says how to purge it")
+        say("git history still holds what was committed before; docs/forget.md says how to purge it")
 
 
 hooks_app = typer.Typer(help="Register sandman's hooks in Claude Code's settings.", no_args_is_help=True)
@@ -226,12 +246,12 @@ app.add_typer(hooks_app, name="hooks")
 
 def _print_hooks_change(change) -> None:
     for line in change.added:
-        print(f"added: {line}")
+        say(f"added: {line}")
     for line in change.updated:
-        print(f"updated: {line}")
+        say(f"updated: {line}")
     for line in change.removed:
-        print(f"removed: {line}")
-    print(f"{'written' if change.written else 'unchanged'}: {change.settings}")
+        say(f"removed: {line}")
+    say(f"{'written' if change.written else 'unchanged'}: {change.settings}")
 
 
 @hooks_app.command("install")
@@ -281,7 +301,7 @@ def recall(
 
     root = layout()
     recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
-    sys.stdout.write(recalled.text)
+    sys.stdout.write(printable(recalled.text, lines=True))
 
 
 @app.command()
@@ -312,7 +332,7 @@ def sync(
     else:
         result = run(lambda: verb.sync(root, remote=remote, push=push))
     for line in result.lines():
-        print(line)
+        say(line)
 
 
 @app.command()
@@ -323,7 +343,11 @@ def doctor(
     from sandman.verbs.doctor import doctor as run_doctor
 
     report = run_doctor()
-    print(report.to_json() if json_ else "\n".join(report.lines()))
+    if json_:
+        say(report.to_json(), lines=True)
+    else:
+        for line in report.lines():
+            say(line)
     raise typer.Exit(report.exit_code)
 
 
@@ -337,17 +361,17 @@ def site() -> None:
 
     root = layout()
     stats = run(lambda: run_site(root))
-    print(
+    say(
         f"rendered {stats.site}: {stats.pages} pages, {stats.written} written, "
         f"{stats.removed} removed ({stats.seconds:.2f} s)"
     )
     if stats.unreadable:
-        print(f"{stats.unreadable} files could not be read; their pages show the error")
-    print(f"open {stats.site / 'index.html'}")
+        say(f"{stats.unreadable} files could not be read; their pages show the error")
+    say(f"open {stats.site / 'index.html'}")
 
 
 report_app = typer.Typer(
-    help="The owner's digest of the shifts' reports; only `serve` exists yet.",
+    help="Serve the rendered memory site on 127.0.0.1:1705.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -366,8 +390,8 @@ def report_serve(
 
     root = layout()
     server, stats = run(lambda: open_server(root, host=host, port=port, public=public))
-    print(f"site: {stats.written} pages re-rendered" if stats.written else "site: up to date")
-    print(f"serving {url(server)} (Ctrl-C to stop)", flush=True)
+    say(f"site: {stats.written} pages re-rendered" if stats.written else "site: up to date")
+    say(f"serving {url(server)} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -389,8 +413,8 @@ def reflect(
     root = layout()
     summary = run(lambda: run_reflect(root, day=day))
     for line in summary.lines():
-        print(line)
+        say(line)
     for error in summary.errors:
-        print(f"sandman: {error}", file=sys.stderr)
+        say(f"sandman: {error}", file=sys.stderr)
     if summary.errors:
         raise typer.Exit(1)

@@ -95,6 +95,7 @@ class SyncError(SandmanError):
     ``reason`` is one word for the journal and doctor: ``unreachable``,
     ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
     ``hidden`` (a commit would carry the hidden tier off the machine),
+    ``link`` (a symbolic link would be pushed or checked out),
     ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
     both a file and a folder), ``checkout`` (the merged tree could not be
     checked out; the remote already has it, and the next sync fast-forwards).
@@ -114,3 +115,11 @@ class SyncError(SandmanError):
 class SiteError(SandmanError):
     """The site cannot be rendered as asked: two pages claim one output path, or a page
     would land outside ``.site/``."""
+
+
+# --- the minds' binary (dream) ---
+
+
+class ClaudeNotFound(SandmanError):
+    """The minds' ``claude`` binary ($SANDMAN_CLAUDE_BIN, else ``claude`` on PATH) is not there:
+    no mind could run, so the run stops before starting any."""

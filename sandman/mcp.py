@@ -12,14 +12,29 @@ A deliberate refusal (a secret in a memory, a relative cwd, an unknown type) is
 a tool error the client reads (``is_error`` with the one-line reason), never a
 crash of the server. The server is built on the official SDK's ``MCPServer``
 (``mcp`` 2.x) and speaks JSON-RPC on stdin/stdout; its log goes to stderr.
+
+Text that is not valid UTF-8 is a tool error too (``<argument> is not valid
+UTF-8``). The SDK decodes stdin with ``errors="replace"``, so bytes that are
+not UTF-8 arrive as U+FFFD; and its JSON parser (pydantic-core) rejects a
+lone surrogate escape (``"\\ud800"``) as invalid JSON and drops the request
+unanswered, leaving the client waiting forever. ``serve`` therefore reads
+stdin itself and turns each lone surrogate into U+FFFD before the SDK parses
+the line, and every tool refuses an argument holding U+FFFD.
 """
 
 from __future__ import annotations
 
+import io
+import json
+import re
+import sys
+from collections.abc import AsyncIterator
 from typing import Annotated
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from pydantic import Field
 
 from sandman import __version__
@@ -31,11 +46,27 @@ from sandman.verbs.recall import memories
 from sandman.verbs.recall import recall as compose_recall
 from sandman.verbs.remember import remember as commit_remembered
 
+# A JSON escape of a surrogate code point; only then can a line hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
 INSTRUCTIONS = (
     "sandman is the user's memory engine. Call `recall` with the working directory to read what "
     "its banks, the recent sessions and the voyage log know; call `remember` to commit one memory "
     "now when you learn something worth keeping beyond this session."
 )
+
+
+def check_utf8(**arguments: str | None) -> None:
+    """Raise ToolError naming the first argument that holds U+FFFD: what text that
+    was not valid UTF-8 (bytes, or a lone surrogate escape) became on the way in."""
+    for label, value in arguments.items():
+        if value is not None and REPLACEMENT in value:
+            raise ToolError(
+                f"{label} is not valid UTF-8 (character {value.index(REPLACEMENT) + 1} arrived as U+FFFD: "
+                "bytes that are not UTF-8, or a lone surrogate escape); send it as UTF-8"
+            )
 
 
 def build_server(layout: Layout) -> MCPServer:
@@ -49,6 +80,7 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
+        check_utf8(cwd=cwd)
         try:
             return compose_recall(layout, cwd, budget).text
         except SandmanError as error:
@@ -66,6 +98,7 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Commit one memory now, as `sandman remember` does: one file in the bank, one git commit.
         A memory carrying a secret is refused."""
+        check_utf8(body=body, cwd=cwd, type=type, name=name, description=description)
         try:
             committed = commit_remembered(
                 layout, body, cwd=cwd, memory_type=type, name=name, description=description
@@ -82,6 +115,7 @@ def build_server(layout: Layout) -> MCPServer:
                                                       "bank's index instead of the list.")] = None,
     ) -> str:
         """List the memory banks (directory, memory count, folder), or one bank's MEMORY.md lines."""
+        check_utf8(bank=bank)
         if bank is None:
             found = [b for b in list_banks(layout) if b.entries]
             if not found:
@@ -99,6 +133,47 @@ def build_server(layout: Layout) -> MCPServer:
     return server
 
 
+def _replace_surrogates(value: object) -> object:
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(key): _replace_surrogates(item) for key, item in value.items()}
+    return value
+
+
+def parseable_line(line: str) -> str:
+    """Return a JSON-RPC line with every lone surrogate (``"\\ud800"``) made U+FFFD.
+
+    Python's JSON reader accepts a lone surrogate escape and the SDK's does not;
+    a line without one, or that is not JSON at all, is returned unchanged (the
+    SDK drops a line it cannot parse, answering nothing: its behaviour).
+    """
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    cleaned = _replace_surrogates(message)
+    return line if cleaned == message else json.dumps(cleaned, ensure_ascii=False) + "\n"
+
+
+async def _stdin_lines() -> AsyncIterator[str]:
+    # Decoded as the SDK decodes stdin itself: UTF-8, bad bytes as U+FFFD.
+    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async for line in stdin:
+        yield parseable_line(line)
+
+
+async def _serve(server: MCPServer) -> None:
+    async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
+        # MCPServer.run("stdio") cannot take a stdin of ours; its low-level server can.
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def serve(layout: Layout) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
-    build_server(layout).run("stdio")
+    anyio.run(_serve, build_server(layout))

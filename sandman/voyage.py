@@ -35,6 +35,7 @@ from sandman.banks.frontmatter import Frontmatter
 from sandman.banks.memory import one_line
 from sandman.errors import FormatError
 from sandman.layout import Layout
+from sandman.store.atomic import is_real_dir, is_regular, read_regular
 
 # The words an entry's ``kind`` is chosen from: sandman's running vocabulary.
 KINDS = ("landfall", "passage", "squall", "refit")
@@ -137,9 +138,10 @@ def parse_entry(text: str, day: str | None = None) -> LogEntry:
 
 
 def read_entry(path: Path) -> LogEntry:
-    """Read the entry at ``log/<day>.md``. Raises FormatError (naming the file) or OSError."""
+    """Read the entry at ``log/<day>.md``. Raises FormatError (naming the file) or OSError
+    (a symbolic link or other non-regular file among them: store.atomic.read_regular)."""
     try:
-        return parse_entry(path.read_bytes().decode("utf-8"), path.stem)
+        return parse_entry(read_regular(path).decode("utf-8"), path.stem)
     except UnicodeDecodeError:
         raise FormatError(f"{path} is not UTF-8") from None
     except FormatError as error:
@@ -157,9 +159,14 @@ class EntryFile:
 
 
 def entry_paths(layout: Layout) -> list[Path]:
-    """Return the ``log/<yyyy-mm-dd>.md`` files, ascending by day (INDEX.md and others left out)."""
+    """Return the ``log/<yyyy-mm-dd>.md`` files, ascending by day (INDEX.md and others left out).
+
+    Only regular files count: a symbolic link (or ``log/`` being one) is never read.
+    """
+    if not is_real_dir(layout.log):
+        return []
     try:
-        paths = [path for path in layout.log.iterdir() if path.suffix == ".md" and path.is_file()]
+        paths = [path for path in layout.log.iterdir() if path.suffix == ".md" and is_regular(path)]
     except FileNotFoundError:
         return []
     return sorted((path for path in paths if _DAY.fullmatch(path.stem)), key=lambda path: path.stem)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from datetime import timedelta
 
@@ -124,6 +125,8 @@ def test_dirty_root_warns(healthy):
     ({"enabledPlugins": {"sandman@local": True}}, "ok", "plugin sandman@local"),
     ({"enabledPlugins": {"sandman@local": False}}, "fail", "neither hook is registered"),
 ])
+
+
 def test_hooks(healthy, isolated, settings, status, text):
     write_settings(isolated, settings)
     result = check(doctor(), "hooks")
@@ -275,3 +278,17 @@ def test_a_root_that_is_a_file_is_a_fail_line_not_a_traceback(tmp_path, monkeypa
     done = sandman("doctor", env={"SANDMAN_ROOT": str(blocker)})
     assert done.returncode == 1 and b"Traceback" not in done.stderr
     assert f"FAIL root" in done.stdout.decode() and "is not a directory" in done.stdout.decode()
+
+
+@pytest.mark.parametrize("verb", ["take", "dream", "reflect"])
+
+
+def test_a_failed_last_run_warns_instead_of_ok(healthy, verb):
+    journal.write(healthy, verb, "failed", hook=True, error="transcript /x belongs to session a, not b")
+    found = check(doctor(), verb)
+    assert found.status == "warn"
+    assert re.fullmatch(rf"last {verb} \d+ s ago failed: transcript /x belongs to session a, not b", found.message)
+    journal.write(healthy, verb, "crashed", error="KeyError: 'x'")
+    assert re.fullmatch(rf"last {verb} \d+ s ago crashed: KeyError: 'x'", check(doctor(), verb).message)
+    journal.write(healthy, verb, "archived" if verb == "take" else "committed")
+    assert check(doctor(), verb).status == "ok"

@@ -428,3 +428,23 @@ def test_dream_now_tries_resting_pointers_too(layout, fake_claude, cwd):
 
 def test_the_rest_doubles_and_stops_at_a_day():
     assert [retry_after_s(n) for n in (0, 1, 2, 3, 5, 6, 40)] == [0, 3600, 7200, 14400, 57600, 86400, 86400]
+
+
+def test_dream_without_a_claude_binary_exits_with_one_line_and_leaves_the_queue(layout, cwd, tmp_path, monkeypatch):
+    archive_session(layout, SID, cwd, ended="2026-11-30T16:00:00Z")
+    missing = tmp_path / "no" / "claude"
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", str(missing))
+    before = layout.pointer(SID).read_bytes()
+    result = sandman("dream", "--now")
+    assert result.returncode == 1 and result.stdout == b""
+    assert result.stderr.decode() == (
+        f"sandman: claude not found ({str(missing)!r} is not an executable): install Claude Code or set "
+        "SANDMAN_CLAUDE_BIN; 1 pointer(s) stay queued\n")
+    assert layout.pointer(SID).read_bytes() == before and queue_depth(layout) == 1
+    lines = journal_lines(layout)
+    assert not any(line["decision"] == "abstained" for line in lines)
+    assert lines[-1]["decision"] == "failed" and lines[-1]["reason"] == "no-claude"
+    from sandman.verbs.doctor import doctor
+
+    dream_check = next(c for c in doctor().checks if c.name == "dream")
+    assert dream_check.status == "warn" and " failed: claude not found" in dream_check.message

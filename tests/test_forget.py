@@ -148,3 +148,52 @@ def test_forget_on_the_command_line(layout: Layout, held: dict[str, Path]):
     nothing = sandman("forget", "never-seen")
     assert nothing.returncode == 0 and b"nothing held for session never-seen" in nothing.stdout
     assert sandman("forget", "../x").returncode == 2
+
+
+def _site_text(layout: Layout) -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                     for path in layout.site.rglob("*") if path.is_file())
+
+
+def test_forget_memories_leaves_no_copy_in_the_rendered_site(isolated: Path, layout: Layout):
+    from sandman.site.render import render_site
+
+    _live(isolated, SID)
+    take(layout, SID)
+    only = _memory(layout, "Forgotten fact", [SID])
+    _memory(layout, "Kept fact", [OTHER])
+    render_site(layout)
+    site = _site_text(layout)
+    assert "Forgotten fact body." in site and f"work of {SID}" in site  # the page and the queue's title
+    result = forget(layout, SID, memories=True)
+    assert result.site == "re-rendered"
+    site = _site_text(layout)
+    assert "Forgotten fact body." not in site
+    assert f"work of {SID}" not in site and SID not in site
+    assert not (layout.site / "banks" / only.parent.name / f"{only.stem}.html").exists()
+    assert "Kept fact body." in site
+
+
+def test_forget_removes_the_site_when_it_cannot_be_rendered(isolated: Path, layout: Layout, monkeypatch):
+    from sandman.errors import RepositoryError
+    from sandman.site import render
+
+    _live(isolated, SID)
+    take(layout, SID)
+    _memory(layout, "Forgotten fact", [SID])
+    render.render_site(layout)
+
+    def broken(layout):
+        raise RepositoryError("the repository cannot be read")
+
+    monkeypatch.setattr(render, "render_site", broken)
+    result = forget(layout, SID, memories=True)
+    assert result.site == "removed"
+    assert not layout.site.exists()
+
+
+def test_forget_renders_no_site_that_was_never_rendered(isolated: Path, layout: Layout):
+    _live(isolated, SID)
+    take(layout, SID)
+    assert forget(layout, SID).site is None
+    assert not layout.site.exists()

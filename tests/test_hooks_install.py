@@ -198,3 +198,20 @@ def test_the_plugin_manifest_declares_the_same_hooks():
 def test_the_real_settings_are_never_touched_by_default_paths(isolated: Path):
     assert config.claude_settings_file() == isolated / ".claude" / "settings.json"
     assert os.environ["CLAUDE_CONFIG_DIR"] == str(isolated / ".claude")
+
+
+@pytest.mark.parametrize("verb", ["install", "uninstall"])
+def test_a_read_only_settings_file_is_refused_not_replaced(isolated: Path, verb: str):
+    path = _settings(isolated)
+    if verb == "uninstall":
+        install()
+    before = path.read_bytes()
+    path.chmod(0o444)
+    with pytest.raises(ConfigError) as caught:
+        (install if verb == "install" else uninstall)()
+    assert str(caught.value) == (f"Claude Code settings {path} is read-only; nothing was changed "
+                                 f"(make it writable, chmod u+w {path}, to let sandman edit it)")
+    assert path.read_bytes() == before and stat.S_IMODE(path.stat().st_mode) == 0o444
+    done = sandman("hooks", verb)
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode() == f"sandman: {caught.value}\n"

@@ -70,3 +70,76 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert text(seen["one"]).splitlines()[1].startswith("- [The build runs with make.")
     assert "- [Tea](user_tea.md) — The user likes tea" in text(seen["by-name"])
     assert seen["unknown"].is_error and "no bank '/no/such/dir'" in text(seen["unknown"])
+
+
+class RawServer:
+    """A real ``sandman mcp`` process spoken to line by line, as a client that sends any bytes would."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen([sys.executable, "-m", "sandman", "mcp"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ))
+        self.ask(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "clientInfo": {"name": "raw", "version": "1"}})
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    def send(self, line: bytes) -> None:
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+
+    def ask(self, ident: int, method: str, params: dict, raw: bytes | None = None) -> dict:
+        """Send a request (``raw`` replaces its JSON) and return the response with its id."""
+        import json
+        import select
+
+        self.send(raw if raw is not None else json.dumps(
+            {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode())
+        while True:
+            # A deadline only to fail instead of hanging: the bug was a request never answered.
+            ready, _, _ = select.select([self.process.stdout], [], [], 60)
+            assert ready, f"request {ident} was never answered"
+            reply = json.loads(self.process.stdout.readline())
+            if reply.get("id") == ident:
+                return reply
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def call(ident: int, tool: str, arguments: str) -> bytes:
+    return (f'{{"jsonrpc":"2.0","id":{ident},"method":"tools/call",'
+            f'"params":{{"name":"{tool}","arguments":{arguments}}}}}').encode()
+
+
+def test_mcp_answers_a_lone_surrogate_argument_with_a_tool_error(layout: Layout, isolated: Path) -> None:
+    server = RawServer()
+    try:
+        cases = [
+            ("recall", '{"cwd":"/tmp/\\ud800"}', "cwd"),
+            ("remember", '{"body":"x \\ud800 y","cwd":"/tmp/p"}', "body"),
+            ("remember", '{"body":"ok","cwd":"/tmp/p","name":"\\uDFFF"}', "name"),
+            ("remember", '{"body":"ok","cwd":"/tmp/\\ud800"}', "cwd"),
+            ("banks", '{"bank":"\\ud800"}', "bank"),
+        ]
+        for ident, (tool, arguments, label) in enumerate(cases, start=10):
+            reply = server.ask(ident, "tools/call", {}, raw=call(ident, tool, arguments))
+            result = reply["result"]
+            assert result["isError"] is True, reply
+            # The SDK puts "Error executing tool <name>: " before every tool error.
+            assert result["content"][0]["text"].startswith(
+                f"Error executing tool {tool}: {label} is not valid UTF-8 (character "), reply
+        # Raw bytes that are not UTF-8 are refused the same way, not stored as U+FFFD.
+        reply = server.ask(20, "tools/call", {}, raw=call(20, "remember", '{"body":"caf\xe9","cwd":"/tmp/p"}')
+                           .replace("\xe9".encode(), b"\xe9"))
+        assert reply["result"]["isError"] is True
+        assert reply["result"]["content"][0]["text"].startswith(
+            "Error executing tool remember: body is not valid UTF-8 (character 4 arrived as U+FFFD")
+        # A valid surrogate pair (an emoji) is text like any other, and the server is still there.
+        reply = server.ask(21, "tools/call", {}, raw=call(21, "remember", '{"body":"Ship it \\ud83d\\ude80","cwd":"/tmp/p"}'))
+        assert reply["result"].get("isError") is not True, reply
+        assert "\U0001f680" in next(layout.bank(bank_name("/tmp/p")).glob("project_*.md")).read_text(encoding="utf-8")
+    finally:
+        server.close()
+    assert not list(layout.memories.glob("*/*\ufffd*"))

@@ -66,8 +66,15 @@ def test_remembering_the_same_text_twice_commits_once(layout, tmp_path: Path) ->
         (["remember", "key AKIAIOSFODNN7EXAMPLE here"],
          "sandman: memory refused: it contains a secret (AWS Access Key); "
          "remove the credential and remember the fact without it\n"),
+        # --session was not checked: a path or a 200-character id went into the commit trailer.
+        (["remember", "x", "--session", "../../etc"],
+         "sandman: session id '../../etc' holds characters a file name cannot carry\n"),
+        (["remember", "x", "--session", "a" * 200], "sandman: session id is 200 characters; the limit is 128\n"),
+        (["remember", "x", "--session", ""], "sandman: session id '' is missing or not a string\n"),
     ],
 )
+
+
 def test_bad_input_is_one_line_exit_2_nothing_written(layout, tmp_path: Path, args: list[str], message: str) -> None:
     done = sandman(*args, cwd=tmp_path)
     assert (done.returncode, done.stderr.decode(), done.stdout) == (2, message, b"")
@@ -106,6 +113,8 @@ def test_unwritable_root_is_one_line(tmp_path: Path) -> None:
         ("word " * 40, ("word " * 12).strip(), ("word " * 40).strip()[:149] + "…"),
     ],
 )
+
+
 def test_derived_name_and_description(body: str, name: str, description: str) -> None:
     assert derive_name(body) == name
     assert derive_description(body) == description
@@ -122,3 +131,19 @@ def test_nul_bytes_never_reach_a_memory_file(layout, tmp_path: Path) -> None:
     path = Path(done.stdout.decode().strip())
     assert b"\x00" not in path.read_bytes() and read_memory(path).body == "a  b\n"
     assert "Bin" not in git(layout.root, "log", "-1", "--stat")
+
+
+def test_remember_help_shows_plain_metavars_not_braces() -> None:
+    from typer.testing import CliRunner
+
+    from sandman.cli import app
+
+    for command, usage in ((["remember"], "Usage: sandman remember [OPTIONS] BODY"),
+                           (["take"], "Usage: sandman take [OPTIONS] [SESSION]"),
+                           (["forget"], "Usage: sandman forget [OPTIONS] SESSION")):
+        done = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+        assert done.exit_code == 0
+        assert usage in done.output
+        assert "{" not in done.output
+    text = CliRunner().invoke(app, ["remember", "--help"], env={"COLUMNS": "200"}).output
+    assert "--cwd DIR" in text and "--session ID" in text and "--cwd <str>" not in text

@@ -39,11 +39,11 @@ def serving(server) -> Iterator[tuple[str, int]]:
         thread.join()
 
 
-def get(address: tuple[str, int], path: str) -> tuple[int, bytes]:
-    """GET ``path`` exactly as given (http.client sends it unnormalised)."""
+def get(address: tuple[str, int], path: str, host: str | None = None) -> tuple[int, bytes]:
+    """GET ``path`` exactly as given (http.client sends it unnormalised), with ``host`` as the Host header."""
     connection = http.client.HTTPConnection(*address, timeout=10)
     try:
-        connection.request("GET", path)
+        connection.request("GET", path, headers={"Host": host} if host is not None else {})
         response = connection.getresponse()
         return response.status, response.read()
     finally:
@@ -52,7 +52,8 @@ def get(address: tuple[str, int], path: str) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("path", [
     "/../etc/passwd", "/banks/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/banks/%2E%2E/x",
-    "/./index.html", "/.state/manifest.json", "/banks//etc/passwd", "/%2F%2Fetc/passwd",
+    "/./index.html", "/.state/manifest.json", "/banks//etc/passwd", "/%2F%2Fetc/passwd", "//etc/passwd",
+    "http://evil.example/index.html",
     "/a%5C..%5Cb", "/index.html%00.txt",
 ])
 def test_climbing_dotted_and_absolute_paths_are_refused(path: str) -> None:
@@ -135,3 +136,41 @@ def test_the_report_verb_module_imports_only_the_standard_library() -> None:
              "print(sorted(m for m in ('jinja2', 'markdown_it', 'pygit2', 'yaml', 'typer', 'rich') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_dns_rebinding_a_foreign_host_header_is_refused(layout: Layout) -> None:
+    remember(layout, "Build with make")
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    with serving(server) as address:
+        port = address[1]
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}",
+                     f"localhost.evil.example:{port}", f"[::1]:{port}"):
+            status, body = get(address, "/index.html", host=host)
+            assert status == 421, host
+            assert b"/home/user/proj" not in body
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LocalHost:{port}"):
+            assert get(address, "/index.html", host=host)[0] == 200, host
+
+
+def test_public_serves_any_host_header(layout: Layout) -> None:
+    remember(layout, "Build with make")
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=True)
+    with serving(server) as address:
+        assert get(address, "/index.html", host="memory.example.org")[0] == 200
+
+
+@pytest.mark.parametrize("path", ["//etc/passwd", "///etc/passwd", "/banks//etc/passwd"])
+def test_double_slash_path_is_refused_with_403_as_documented(layout: Layout, path: str) -> None:
+    remember(layout, "Build with make")
+    render_site(layout)
+    with serving(make_server(layout.site, "127.0.0.1", 0)) as address:
+        assert get(address, path)[0] == 403
+
+
+def test_report_help_says_what_report_does_today_without_jargon() -> None:
+    for args in (["--help"], ["report", "--help"]):
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert done.exit_code == 0
+        assert "shift" not in done.output and "digest" not in done.output
+    assert "Serve the rendered memory site on 127.0.0.1:1705" in CliRunner().invoke(
+        app, ["report", "--help"], env={"COLUMNS": "200"}).output

@@ -59,6 +59,8 @@ def _live(home: Path, session: str = SID, content: bytes | None = None, age: flo
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+
+
 def test_every_corpus_transcript_is_archived_byte_identical(corpus: Path, isolated: Path, layout: Layout,
                                                            case: Case):
     claude_dir, codex_home = _dirs(isolated)
@@ -134,6 +136,8 @@ def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):
 
 
 @pytest.mark.parametrize("bad", ["a/b", "..", "a..b", "x\0y", "s" * 129, "", "-lead"])
+
+
 def test_unsafe_session_ids_are_refused(layout: Layout, bad: str):
     with pytest.raises(InputError):
         take(layout, bad)
@@ -169,6 +173,8 @@ def test_an_unrecognised_file_outside_the_host_folders_is_refused(tmp_path: Path
 
 
 @pytest.mark.parametrize("call", ["link", "rename"])
+
+
 def test_cross_device_archive_is_an_error_never_a_copy(isolated: Path, layout: Layout,
                                                        monkeypatch: pytest.MonkeyPatch, call: str):
     live = _live(isolated)
@@ -414,3 +420,29 @@ def test_the_first_take_sets_up_the_root_as_a_repository(isolated: Path, layout:
     take(layout, SID)
     assert (layout.root / ".git").is_dir()
     assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_drain_drops_a_pending_take_whose_transcript_names_another_session(isolated: Path, layout: Layout):
+    other = "9b0c1d2e-8f7a-4b6c-9d0e-000000000002"
+    live = _live(isolated)  # its lines say SID
+    entry = _pending(layout, other, live)
+    assert drain(layout) == []
+    assert not entry.exists() and live.exists()
+    verdict, facts = _journal(layout)[-1]
+    assert (verdict, facts["reason"]) == ("dropped", "refused")
+    assert facts["error"] == f"transcript {live} belongs to session {SID}, not {other}"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+
+
+def test_hand_take_of_a_fifo_says_it_is_not_a_regular_file_not_already_taken(isolated: Path, layout: Layout,
+                                                                               kind: str):
+    path = isolated / ".claude" / "projects" / "-home-user-proj" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path) if kind == "fifo" else path.mkdir()
+    done = sandman("take", SID)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: transcript {path} is not a regular file "
+                                    "(a FIFO, device, socket or folder); nothing was taken\n")
+    assert not layout.pointer(SID).exists()

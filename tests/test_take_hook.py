@@ -27,10 +27,12 @@ def _journal(layout: Layout) -> list[tuple[str, dict]]:
 
 
 def _transcript(corpus: Path, home: Path, session: str = SID) -> Path:
-    """The corpus's short session, placed where the payloads say Claude Code keeps it."""
+    """The corpus's short session as session ``session`` (its lines say so), placed where the
+    payloads say Claude Code keeps it: a take refuses a transcript naming another session."""
     path = home / ".claude" / "projects" / "-home-user-my-project" / f"{session}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes((corpus / "transcripts" / SHORT.file).read_bytes())
+    data = (corpus / "transcripts" / SHORT.file).read_bytes()
+    path.write_bytes(data.replace(SHORT.session.encode(), session.encode()))
     return path
 
 
@@ -242,3 +244,61 @@ def test_a_payload_of_any_other_event_never_takes(corpus: Path, isolated: Path, 
     done = _hook(_payload(corpus, name, isolated))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert live.exists() and not layout.pointer(SID).exists()
+
+
+# --- a payload is not trusted further than the transcript it names -------------
+
+OTHER = "00893aaf-19fa-41d2-8238-000000000002"
+
+
+def _end_payload(session: str, transcript: Path, cwd: str = "/home/user/my-project") -> bytes:
+    return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": cwd,
+                       "hook_event_name": "SessionEnd", "reason": "logout"}).encode()
+
+
+def test_hook_refuses_a_transcript_of_another_session_than_the_payload(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)  # its lines say session SID
+    done = _hook(_end_payload(OTHER, live))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert live.exists()
+    assert not layout.pointer(OTHER).exists() and not layout.pointer(SID).exists()
+    assert not layout.archive.exists() or not any(p.is_file() for p in layout.archive.rglob("*"))
+    verdict, facts = _journal(layout)[-1]
+    assert verdict == "failed" and facts["hook"] == "true"
+    assert facts["error"] == f"transcript {live} belongs to session {SID}, not {OTHER}"
+
+
+def test_hook_refuses_a_transcript_inside_the_memory_root(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    assert _hook(_end_payload(SID, live)).returncode == 0
+    pointer = json.loads(layout.pointer(SID).read_text())
+    archived = layout.root / pointer["archived"]
+    before = layout.pointer(SID).read_bytes()
+    done = _hook(_end_payload(SID, archived))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert archived.is_file(), "the archived transcript stays where the pointer says"
+    assert layout.pointer(SID).read_bytes() == before
+    verdict, facts = _journal(layout)[-1]
+    assert verdict == "failed"
+    assert facts["error"] == (f"transcript {archived} is inside the memory root {layout.root}; "
+                              "sandman takes only transcripts its hosts write")
+
+
+def test_hand_take_refuses_a_transcript_inside_the_memory_root(corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    assert sandman("take", SID, "--force").returncode == 0
+    archived = layout.root / json.loads(layout.pointer(SID).read_text())["archived"]
+    done = sandman("take", SID, "--force", "--transcript", str(archived))
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: transcript {archived} is inside the memory root {layout.root}; "
+                                    "sandman takes only transcripts its hosts write\n")
+    assert archived.is_file() and not live.exists()
+
+
+def test_hook_takes_a_forked_transcript_whose_first_lines_name_its_parent(corpus: Path, isolated: Path,
+                                                                          layout: Layout):
+    fork = _transcript(corpus, isolated, OTHER)  # named OTHER.jsonl ...
+    fork.write_bytes(fork.read_bytes().replace(OTHER.encode(), SID.encode()))  # ... its copied lines say SID
+    done = _hook(_end_payload(OTHER, fork))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert not fork.exists() and layout.pointer(OTHER).exists()

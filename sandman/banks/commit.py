@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.banks import index as bank_index
+from sandman.banks.listing import bank_folders
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
@@ -35,7 +36,7 @@ from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
-from sandman.store.atomic import TEMP_NAME, move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, is_regular, move_no_replace, write_atomic
 
 
 class ConflictError(SandmanError):
@@ -92,7 +93,7 @@ class BankTransaction:
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)
-        if replaces is not None and not (folder / replaces).is_file():
+        if replaces is not None and not is_regular(folder / replaces):
             raise FileNotFoundError(f"{bank}/{replaces} does not exist; nothing to replace")
         stamp = iso(now_utc())
         memory.created = memory.created or stamp
@@ -192,7 +193,7 @@ def _member(folder: Path, filename: str) -> Path:
     if "/" in filename or "\0" in filename or filename in ("", ".", "..", BANK_INDEX):
         raise InputError(f"{filename!r} is not a memory file name")
     path = folder / filename
-    if not path.is_file():
+    if not is_regular(path):  # a symbolic link in a bank is not a memory
         raise FileNotFoundError(f"{folder.name}/{filename} does not exist")
     return path
 
@@ -260,18 +261,12 @@ def _sweep_temp_files(layout: Layout) -> None:
     temp file present is an orphan. (``memories/.recent/`` is written without
     the lock by take and is left alone.)
     """
-    folders = [layout.log] + _bank_folders(layout)
+    folders = [layout.log] + bank_folders(layout)
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
     for folder in folders:
         for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
             if TEMP_NAME.fullmatch(orphan.name):
                 orphan.unlink(missing_ok=True)
-
-
-def _bank_folders(layout: Layout) -> list[Path]:
-    if not layout.memories.is_dir():
-        return []
-    return sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def _index_every_bank(layout: Layout, repo) -> str | None:
@@ -282,7 +277,7 @@ def _index_every_bank(layout: Layout, repo) -> str | None:
     caller holds ``.commit.lock``.
     """
     changed = []
-    for folder in _bank_folders(layout):
+    for folder in bank_folders(layout):
         index = folder / BANK_INDEX
         text = bank_index.render_index(folder)
         if not index.exists() or index.read_text(encoding="utf-8") != text:
@@ -309,11 +304,12 @@ def index_every_bank(layout: Layout) -> str | None:
 def recover(layout: Layout, repo) -> str | None:
     """Commit what a killed process left uncommitted, indexes regenerated; return the id.
 
-    Orphaned temp files of killed writers are deleted first. The caller holds
+    Orphaned temp files of killed writers are deleted first. Symbolic links are
+    left out (store.repo.committable_paths). The caller holds
     ``.commit.lock``. Returns None when the tree was clean.
     """
     _sweep_temp_files(layout)
-    dirty = store.dirty_paths(repo)
+    dirty = store.committable_paths(repo)
     if not dirty:
         return None
     banks = {
@@ -327,7 +323,7 @@ def recover(layout: Layout, repo) -> str | None:
             index = folder / BANK_INDEX
             if not index.exists() or index.read_text(encoding="utf-8") != text:
                 write_atomic(index, text)
-    paths = sorted(store.dirty_paths(repo))
+    paths = store.committable_paths(repo)
     return store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )

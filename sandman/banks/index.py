@@ -19,6 +19,7 @@ from sandman.banks.listing import bank_directory_of, index_entries
 from sandman.banks.memory import read_memory
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError
+from sandman.store.atomic import is_real_dir, is_regular
 
 INDEX_DESCRIPTION_CHARS = 150
 
@@ -26,15 +27,18 @@ INDEX_DESCRIPTION_CHARS = 150
 def memory_files(bank: Path) -> list[Path]:
     """Return the live memory files of a bank folder, sorted by file name.
 
-    A live memory is a top-level ``<type>_*.md`` file; MEMORY.md, ``_archive/``
-    and dotted temp files are not memories.
+    A live memory is a top-level regular ``<type>_*.md`` file; MEMORY.md,
+    ``_archive/``, dotted temp files and symbolic links are not memories (a
+    link is never followed: it could point at any file of the machine).
     """
+    if not is_real_dir(bank):
+        return []
     try:
         entries = list(bank.iterdir())
     except FileNotFoundError:
         return []
     return sorted(
-        (path for path in entries if path.suffix == ".md" and path.is_file()
+        (path for path in entries if path.suffix == ".md" and is_regular(path)
          and path.name.split("_", 1)[0] in MEMORY_TYPES and "_" in path.name),
         key=lambda path: path.name,
     )

@@ -20,6 +20,7 @@ from pathlib import Path
 from sandman.banks.names import USER_BANK, bank_directory, bank_name
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
+from sandman.store.atomic import is_real_dir, read_regular
 
 # A MEMORY.md line: ``- [<name, with [ ] \ escaped>](<file>) — <description>``.
 _INDEX_LINE = re.compile(r"- \[(?:\\.|[^\\\]])*\]\(([^()/\\\s]+\.md)\)")
@@ -115,8 +116,9 @@ def scalar(front: list[str], key: str) -> str | None:
 
 
 def _read_text(path: Path) -> str | None:
+    # Never through a symbolic link: MEMORY.md or a memory linked to a private file.
     try:
-        return path.read_bytes().decode("utf-8", "replace")
+        return read_regular(path).decode("utf-8", "replace")
     except OSError:
         return None
 
@@ -171,17 +173,26 @@ def read_bank(folder: Path, directory: str | None) -> Bank:
     return Bank(name=folder.name, folder=folder, directory=directory, entries=index_entries(folder))
 
 
-def list_banks(layout: Layout) -> list[Bank]:
-    """Return every bank under ``memories/``, sorted by name.
+def bank_folders(layout: Layout) -> list[Path]:
+    """Return every bank folder under ``memories/``, sorted by name.
 
-    Dotted folders (``.recent``) are not banks. Raises nothing for a missing
-    root: the list is empty.
+    Dotted folders (``.recent``) are not banks, and neither is a symbolic link
+    (to a folder or anything else), nor anything when ``memories/`` itself is
+    a link: what a link points at is never read as memory. Raises nothing for
+    a missing root: the list is empty.
     """
+    if not is_real_dir(layout.memories):
+        return []
     try:
-        folders = sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
+        entries = list(layout.memories.iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [read_bank(folder, bank_directory_of(folder)) for folder in folders]
+    return sorted((p for p in entries if not p.name.startswith(".") and is_real_dir(p)), key=lambda p: p.name)
+
+
+def list_banks(layout: Layout) -> list[Bank]:
+    """Return every bank under ``memories/`` (see ``bank_folders``), sorted by name."""
+    return [read_bank(folder, bank_directory_of(folder)) for folder in bank_folders(layout)]
 
 
 def find_bank(layout: Layout, key: str) -> Bank | None:

@@ -19,6 +19,7 @@ from sandman.banks import frontmatter
 from sandman.banks.frontmatter import Frontmatter, list_value, text_value
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError, InputError
+from sandman.store.atomic import read_regular
 
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 300
@@ -98,9 +99,10 @@ def parse_memory(text: str) -> Memory:
 
 
 def read_memory(path: Path) -> Memory:
-    """Read the memory file at ``path``. Raises FormatError (naming the file) or OSError."""
+    """Read the memory file at ``path``. Raises FormatError (naming the file) or OSError
+    (among them a symbolic link or other non-regular file: see store.atomic.read_regular)."""
     try:
-        return parse_memory(path.read_bytes().decode("utf-8"))
+        return parse_memory(read_regular(path).decode("utf-8"))
     except UnicodeDecodeError:
         raise FormatError(f"{path} is not UTF-8") from None
     except FormatError as error:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandman import config
-from sandman.errors import SandmanError
+from sandman.errors import ClaudeNotFound, SandmanError
 from sandman.layout import Layout
 from sandman.store.atomic import move_no_replace
 
@@ -105,6 +106,20 @@ def mind_env() -> dict[str, str]:
 def project_slug(directory: Path) -> str:
     """Return Claude Code's project folder name for ``directory``: each non-alphanumeric character becomes ``-``."""
     return re.sub(r"[^A-Za-z0-9]", "-", str(directory))
+
+
+def require_claude() -> str:
+    """Return the path of the minds' claude binary (``config.claude_bin()``, looked up on PATH).
+
+    Raises ClaudeNotFound when it is not an executable: a run checks this once,
+    instead of letting every mind abstain with ``spawn failed``.
+    """
+    name = config.claude_bin()
+    found = shutil.which(name)
+    if found is None:
+        raise ClaudeNotFound(f"claude not found ({name!r} is not an executable): install Claude Code "
+                             "or set SANDMAN_CLAUDE_BIN")
+    return found
 
 
 def run_mind(

@@ -20,10 +20,11 @@ from pathlib import Path
 
 from sandman.banks import frontmatter
 from sandman.banks.index import memory_files
-from sandman.banks.listing import bank_directory_of
+from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import parse_memory
 from sandman.errors import FormatError, RepositoryError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
+from sandman.store.atomic import is_real_dir, is_regular, read_regular
 from sandman.store.history import PathHistory
 from sandman.verbs.dream import queue
 from sandman.voyage import began, entry_paths, parse_entry
@@ -156,7 +157,7 @@ class SourceReader:
     def read(self, path: Path, relpath: str, kind: str, parse) -> SourceFile:
         """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
         except OSError as error:
             return SourceFile(relpath, "", {"error": f"cannot read the file: {error.strerror}", "raw": ""})
         sha = hashlib.sha256(data).hexdigest()
@@ -184,20 +185,15 @@ def load_source_cache(layout: Layout) -> dict[str, dict]:
     return {}
 
 
-def _bank_folders(layout: Layout) -> list[Path]:
-    try:
-        entries = list(layout.memories.iterdir())
-    except FileNotFoundError:
-        return []
-    return sorted((p for p in entries if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.name)
-
-
 def _archived_files(folder: Path) -> list[Path]:
+    # Regular files only, in a real folder: a link is never followed (store.atomic.read_regular).
+    if not is_real_dir(folder / BANK_ARCHIVE):
+        return []
     try:
         entries = list((folder / BANK_ARCHIVE).iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted((p for p in entries if p.suffix == ".md" and p.is_file() and not p.name.startswith(".")),
+    return sorted((p for p in entries if p.suffix == ".md" and is_regular(p) and not p.name.startswith(".")),
                   key=lambda p: p.name)
 
 
@@ -235,14 +231,14 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
     """Read the whole root into a Snapshot. Raises RepositoryError (an unreadable repository)
     and OSError (a folder that cannot be listed); a bad file is kept with its error."""
     banks = []
-    for folder in _bank_folders(layout):
+    for folder in bank_folders(layout):
         index_path = folder / BANK_INDEX
         top = folder.relative_to(layout.root).as_posix()
         bank = Bank(
             name=folder.name,
             label=bank_directory_of(folder),
             index=reader.read(index_path, f"{top}/{BANK_INDEX}", "index", parse_index_bytes)
-            if index_path.is_file() else None,
+            if is_regular(index_path) else None,
         )
         bank.memories = [reader.read(path, f"{top}/{path.name}", "memory", parse_memory_bytes)
                          for path in memory_files(folder)]

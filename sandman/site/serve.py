@@ -5,6 +5,11 @@ a ``..`` or ``.`` part, a dotted part (``.state/`` holds the render's caches),
 an empty part (``//etc/passwd`` reads as absolute), a backslash or a NUL is
 refused with 403 before any file is looked up, and a path that resolves
 outside the folder (a symlink) is refused too. Directories are not listed.
+
+Unless serving ``--public``, a request whose ``Host`` header is not the bound
+address or ``localhost`` with the bound port is refused with 421: a page on
+another site whose name was re-pointed at 127.0.0.1 (DNS rebinding) would
+otherwise read every memory through the visitor's browser.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import http.server
 import ipaddress
 import socket
 from functools import partial
+from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -28,7 +34,8 @@ def refused(request_path: str) -> str | None:
 
     ``request_path`` is the raw path of the request line, query included.
     """
-    path = unquote(urlsplit(request_path).path)
+    # Not urlsplit: it reads "//etc/passwd" as the host "etc" and the path "/passwd".
+    path = unquote(request_path.split("?", 1)[0].split("#", 1)[0])
     if not path.startswith("/"):
         return "the path is not absolute from the site's top"
     if "\\" in path or "\0" in path:
@@ -45,12 +52,20 @@ def refused(request_path: str) -> str | None:
 
 
 class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves one folder read-only; refuses climbing, dotted and absolute paths with 403."""
+    """Serves one folder read-only; refuses climbing, dotted and absolute paths with 403,
+    and a Host the server does not answer for (``server.allowed_hosts``) with 421."""
 
     server_version = "sandman"
 
     def send_head(self):
-        reason = refused(self.path)
+        allowed = getattr(self.server, "allowed_hosts", None)
+        host = self.headers.get("Host")
+        if allowed is not None and host is not None and host.strip().lower() not in allowed:
+            self.send_error(HTTPStatus.MISDIRECTED_REQUEST, f"Refused: this server answers only for {min(allowed)}")
+            return None
+        # The target as sent: http.server turns a leading "//" into "/" in self.path.
+        words = self.requestline.split()
+        reason = refused(words[1] if len(words) > 1 else self.path)
         if reason is not None:
             self.send_error(403, f"Refused: {reason}")
             return None
@@ -89,21 +104,34 @@ def is_loopback(host: str) -> bool:
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    allowed_hosts: frozenset[str] | None = None  # Host headers answered; None: any (--public)
 
 
 class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
-def make_server(site: Path, host: str, port: int) -> http.server.ThreadingHTTPServer:
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def make_server(site: Path, host: str, port: int, *, public: bool = False) -> http.server.ThreadingHTTPServer:
     """Bind a threading HTTP server for ``site`` on ``host:port`` (0: any free port).
 
-    It is bound, not yet serving: call ``serve_forever``. Raises OSError when
-    the address cannot be bound (in use, not this machine's).
+    Unless ``public``, it answers only requests whose Host header is
+    ``<host>:<port>``, ``<bound address>:<port>`` or ``localhost:<port>``
+    (421 otherwise; a request without Host is served). It is bound, not yet
+    serving: call ``serve_forever``. Raises OSError when the address cannot be
+    bound (in use, not this machine's).
     """
     handler = partial(SiteHandler, directory=str(site))
     server_class = _Server6 if ":" in host else _Server
-    return server_class((host, port), handler)
+    server = server_class((host, port), handler)
+    bound, bound_port = server.server_address[:2]
+    server.allowed_hosts = None if public else frozenset(
+        _authority(name.lower(), bound_port) for name in (bound, host, "localhost")
+    )
+    return server
 
 
 def url(server: http.server.HTTPServer) -> str:

@@ -8,6 +8,11 @@ mid-write leaves at most a dotted temp file behind.
 Moves never copy: ``move_no_replace`` is a same-volume rename that refuses to
 overwrite, and a cross-device move is a CrossDeviceError.
 
+Reads of the versioned tier never follow a symbolic link (``read_regular``,
+``is_regular``): a link in a bank pointing at ``~/.ssh/id_ed25519`` would
+otherwise put the key in recall, the site and its search index, past the
+secrets ban that guards every memory sandman writes.
+
 Standard library only: the hook entry points import this module.
 """
 
@@ -16,6 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from pathlib import Path
 
 from sandman.errors import CrossDeviceError
@@ -116,3 +122,39 @@ def _rename(src: Path, dst: Path) -> None:
         if error.errno == errno.EXDEV:
             raise CrossDeviceError(f"cannot move {src} to {dst}: different filesystems") from None
         raise
+
+
+def is_regular(path: Path) -> bool:
+    """True when ``path`` is a regular file itself: not a symbolic link, FIFO, device or folder."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_real_dir(path: Path) -> bool:
+    """True when ``path`` is a folder itself, not a symbolic link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_regular(path: Path) -> bytes:
+    """Return the bytes of the regular file ``path``, never following a symbolic link.
+
+    Raises OSError: FileNotFoundError when it is gone, ``ELOOP`` (strerror "is
+    a symbolic link ...") for a link, ``EINVAL`` for a FIFO, device or socket
+    (opened without blocking, so a FIFO never hangs the reader), and any other
+    read error.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "is a symbolic link; sandman does not follow links", str(path)) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "is not a regular file", str(path))
+        return handle.read()

@@ -66,7 +66,7 @@ def ensure_root(layout: Layout) -> bool:
                 pygit2.init_repository(str(layout.root), initial_head="main")
             repo = open_repo(layout)
             _complete_gitignore(layout)
-            paths = sorted(dirty_paths(repo))
+            paths = committable_paths(repo)
             if paths or repo.head_is_unborn:
                 commit_paths(repo, paths, "init: memory root", {"Verb": "init"})
         except pygit2.GitError as error:
@@ -107,6 +107,18 @@ def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
         }
     except pygit2.GitError as error:
         raise RepositoryError(f"cannot read the status of {repo.workdir}: {error}") from None
+
+
+def committable_paths(repo: pygit2.Repository) -> list[str]:
+    """Return the dirty paths (``dirty_paths``) sandman may commit, sorted: all but symbolic links.
+
+    A link is never committed (docs/BANK-FORMAT.md, "Symbolic links"): pushed,
+    it would make every machine's checkout read whatever it points at there.
+    It stays in the working tree, dirty, for doctor to name. Raises
+    RepositoryError.
+    """
+    workdir = Path(repo.workdir)
+    return sorted(path for path in dirty_paths(repo) if not (workdir / path).is_symlink())
 
 
 def signature(repo: pygit2.Repository) -> pygit2.Signature:

@@ -19,7 +19,8 @@ sync (sandman/verbs/sync.py) is built from these pieces:
 - ``move_branch`` checks a commit out (safe strategy: it never overwrites a
   change that is not committed) and moves the branch to it.
 - ``hidden_paths`` finds dotted paths in commits about to be pushed: the hidden
-  tier (raw transcripts, the journal) never leaves the machine.
+  tier (raw transcripts, the journal) never leaves the machine. ``links``
+  finds symbolic links in a tree: none is pushed or checked out.
 
 The caller holds ``.commit.lock`` around all of it.
 """
@@ -34,7 +35,7 @@ import subprocess
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pygit2
-from pygit2.enums import CheckoutStrategy, CredentialType
+from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
 
 from sandman import config
 from sandman.errors import SyncError
@@ -426,6 +427,14 @@ def is_hidden(path: str) -> bool:
         return False
     parts = path.split("/")
     return parts[0] == "pending-takes" or any(part.startswith(".") for part in parts)
+
+
+def links(flat: FlatTree) -> list[str]:
+    """Return the paths of ``flat`` that are symbolic links (git mode 120000), sorted.
+
+    sync carries none either way (docs/BANK-FORMAT.md, "Symbolic links").
+    """
+    return sorted(path for path, (_, mode) in flat.items() if mode == FileMode.LINK)
 
 
 def hidden_paths(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> list[tuple[str, str]]:

@@ -96,8 +96,8 @@ def source(path: Path) -> Source:
     return Source(host=host, path=path, relpath=relpath, companion=companion)
 
 
-def live_transcripts(session_id: str) -> list[Path]:
-    """Return every live transcript of ``session_id``: Claude Code's first, then Codex's."""
+def _named(session_id: str) -> list[Path]:
+    """Every path named as a transcript of ``session_id``, whatever it is (file, FIFO, folder...)."""
     found = []
     try:
         projects = sorted(os.scandir(config.claude_projects_dir()), key=lambda e: e.name)
@@ -105,21 +105,31 @@ def live_transcripts(session_id: str) -> list[Path]:
         projects = []
     for project in projects:
         candidate = Path(project.path) / f"{session_id}.jsonl"
-        if project.is_dir(follow_symlinks=False) and candidate.is_file():
+        if project.is_dir(follow_symlinks=False) and os.path.lexists(candidate):
             found.append(candidate)
     sessions = config.codex_sessions_dir()
     if sessions.is_dir():
-        found += sorted(p for p in sessions.rglob(f"rollout-*-{session_id}.jsonl") if p.is_file())
+        found += sorted(sessions.rglob(f"rollout-*-{session_id}.jsonl"))
     return found
+
+
+def live_transcripts(session_id: str) -> list[Path]:
+    """Return every live transcript of ``session_id``: Claude Code's first, then Codex's."""
+    return [path for path in _named(session_id) if path.is_file()]
 
 
 def find(session_id: str) -> Path:
     """Return the one live transcript of ``session_id``.
 
     Raises TranscriptNotFound when there is none, InputError when two hosts or
-    projects hold one (pass --transcript to pick).
+    projects hold one (pass --transcript to pick), or when the only path named
+    as its transcript is not a regular file (a FIFO, a folder).
     """
-    found = live_transcripts(session_id)
+    named = _named(session_id)
+    found = [path for path in named if path.is_file()]
+    if not found and named:
+        raise InputError(f"transcript {named[0]} is not a regular file (a FIFO, device, socket or folder); "
+                         "nothing was taken")
     if not found:
         raise TranscriptNotFound(
             f"no live transcript of session {session_id} under {config.claude_projects_dir()} "

@@ -151,8 +151,16 @@ def _repository(layout: Layout):
                      {"branch": repo.head.shorthand, "head": str(repo.head.target)})
     try:
         dirty = sorted(store.dirty_paths(repo))
+        committable = set(store.committable_paths(repo))
     except RepositoryError as error:
         return repo, [head, Check("clean", FAIL, str(error))]
+    links = [path for path in dirty if path not in committable]
+    if links:
+        return repo, [head, Check(
+            "clean", WARN,
+            f"{links[0]} is a symbolic link: sandman never reads or commits a link in the root; delete it",
+            {"dirty": dirty[:50], "links": links[:50]},
+        )]
     if not dirty:
         return repo, [head, Check("clean", OK, "no uncommitted changes")]
     return repo, [head, Check(
@@ -324,7 +332,12 @@ def _activity(layout: Layout, now: datetime) -> list[Check]:
         moment = line[0] if line else None
         text = f"last {verb} {_ago(moment, now)} ({line[2]})" if line else f"{verb} has never run"
         status = OK
-        if verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
+        if line and line[2] in ERROR_DECISIONS:
+            # The newest line is the run's last word: a failure there is not "OK ... (failed)".
+            status, text = WARN, f"last {verb} {_ago(moment, now)} {line[2]}"
+            if line[3].get("error"):
+                text += f": {line[3]['error']}"
+        elif verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
             moment is None or now - moment > timedelta(hours=config.DOCTOR_DREAM_LATE_HOURS)
         ):
             status, text = WARN, text + f"; {len(queued)} pointers are due: run `sandman dream`"

@@ -16,10 +16,11 @@ import time
 from datetime import datetime
 
 from sandman import config, journal
-from sandman.errors import LockBusy
+from sandman.errors import ClaudeNotFound, LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers, parse_time
 from sandman.store.runlock import RunLock
+from sandman.terminal import printable
 
 
 def queue(layout: Layout) -> list[Pointer]:
@@ -67,8 +68,11 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     due pointers; ``now`` (by hand) dreams whatever is queued, a pointer
     waiting out a failed attempt included. ``interactive`` shows a rich progress bar on stderr.
     Raises LockBusy when another dream holds ``.dream.lock`` (the message says
-    whether that run looks hung), ConfigError for a bad mind setting.
+    whether that run looks hung), ConfigError for a bad mind setting,
+    ClaudeNotFound (journalled; the queue untouched) when the minds' binary is
+    missing.
     """
+    from sandman.minds.runner import require_claude
     from sandman.verbs import dream_run
 
     lock = RunLock(layout.dream_lock)
@@ -79,6 +83,13 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
         if not now and depth < config.DREAM_DUE_POINTERS:
             journal.write(layout, "dream", "idle", reason="not due", queued=depth)
             return dream_run.RunSummary(left=depth, stopped="not due")
+        if depth:
+            try:
+                require_claude()
+            except ClaudeNotFound as error:
+                # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
+                journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
+                raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
         if not interactive or depth == 0:
             summary = dream_run.run_queue(layout, everything=now)
         else:
@@ -123,7 +134,7 @@ def _with_progress(layout: Layout, dream_run, *, everything: bool):
         task = progress.add_task("dreaming", total=None)
 
         def on_pointer(pointer: Pointer, planned: int) -> None:
-            title = str(pointer.data.get("title") or pointer.session)[:60]
+            title = printable(str(pointer.data.get("title") or pointer.session)[:60])
             progress.update(task, total=planned, completed=len(started), description=escape(f"dreaming {title}"))
             started.append(pointer.session)
 

@@ -14,7 +14,10 @@ What is destroyed, wherever it is found:
   ``.dream/by-session/<id>.json`` lists, the manifest, and every file under
   ``.dream/`` whose bytes name the session id;
 - every journal line that names the session (the ``.trace/`` files are
-  rewritten without them).
+  rewritten without them);
+- the rendered site's copies: when ``.site/`` exists it is rendered again, so
+  the pages and search index of deleted memories and the queue's title of the
+  session are gone; when it cannot be rendered it is removed (it is derived).
 
 forget writes no journal line of its own: a line naming the session would be
 the very trace it promises not to leave (design, "Observability").
@@ -36,8 +39,9 @@ from pathlib import Path
 
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
+from sandman.banks.listing import bank_folders
 from sandman.banks.memory import read_memory
-from sandman.errors import FormatError
+from sandman.errors import FormatError, SandmanError
 from sandman.journal import parse_line
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, read_pointer
@@ -55,6 +59,8 @@ class Forgotten:
     this session (deleted when ``deleted``). ``shared``: memories citing it
     among other sources, kept. ``scrubbed``: journal files rewritten without
     the session's lines. ``commit``: the id of the deleting commit, if any.
+    ``site``: ``re-rendered`` or ``removed`` when a rendered ``.site/`` had to
+    lose its copies, else None.
     """
 
     destroyed: list[Path] = field(default_factory=list)
@@ -63,6 +69,7 @@ class Forgotten:
     scrubbed: list[Path] = field(default_factory=list)
     deleted: bool = False
     commit: str | None = None
+    site: str | None = None
 
 
 def _mentions(path: Path, needle: bytes) -> bool:
@@ -184,9 +191,7 @@ def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
 def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
     """Return (memories citing only the session, memories citing it among others)."""
     only, shared = [], []
-    if not layout.memories.is_dir():
-        return only, shared
-    for bank in sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for bank in bank_folders(layout):
         for path in memory_files(bank):
             try:
                 source = read_memory(path).source
@@ -239,4 +244,25 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     for path in archived:
         _prune_empty(path.parent, layout.archive)
     result.scrubbed = _scrub_journal(layout, session_id)
+    if result.destroyed or result.deleted or result.scrubbed:
+        result.site = _forget_site(layout)
     return result
+
+
+def _forget_site(layout: Layout) -> str | None:
+    """Re-render ``.site/`` without the forgotten copies, else remove it; None when there is none.
+
+    The site holds a page per memory, the search index of every body and the
+    queue's titles: left alone it would keep what forget just destroyed.
+    Raises OSError when a site that cannot be rendered cannot be removed either.
+    """
+    from sandman.site import render  # jinja2, markdown-it, pygit2: only when there is a site
+
+    if not layout.site.is_dir():
+        return None
+    try:
+        render.render_site(layout)
+        return "re-rendered"
+    except (SandmanError, OSError):
+        shutil.rmtree(layout.site)
+        return "removed"

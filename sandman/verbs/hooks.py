@@ -132,6 +132,10 @@ def _save(path: Path, raw: bytes | None, data: dict) -> None:
     if current != raw:
         raise ConfigError(f"Claude Code settings {path} changed while sandman was editing it; run again")
     mode = stat.S_IMODE(target.stat().st_mode) if current is not None else 0o600
+    if current is not None and not mode & stat.S_IWUSR:
+        # The atomic rename would replace it regardless: a read-only file is the owner's "hands off".
+        raise ConfigError(f"Claude Code settings {path} is read-only; nothing was changed "
+                          f"(make it writable, chmod u+w {path}, to let sandman edit it)")
     write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
 
 

@@ -37,6 +37,7 @@ from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_direc
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers
+from sandman.store.atomic import is_real_dir, read_regular
 
 VERB = "recall"
 HIGHLIGHT_CHARS = 200
@@ -106,6 +107,8 @@ def log_tail(layout: Layout) -> list[tuple[str, str, str]]:
     An entry is ``log/<yyyy-mm-dd>.md``: frontmatter with a ``title:`` line, then
     the body. A file without frontmatter is all body; an unreadable one is skipped.
     """
+    if not is_real_dir(layout.log):
+        return []
     try:
         names = sorted((n for n in os.listdir(layout.log) if _LOG_ENTRY.fullmatch(n)), reverse=True)
     except (FileNotFoundError, NotADirectoryError):
@@ -113,7 +116,7 @@ def log_tail(layout: Layout) -> list[tuple[str, str, str]]:
     entries = []
     for name in names:
         try:
-            text = (layout.log / name).read_bytes().decode("utf-8", "replace")
+            text = read_regular(layout.log / name).decode("utf-8", "replace")
         except OSError:
             continue
         split = split_frontmatter(text)

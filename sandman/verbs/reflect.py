@@ -29,7 +29,7 @@ from sandman import config, journal, voyage
 from sandman.banks.commit import bank_transaction
 from sandman.banks.frontmatter import Frontmatter
 from sandman.banks.index import memory_files
-from sandman.banks.listing import bank_directory_of
+from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, clean_body, one_line, read_memory
 from sandman.banks.secrets import find_secrets
 from sandman.errors import FormatError, InputError, LockBusy, ReplyRejected, SandmanError
@@ -38,7 +38,7 @@ from sandman.minds import budget, prompts
 from sandman.minds.reply import extract_json
 from sandman.minds.runner import run_mind
 from sandman.pointers import Pointer, list_pointers, parse_time, read_pointer
-from sandman.store.atomic import move_no_replace
+from sandman.store.atomic import move_no_replace, read_regular
 from sandman.store.runlock import RunLock
 from sandman.verbs import upkeep
 from sandman.voyage import KINDS, LogEntry
@@ -229,11 +229,7 @@ def day_sources(layout: Layout, day: str) -> list[Source]:
     A file that cannot be read is not a source.
     """
     found = []
-    try:
-        folders = sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    for folder in folders:
+    for folder in bank_folders(layout):
         label = bank_directory_of(folder) or "user-wide"
         for path in memory_files(folder):
             try:
@@ -339,7 +335,7 @@ def log_prompt(layout: Layout, day: str, sources: list[Source]) -> tuple[str, st
     entries = []
     for path in before:
         try:
-            entries.append(path.read_text(encoding="utf-8", errors="replace").rstrip() + "\n")
+            entries.append(read_regular(path).decode("utf-8", "replace").rstrip() + "\n")
         except OSError:
             continue
     memories = "\n".join(_source_text(source) for source in sorted(sources, key=lambda s: s.key))

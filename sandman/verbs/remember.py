@@ -20,6 +20,7 @@ from sandman.banks.memory import Memory, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
+from sandman.pointers import check_session_id
 
 DEFAULT_TYPE = "project"
 DERIVED_NAME_CHARS = 60
@@ -82,10 +83,14 @@ def remember(
     """Commit ``body`` as one memory and return where it landed.
 
     ``cwd`` is an absolute directory (default ``os.getcwd()``); ``memory_type``
-    one of user, feedback, project, reference. Raises InputError (empty body,
-    body over 64 KiB, text not UTF-8, unknown type, relative cwd),
-    SecretRefused; both write nothing. Also LockBusy, RepositoryError.
+    one of user, feedback, project, reference; ``session`` the id for the
+    commit's ``Session:`` trailer. Raises InputError (empty body, body over
+    64 KiB, text not UTF-8, unknown type, relative cwd, a session id that
+    pointers.check_session_id refuses), SecretRefused; both write nothing.
+    Also LockBusy, RepositoryError.
     """
+    if session is not None:
+        check_session_id(session)
     for label, text in (("body", body), ("name", name or ""), ("description", description or "")):
         _utf8(label, text)
     if memory_type not in MEMORY_TYPES:

@@ -37,6 +37,6 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
             "would read every memory; use 127.0.0.1, or pass --public to mean it"
         )
     stats = render_site(layout)
-    server = make_server(layout.site, host, port)
+    server = make_server(layout.site, host, port, public=public)
     journal.write(layout, "report", "serving", url=url(server), public=public, written=stats.written)
     return server, stats

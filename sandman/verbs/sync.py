@@ -184,13 +184,14 @@ def _integrate(layout: Layout, repo, name: str, branch: str, push: bool, recover
         result.action, result.pushed = ("pushed", True) if push else ("not-pushed", False)
         return result
     result.outgoing, result.incoming = repo.ahead_behind(local, theirs)
+    ours_tree = git.flat_tree(repo, local)
+    theirs_tree = git.flat_tree(repo, theirs)
+    _refuse_incoming_links(name, branch, ours_tree, theirs_tree)
     base = repo.merge_base(local, theirs)
     if base == local:
         git.move_branch(repo, branch, theirs, f"fast-forward to {name}/{branch}")
         result.action, result.head = "fast-forwarded", str(theirs)
         return result
-    ours_tree = git.flat_tree(repo, local)
-    theirs_tree = git.flat_tree(repo, theirs)
     if base is None and ours_tree.items() <= theirs_tree.items():
         # A fresh root (its init commit only) meeting a remote with history:
         # everything it holds is already there, so take that history whole.
@@ -232,10 +233,37 @@ def _merge(layout: Layout, repo, base, ours_tree, theirs_tree):
     )
 
 
-def _push(repo, name: str, branch: str, target, theirs) -> None:
-    """Push ``target`` after checking no outgoing commit carries the hidden tier off the machine."""
+def _refuse_incoming_links(name: str, branch: str, ours, theirs) -> None:
+    """Raise SyncError (``link``) when the remote's tree holds a symbolic link this machine's lacks.
+
+    Checked out, the link would make recall and the site read whatever it
+    points at on this machine (docs/BANK-FORMAT.md, "Symbolic links"); the
+    whole sync is refused rather than the link dropped, so no memory is lost.
+    """
     from sandman.store import sync as git
 
+    new = [path for path in git.links(theirs) if ours.get(path) != theirs[path]]
+    if new:
+        raise SyncError(
+            "link",
+            f"refusing to take {name}/{branch}: {new[0]} is a symbolic link, which would make this machine "
+            "read whatever it points at here; delete it on the machine that made it",
+        )
+
+
+def _push(repo, name: str, branch: str, target, theirs) -> None:
+    """Push ``target`` after checking no outgoing commit carries the hidden tier off the machine,
+    and that its tree holds no symbolic link."""
+    from sandman.store import sync as git
+
+    linked = git.links(git.flat_tree(repo, target))
+    if linked:
+        # The tree, not each commit: a link deleted since is not checked out anywhere.
+        raise SyncError(
+            "link",
+            f"refusing to push: {linked[0]} is a symbolic link, which would make every machine read "
+            "whatever it points at there; delete it (git rm) and sync again",
+        )
     hidden = git.hidden_paths(repo, git.outgoing(repo, target, theirs))
     if hidden:
         commit, path = hidden[0]

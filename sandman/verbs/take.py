@@ -33,7 +33,7 @@ from sandman.layout import Layout
 from sandman.pointers import check_session_id, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.atomic import move_no_replace, write_atomic
-from sandman.transcripts import locate, summarize
+from sandman.transcripts import Session, locate, summarize
 from sandman.transcripts.locate import Source
 
 VERB = "take"
@@ -118,20 +118,56 @@ def archive(layout: Layout, source: Source, taken: datetime) -> tuple[Path, Path
     return dst, companion
 
 
+def refuse_inside_root(layout: Layout, path: Path) -> None:
+    """Raise InputError when the transcript ``path`` lies inside the memory root.
+
+    Taking one would re-archive sandman's own archive (``.archive/``): the
+    pointer's ``archived`` (and its ``earlier``) would name a path that no
+    longer exists, and a dreamt pointer would be queued again.
+    """
+    root = layout.root.resolve()
+    if path.resolve().is_relative_to(root):
+        raise InputError(f"transcript {path} is inside the memory root {layout.root}; "
+                         "sandman takes only transcripts its hosts write")
+
+
+def vet(layout: Layout, session_id: str, source: Source) -> Session | None:
+    """Check a transcript before it is moved; return its summary (None: it cannot be read).
+
+    Raises InputError when it is inside the memory root, or is another
+    session's: neither its file name (locate.session_id_of) nor its lines
+    name ``session_id`` (a hook payload naming one session and the transcript
+    of another). The file name alone suffices: a forked session's file may
+    begin with lines copied from its parent. An unreadable transcript is still
+    taken: its bytes are kept all the same.
+    """
+    refuse_inside_root(layout, source.path)
+    try:
+        session = summarize(source.path, source.host)
+    except FileNotFoundError:
+        raise TranscriptNotFound(f"transcript {source.path} is already gone: another take archived it") from None
+    except (OSError, SandmanError):
+        return None
+    named = session.session_id
+    if named is not None and named != session_id and locate.session_id_of(source.path) != session_id:
+        raise InputError(f"transcript {source.path} belongs to session {named}, not {session_id}")
+    return session
+
+
 def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path | None,
-                 cwd: str | None) -> tuple[dict, int]:
+                 cwd: str | None, session: Session | None) -> tuple[dict, int]:
     """Return the pointer's fields for a transcript just archived (BANK-FORMAT "Pointers"),
     and how many of its lines the reader skipped (-1: the file could not be read).
 
-    A transcript that cannot be read still gets a pointer: cwd from the
+    ``session`` is the transcript's summary, read before the move (``vet``). A
+    transcript that cannot be read still gets a pointer: cwd from the
     payload, the end time from the file's modification time.
     """
-    try:
-        session = summarize(archived, source.host)
+    if session is not None:
         facts = {"cwd": session.cwd, "started": session.started, "ended": session.ended,
                  "title": session.title, "highlights": session.highlights}
         skipped = sum(session.skipped.values())
-    except (OSError, SandmanError):
+    else:
         facts, skipped = {"cwd": None, "started": None, "ended": None, "title": None, "highlights": []}, -1
     if facts["ended"] is None:
         facts["ended"] = journal.iso(datetime.fromtimestamp(archived.stat().st_mtime, timezone.utc))
@@ -186,15 +222,17 @@ def _ensure_repository(layout: Layout) -> None:
 
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
-    """Take one resolved transcript: live check, move, pointer, journal line.
+    """Take one resolved transcript: live check, vet, move, pointer, journal line.
 
     Raises TranscriptLive (not ``force`` and written within the live window),
-    TranscriptNotFound (another take moved it first), CrossDeviceError, OSError.
+    InputError (``vet`` refused it), TranscriptNotFound (another take moved it
+    first), CrossDeviceError, OSError.
     """
     if not force:
         check_live(source.path)
+    session = vet(layout, session_id, source)
     archived, companion = archive(layout, source, journal.now_utc())
-    data, skipped = pointer_data(layout, source, archived, companion, cwd)
+    data, skipped = pointer_data(layout, source, archived, companion, cwd, session)
     _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
@@ -212,17 +250,13 @@ def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Pa
 
     Without ``transcript`` the session's live transcript is found under Claude
     Code's projects folder, then Codex's sessions folder. A transcript that
-    names another session is refused. Raises InputError (bad id or path,
-    session mismatch), TranscriptNotFound, UnrecognisedTranscript,
-    TranscriptLive, CrossDeviceError, OSError.
+    names another session, or lies inside the memory root, is refused. Raises
+    InputError (bad id or path, session mismatch), TranscriptNotFound,
+    UnrecognisedTranscript, TranscriptLive, CrossDeviceError, OSError.
     """
     check_session_id(session_id)
     path = Path(os.path.abspath(transcript)) if transcript is not None else locate.find(session_id)
     source = locate.source(path)
-    if transcript is not None:
-        named = summarize(path, source.host).session_id
-        if named is not None and named != session_id:
-            raise InputError(f"transcript {path} belongs to session {named}, not {session_id}")
     taken = take_source(layout, session_id, source, force=force)
     taken.reclaimed = drain(layout)
     taken.dream_pid = dream_if_due(layout)
@@ -273,6 +307,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "declined", reason="no-transcript", session=session_id, hook=True)
         drain(layout)
         return None
+    refuse_inside_root(layout, source.path)  # before a live job could file it as a pending take
     job = None if reason == "clear" else locate.live_job(session_id)
     if job is not None:
         entry = {"declined": journal.iso(journal.now_utc()), "job": job, "session": session_id,
@@ -350,6 +385,10 @@ def _settle(layout: Layout, entry: Path) -> bool:
     except TranscriptNotFound:
         entry.unlink(missing_ok=True)
         journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
+        return False
+    except InputError as error:  # vet refused it: it will never be taken
+        entry.unlink(missing_ok=True)
+        journal.write(layout, VERB, "dropped", session=session_id, reason="refused", error=str(error))
         return False
     return True
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from sandman import config, journal
 from sandman.banks.commit import ConflictError, bank_transaction
 from sandman.banks.index import memory_files
-from sandman.banks.listing import bank_directory_of
+from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, one_line, parse_memory
 from sandman.errors import FormatError, ReplyRejected, SandmanError
 from sandman.layout import BANK_REFLECT, Layout
@@ -124,11 +124,8 @@ def due(baseline: dict, count: int, now: datetime) -> bool:
 
 
 def banks(layout: Layout) -> list[Path]:
-    """Return the bank folders under ``memories/`` (dotted ones are not banks), sorted."""
-    try:
-        return sorted(p for p in layout.memories.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    """Return the bank folders under ``memories/`` (banks.listing.bank_folders), sorted."""
+    return bank_folders(layout)
 
 
 def upkeep(layout: Layout, *, now: datetime, timeout: float, cap: float | None) -> list[BankOutcome]:

@@ -32,6 +32,7 @@ from sandman.banks.secrets import find_secrets
 from sandman.errors import FormatError, InputError, ReplyRejected
 from sandman.minds import prompts
 from sandman.minds.reply import extract_json
+from sandman.store.atomic import read_regular
 
 OPS = ("prune", "merge", "retitle")
 _FILE = re.compile(r"(?:" + "|".join(MEMORY_TYPES) + r")_[^/\\\0\s]+\.md")
@@ -63,7 +64,7 @@ def read_listing(folder: Path) -> dict[str, Listed]:
     listed = {}
     for path in memory_files(folder):
         try:
-            data = path.read_bytes()
+            data = read_regular(path)
             text = data.decode("utf-8")
             memory = parse_memory(text)
         except (OSError, UnicodeDecodeError, FormatError):
