@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-from pathlib import Path
 
 from harness import (PYTHON_PASS, Row, child_env, environment, fill_banks, interleaved, progress, python_pass,
                      run_timed, sandman_argv, scratch, script, timed)

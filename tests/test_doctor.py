@@ -277,7 +277,7 @@ def test_a_root_that_is_a_file_is_a_fail_line_not_a_traceback(tmp_path, monkeypa
     blocker.write_text("")
     done = sandman("doctor", env={"SANDMAN_ROOT": str(blocker)})
     assert done.returncode == 1 and b"Traceback" not in done.stderr
-    assert f"FAIL root" in done.stdout.decode() and "is not a directory" in done.stdout.decode()
+    assert "FAIL root" in done.stdout.decode() and "is not a directory" in done.stdout.decode()
 
 
 @pytest.mark.parametrize("verb", ["take", "dream", "reflect"])

@@ -112,7 +112,7 @@ def test_a_dry_run_changes_nothing(isolated: Path, tmp_path: Path, layout: Layou
     assert not layout.root.exists()
     out = done.stdout.decode()
     assert f"would take  {_session(1)}  claude, 3.0 d old" in out
-    assert f"skip live  {young}" in out and f"skip mind-session  " in out
+    assert f"skip live  {young}" in out and "skip mind-session  " in out
     assert re.search(r"│ would take\s+│\s+1 │\s+468 B │", out), out
     assert re.search(r"│ skipped: live\s+│\s+1 │\s+│ written in the last 120 s", out), out
     assert "dry run: nothing was taken" in out
