@@ -86,7 +86,7 @@ def main(
 
 @app.command()
 def init() -> None:
-    """Create or adopt the memory root as a git repository (idempotent)."""
+    """Create or adopt the memory root (a git repository)."""
     from sandman.verbs.init import init as run_init
 
     root = layout()
@@ -134,7 +134,10 @@ def take(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="With --all: list what would be taken and why the rest is skipped; change nothing.")] = False,
 ) -> None:
-    """Archive a session's transcript by move and drop its pointer (--all: every ended session)."""
+    """Archive a session by move and drop its pointer.
+
+    --all takes every ended session the hosts keep (the backfill).
+    """
     from pathlib import Path
 
     if all_:
@@ -196,7 +199,7 @@ def _take_all(session, force, transcript, hook, older_than, project, dry_run) ->
 def dream(
     now: Annotated[bool, typer.Option("--now", help="Dream whatever is queued, even below the 10 that make a dream due.")] = False,
 ) -> None:
-    """Route queued sessions into banks by 2-of-3 consensus of three minds."""
+    """Three minds per queued session; commit what two agree."""
     from sandman.verbs.dream import dream as run_dream
 
     root = layout()
@@ -215,7 +218,10 @@ def forget(
         bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
     ] = False,
 ) -> None:
-    """Destroy every copy of a session: transcripts, archive, pointer, mind transcripts."""
+    """Destroy every copy of a session (the privacy ending).
+
+    The live and archived transcripts, the pointer, a pending take, the minds' transcripts.
+    """
     from sandman.verbs.forget import forget as run_forget
 
     root = layout()
@@ -320,7 +326,7 @@ def sync(
     setup: Annotated[Optional[str], typer.Option("--setup", metavar="URL", help="Add the remote at URL (a private repository) and make the first push.")] = None,
     background: Annotated[bool, typer.Option("--background", help="As the SessionStart fetch runs it: no push, give up at once if busy, report to the journal only.")] = False,
 ) -> None:
-    """Merge memory with a git remote and push it back (never forced)."""
+    """Carry memory to and from a git remote (never forced)."""
     from sandman.verbs import sync as verb
 
     root = layout()
@@ -356,7 +362,7 @@ def doctor(
 
 @app.command()
 def site() -> None:
-    """Render the memory root as a static site into <root>/.site/."""
+    """Render the memory root as a static site (.site/)."""
     from sandman.verbs.site import site as run_site
 
     root = layout()
@@ -407,7 +413,7 @@ def report_serve(
 def reflect(
     day: Annotated[Optional[str], typer.Option("--day", metavar="YYYY-MM-DD", help="Write that UTC day's voyage entry and nothing else: no drain, sweep or upkeep.")] = None,
 ) -> None:
-    """Run the daily pass: voyage entry, pointer sweep, bank upkeep, site."""
+    """The nightly pass: voyage log, sweep, upkeep, site."""
     from sandman.verbs.reflect import reflect as run_reflect
 
     root = layout()
