@@ -173,3 +173,14 @@ def test_stale_git_index_lock_from_a_killed_commit_is_cleared(layout: Layout) ->
     (layout.root / ".git" / "index.lock").write_text("")
     commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
     assert_consistent(layout)
+
+
+def test_stale_branch_lock_from_a_commit_killed_moving_the_branch_is_cleared(layout: Layout) -> None:
+    # Found by the kill -9 trials: a dream killed inside create_commit left refs/heads/main.lock,
+    # and every commit after it failed with "failed to lock file ... main.lock".
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    (layout.root / ".git" / "refs" / "heads" / "main.lock").write_text("")
+    (layout.root / ".git" / "HEAD.lock").write_text("")
+    commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
+    assert_consistent(layout)
+    assert git(layout.root, "log", "--format=%s", "-1").strip() == "remember: After the crash"

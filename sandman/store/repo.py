@@ -134,17 +134,32 @@ def format_message(subject: str, trailers: dict[str, str], body: str = "") -> st
     return text + ("\n" + "\n".join(lines) + "\n" if lines else "")
 
 
+def _clear_stale_locks(repo: pygit2.Repository) -> None:
+    gitdir = Path(repo.path)
+    stale = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    try:
+        head = repo.lookup_reference("HEAD")
+        if head.type == pygit2.enums.ReferenceType.SYMBOLIC:
+            stale.append(gitdir / f"{head.target}.lock")
+    except (pygit2.GitError, KeyError, ValueError):
+        pass
+    for path in stale:
+        path.unlink(missing_ok=True)
+
+
 def commit_paths(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str]
 ) -> str:
     """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
 
-    The caller holds ``.commit.lock``. A stale ``.git/index.lock`` left by a
-    killed sandman process is removed first: under the commit lock no other
-    sandman process can be writing the index. Raises RepositoryError.
+    The caller holds ``.commit.lock``. The lock files a killed sandman commit
+    leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
+    ``refs/heads/<branch>.lock`` when it died moving the branch) are removed
+    first: under the commit lock no other sandman process can be writing the
+    index or the branch, and a lock left there would fail every later commit.
+    Raises RepositoryError.
     """
-    stale = Path(repo.path) / "index.lock"
-    stale.unlink(missing_ok=True)
+    _clear_stale_locks(repo)
     try:
         index = repo.index
         index.read(force=False)
