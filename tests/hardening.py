@@ -116,7 +116,8 @@ def temp_files(layout: Layout) -> list[Path]:
 
 def assert_consistent(layout: Layout) -> None:
     """The root after any run: committed, intact, every derived file what its sources give."""
-    assert git(layout.root, "status", "--porcelain") == ""
+    status = git(layout.root, "status", "--porcelain", "--untracked-files=all")
+    assert status == "", status
     fsck = subprocess.run(["git", "-C", str(layout.root), "fsck", "--strict"], capture_output=True, text=True)
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     for folder in banks(layout):

@@ -10,7 +10,7 @@ from sandman.banks.commit import ConflictError, bank_transaction, commit_memory
 from sandman.banks.index import memory_files, render_index
 from sandman.banks.memory import Memory, fingerprint, read_memory
 from sandman.banks.names import bank_name
-from sandman.errors import InputError, SecretRefused
+from sandman.errors import InputError, RepositoryError, SecretRefused
 from sandman.layout import Layout
 from sandman.store.repo import ensure_root
 
@@ -184,3 +184,15 @@ def test_stale_branch_lock_from_a_commit_killed_moving_the_branch_is_cleared(lay
     commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
     assert_consistent(layout)
     assert git(layout.root, "log", "--format=%s", "-1").strip() == "remember: After the crash"
+
+
+def test_a_commit_that_fails_leaves_nothing_staged(layout: Layout, monkeypatch) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+
+    def refuse(*args, **kwargs):
+        raise RepositoryError("the disk is full")
+
+    monkeypatch.setattr("sandman.store.repo.signature", refuse)  # after the index is written
+    with pytest.raises(RepositoryError):
+        commit_memory(layout, memory("Never committed"), directory=PROJECT, verb="remember")
+    assert git(layout.root, "status", "--porcelain", "--untracked-files=all") == ""

@@ -4,19 +4,22 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
 ``.commit.lock``:
 
 1. The root is created or adopted (store.repo.ensure_root).
-2. Recovery: changes a killed process left in the working tree are committed
-   first, on their own (``recover: ...``, ``Verb: recover``), with the indexes
-   of their banks regenerated, so the next commit holds only its own files.
-3. The verb's operations run: a memory written (slug, collision suffix, secrets
-   ban, atomic write), a replaced file moved into ``_archive/``, a file archived
-   or (for forget alone) deleted, a plain file written (``_reflect.json``, the
-   voyage log).
+2. Recovery: a transaction a killed process left half done is rolled back from
+   its undo log (sandman.banks.undo); then any other change left in the working
+   tree (a hand edit) is committed on its own (``recover: ...``, ``Verb:
+   recover``), with the indexes of its banks regenerated, so the next commit
+   holds only its own files.
+3. The verb's operations run, each recorded in the undo log before it is made:
+   a memory written (slug, collision suffix, secrets ban, atomic write), a
+   replaced file moved into ``_archive/``, a file archived or (for forget alone)
+   deleted, a plain file written (``_reflect.json``, the voyage log).
 4. MEMORY.md of every touched bank is regenerated from its folder.
 5. One pygit2 commit of exactly the changed paths: ``<verb>: <subject>`` with
    ``Verb:`` and ``Session:`` trailers (plus any the verb adds).
 
 If an operation raises, what the transaction had done is undone and nothing is
-committed. After a transaction returns, ``git status`` in the root is clean.
+committed; if its process is killed, the next transaction undoes it. After a
+transaction returns, ``git status`` in the root is clean.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandman import journal
 from sandman.banks import index as bank_index
 from sandman.banks.memory import Memory, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
+from sandman.banks.undo import UndoLog, roll_back
 from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
@@ -55,6 +60,7 @@ class BankTransaction:
     """The operations of one commit; obtain it from ``bank_transaction``."""
 
     layout: Layout
+    log: UndoLog
     changed: set[Path] = field(default_factory=set)
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
     undo: list[Callable[[], None]] = field(default_factory=list)
@@ -100,6 +106,7 @@ class BankTransaction:
             self.archive(bank, replaces)
         path = self._free_path(folder, memory)
         text = memory.text()
+        self.log.created(path)
         write_atomic(path, text)
         self.changed.add(path)
         self.undo.append(lambda: path.unlink(missing_ok=True))
@@ -125,6 +132,7 @@ class BankTransaction:
             prefix = stamp if attempt == 1 else f"{stamp}-{attempt}"
             target = folder / BANK_ARCHIVE / f"{prefix}_{filename}"
             try:
+                self.log.moved(source, target)
                 move_no_replace(source, target)
                 break
             except FileExistsError:
@@ -138,6 +146,7 @@ class BankTransaction:
         folder = self.bank(bank)
         path = _member(folder, filename)
         data = path.read_bytes()
+        self.log.replaced(path, data)
         path.unlink()
         self.changed.add(path)
         self.undo.append(lambda: write_atomic(path, data))
@@ -146,6 +155,7 @@ class BankTransaction:
         """Write a versioned file that is not a memory (``_reflect.json``, a log entry) atomically."""
         _inside(self.layout, path)
         old = path.read_bytes() if path.exists() else None
+        self.log.replaced(path, old)
         write_atomic(path, data)
         self.changed.add(path)
         self.undo.append(lambda: write_atomic(path, old) if old is not None else path.unlink(missing_ok=True))
@@ -155,6 +165,7 @@ class BankTransaction:
         _inside(self.layout, path)
         if path.exists():
             data = path.read_bytes()
+            self.log.replaced(path, data)
             path.unlink()
             self.changed.add(path)
             self.undo.append(lambda: write_atomic(path, data))
@@ -171,8 +182,9 @@ class BankTransaction:
                 if folder / name not in self.changed
             }
             text = bank_index.render_index(folder, directory, known)
-            current = index.read_text(encoding="utf-8") if index.exists() else None
-            if text != current:
+            current = index.read_bytes() if index.exists() else None
+            if text.encode("utf-8") != current:
+                self.log.replaced(index, current)
                 write_atomic(index, text)
             self.changed.add(index)
 
@@ -226,10 +238,16 @@ def bank_transaction(
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
         recover(layout, repo)
-        tx = BankTransaction(layout)
+        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)))
         try:
             yield tx
             tx._reindex()
+            dirty = store.dirty_paths(repo)
+            paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
+            if paths:
+                all_trailers = {"Verb": verb, "Session": session or ""}
+                all_trailers.update(trailers or {})
+                tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
         except BaseException:
             for step in reversed(tx.undo):
                 try:
@@ -239,13 +257,13 @@ def bank_transaction(
             if tx.banks:
                 tx.undo.clear()
                 tx._reindex()
+            try:
+                store.reset_index(repo)  # a commit that failed may have staged what was just undone
+            except SandmanError:
+                pass
+            tx.log.close()
             raise
-        dirty = store.dirty_paths(repo)
-        paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
-        if paths:
-            all_trailers = {"Verb": verb, "Session": session or ""}
-            all_trailers.update(trailers or {})
-            tx.commit = store.commit_paths(repo, paths, f"{verb}: {subject}", all_trailers)
+        tx.log.close()
 
 
 def _sweep_temp_files(layout: Layout) -> None:
@@ -267,12 +285,20 @@ def _sweep_temp_files(layout: Layout) -> None:
 
 
 def recover(layout: Layout, repo) -> str | None:
-    """Commit what a killed process left uncommitted, indexes regenerated; return the id.
+    """Roll back a transaction a killed process left half done, then commit any other change
+    left in the working tree (a hand edit), indexes regenerated; return the commit id.
 
     Orphaned temp files of killed writers are deleted first. The caller holds
-    ``.commit.lock``. Returns None when the tree was clean.
+    ``.commit.lock``. Returns None when nothing was left to commit. Raises
+    RepositoryError, OSError (a file the undo log names cannot be put back).
     """
     _sweep_temp_files(layout)
+    head = store.head_id(repo)
+    undone = roll_back(layout, head)
+    if undone is not None:
+        store.reset_index(repo)  # the killed commit may have staged what was just undone
+        journal.write(layout, "recover", "rolled-back" if undone else "dropped", undone=undone,
+                      head=(head or "")[:12])
     dirty = store.dirty_paths(repo)
     if not dirty:
         return None
@@ -288,6 +314,8 @@ def recover(layout: Layout, repo) -> str | None:
             if not index.exists() or index.read_text(encoding="utf-8") != text:
                 write_atomic(index, text)
     paths = sorted(store.dirty_paths(repo))
+    if not paths:
+        return None
     return store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )

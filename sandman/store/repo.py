@@ -109,6 +109,32 @@ def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
         raise RepositoryError(f"cannot read the status of {repo.workdir}: {error}") from None
 
 
+def head_id(repo: pygit2.Repository) -> str | None:
+    """Return the id (hex) of HEAD's commit; None while HEAD is unborn. Raises RepositoryError."""
+    try:
+        return None if repo.head_is_unborn else str(repo.head.target)
+    except pygit2.GitError as error:
+        raise RepositoryError(f"cannot read HEAD of {repo.workdir}: {error}") from None
+
+
+def reset_index(repo: pygit2.Repository) -> None:
+    """Make the index HEAD's tree again, leaving the working tree alone (what a killed commit staged goes).
+
+    The caller holds ``.commit.lock``; stale lock files are cleared as for a
+    commit. Raises RepositoryError.
+    """
+    _clear_stale_locks(repo)
+    try:
+        index = repo.index
+        if repo.head_is_unborn:
+            index.clear()
+        else:
+            index.read_tree(repo.head.peel(pygit2.Commit).tree)
+        index.write()
+    except (pygit2.GitError, KeyError, OSError) as error:
+        raise RepositoryError(f"cannot reset the index of {repo.workdir}: {error}") from None
+
+
 def signature(repo: pygit2.Repository) -> pygit2.Signature:
     """Build the commit signature: $SANDMAN_GIT_NAME/EMAIL, else git config, else sandman."""
     identity = config.git_identity()
