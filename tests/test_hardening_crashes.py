@@ -1,4 +1,4 @@
-"""kill -9 at random moments in dream's commit (issue 8, "Hardening": crashes).
+"""kill -9 at random moments in dream's commit and in reflect's upkeep (issue 8, "Hardening": crashes).
 
 Each trial forks a real dream or reflect process (tests/hardening_runner.py:
 sandman is imported once, so a trial costs a fork), waits until its minds
@@ -35,17 +35,19 @@ import pytest
 
 from dream_helpers import archive_session
 from hardening import (
-    agreeing_minds, assert_consistent, held, journal_lines, quick_minds, remember_at,
+    agreeing_minds, assert_consistent, held, journal_lines, quick_minds, reflect_minds, remember_at,
 )
 from hardening_minds import claim, loner
+from hardening_minds import upkeep as upkeep_plan
 from helpers import git
 from sandman import journal
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
-from sandman.banks.memory import Memory, read_memory
+from sandman.banks.memory import Memory, parse_memory, read_memory
 from sandman.banks.names import bank_name
 from sandman.layout import BANK_ARCHIVE, BANK_REFLECT, Layout
 from sandman.pointers import list_pointers, read_pointer
+from sandman.verbs.reflect import reflect
 
 TRIALS = 50
 UPKEEP_OPS = 5  # under the six that keep a bank due: a bank tended once is idle afterwards
@@ -205,6 +207,14 @@ def test_kill_9_in_dreams_commit_leaves_pointers_queued_and_the_rerun_commits_ea
     assert all(pointer.dreamed for pointer in list_pointers(layout))
 
 
+def _plan_outcome(names: dict[str, str]) -> set[str]:
+    """The live names one whole upkeep plan leaves of a bank: ``names`` maps its files to their names."""
+    files = sorted(names)
+    plan = upkeep_plan("".join(f"- file: {file}\n" for file in files), limit=UPKEEP_OPS)["operations"]
+    touched = {file for op in plan for file in op.get("files", [op.get("file")])}
+    return {names[file] for file in files if file not in touched} | {op["name"] for op in plan if op["op"] != "prune"}
+
+
 def _due_bank(layout: Layout, directory: str, label: str) -> tuple[Path, dict[str, bytes]]:
     """A bank of eight memories, due on sight (its last pass spent all six operations): one commit."""
     name = bank_name(directory)
@@ -215,6 +225,41 @@ def _due_bank(layout: Layout, directory: str, label: str) -> tuple[Path, dict[st
         tx.write_file(layout.bank(name) / BANK_REFLECT, json.dumps(
             {"at": journal.iso(journal.now_utc()), "count": 0, "last_ops": 6}) + "\n")
     return layout.bank(name), {path.name: path.read_bytes() for path in paths}
+
+
+def _names(originals: dict[str, bytes]) -> dict[str, str]:
+    return {file: parse_memory(data.decode()).name for file, data in originals.items()}
+
+
+def _assert_upkept_whole(folder: Path, originals: dict[str, bytes], *why: object) -> None:
+    """The bank is what one pass of the plan over its eight memories makes of it, and nothing is lost."""
+    live = {read_memory(path).name for path in memory_files(folder)}
+    assert live == _plan_outcome(_names(originals)), (*why, sorted(live))
+    kept = [path.read_bytes() for path in [*memory_files(folder), *(folder / BANK_ARCHIVE).glob("*.md")]]
+    for name, data in originals.items():
+        assert data in kept, (*why, name)
+    assert json.loads((folder / BANK_REFLECT).read_text())["last_ops"] == UPKEEP_OPS
+
+
+def test_kill_9_in_reflects_upkeep_applies_a_plan_whole_or_not_at_all(
+        layout: Layout, fake_claude, runner: Runner, tmp_path: Path, monkeypatch) -> None:
+    rng = random.Random(1706)
+    reflect_minds(fake_claude, monkeypatch, max_ops=UPKEEP_OPS, jitter=0.02)
+    # The pass runs as if days from now: the day it writes an entry for is quiet (no model call).
+    later = journal.iso(journal.now_utc() + timedelta(days=3))
+    _due_bank(layout, str(tmp_path / "proj-0"), "0")
+    window = runner.calibrate("reflect", 3, now=later)  # after the plan and two merge bodies
+    outcomes: dict[str, int] = {}
+    for trial in range(1, TRIALS + 1):
+        folder, originals = _due_bank(layout, str(tmp_path / f"proj-{trial}"), str(trial))
+        runner.killed("reflect", 3, rng.uniform(0, window), now=later)
+        applied = json.loads((folder / BANK_REFLECT).read_text())["last_ops"] < 6
+        _count(outcomes, "mid-commit" if _dirty(layout) else "applied" if applied else "not applied")
+
+        runner.run("reflect", now=later)
+        assert_consistent(layout)
+        _assert_upkept_whole(folder, originals, trial)
+    print(f"upkeep: kill window {window:.3f} s; where the kills left it: {outcomes}")
 
 
 # --- the same crashes, placed exactly: regression tests of the undo log --------------------------
@@ -278,4 +323,18 @@ def test_a_transaction_killed_after_its_commit_keeps_it(layout: Layout, tmp_path
     assert (folder / "project_merged_facts.md").exists() and not (folder / "project_fact_0_of_bank_k.md").exists()
     assert git(layout.root, "log", "--format=%s", "-2").splitlines() == ["remember: After the crash", "reflect: upkeep"]
     assert [d for d, _ in journal_lines(layout, "recover")] == ["dropped"]
+    assert_consistent(layout)
+
+
+def test_reflect_plans_upkeep_over_the_bank_as_it_was_before_a_killed_transaction(
+        layout: Layout, fake_claude, tmp_path: Path, monkeypatch) -> None:
+    reflect_minds(fake_claude, monkeypatch, max_ops=UPKEEP_OPS)
+    folder, originals = _due_bank(layout, str(tmp_path / "proj"), "k")
+    killed = subprocess.run([sys.executable, "-c", KILLED_MERGE, folder.name, "operations"], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+
+    # The pass's first transaction would roll the crash back only after the plan was drawn over what it left.
+    summary = reflect(layout, now=journal.now_utc() + timedelta(days=3))
+    assert summary.errors == []
+    _assert_upkept_whole(folder, originals)
     assert_consistent(layout)

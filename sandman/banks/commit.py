@@ -321,6 +321,20 @@ def recover(layout: Layout, repo) -> str | None:
     )
 
 
+def settle(layout: Layout) -> str | None:
+    """Recover the root before a verb reads its banks to decide something; return a recover commit id.
+
+    Readers never lock, so a transaction a killed process left half done is
+    what they read until the next transaction recovers it: reflect would plan
+    an upkeep over a listing the recovery then rolls back. Under
+    ``.commit.lock``, ``recover`` runs now. Raises LockBusy, RepositoryError,
+    OSError.
+    """
+    store.ensure_root(layout)
+    with store.locked(store.commit_lock(layout)):
+        return recover(layout, store.open_repo(layout))
+
+
 def commit_memory(
     layout: Layout,
     memory: Memory,
