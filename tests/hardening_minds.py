@@ -11,6 +11,8 @@ prompt on stdin. The tests import the same functions to know what was proposed.
   retitles, two prunes, as far as the listing goes and at most N operations),
   every file named from the listing.
 - ``merge``: a merged body.
+- ``quote``: one memory quoting what the prompt fenced: the title as its name,
+  the head of the transcript as its body (bad input carried into the banks).
 
 ``--jitter S`` waits a random 0 to S seconds first. With ``$HARDENING_SIGNAL``
 naming a FIFO, a mind writes one short line to it just before it answers: the
@@ -57,6 +59,21 @@ def dream(prompt: str, claims: int, alone: bool) -> dict:
     cwd = _CWD.search(prompt).group(1)
     memories = [claim(session, cwd, k) for k in range(claims)]
     return {"memories": memories + ([loner(session, cwd)] if alone else [])}
+
+
+def fenced(prompt: str, label: str) -> str | None:
+    """The text the prompt fenced under ``label`` (None when there is no such fence)."""
+    found = re.search(r'<data-([0-9a-f]{16}) label="' + label + r'">\n(.*?)\n</data-\1>', prompt, re.DOTALL)
+    return found.group(2) if found else None
+
+
+def quote(prompt: str) -> dict:
+    session = _SESSION.search(prompt).group(1)
+    cwd = _CWD.search(prompt).group(1)
+    title = fenced(prompt, "title") or ""
+    body = (fenced(prompt, "transcript") or "")[:3000]
+    return {"memories": [{"bank": cwd, "type": "project", "name": f"Quoted {title}"[:120],
+                          "description": f"What session {session} said", "body": body or "(empty)"}]}
 
 
 def _tag(text: str) -> str:
@@ -108,6 +125,8 @@ def main(argv: list[str]) -> None:
     time.sleep(random.uniform(0, _option(argv, "--jitter", 0)))
     if argv[0] == "dream":
         reply = dream(prompt, int(_option(argv, "--claims", 1)), "--loner" in argv)
+    elif argv[0] == "quote":
+        reply = quote(prompt)
     elif argv[0] == "upkeep":
         reply = upkeep(prompt, int(_option(argv, "--max", 6)))
     else:
