@@ -32,7 +32,7 @@ from pathlib import Path
 
 from sandman import journal
 from sandman.banks import index as bank_index
-from sandman.banks.memory import Memory, fingerprint, one_line, validate_fields
+from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
 from sandman.banks.undo import UndoLog, roll_back
@@ -83,7 +83,9 @@ class BankTransaction:
     ) -> Path:
         """Write ``memory`` into bank ``bank``; return its path.
 
-        Name and description are made one line; ``created`` is filled when
+        Name and description are made one line and the body clean
+        (``clean_body``: no NUL or bidi override, ``\\n`` line endings, one final
+        newline), as the bank format stores them; ``created`` is filled when
         empty and ``updated`` set to now (UTC). ``replaces`` names a file of the
         same bank that moves into ``_archive/`` and is recorded as lineage. The
         file is ``<type>_<slug>.md`` with ``_2``, ``_3``… on collision with a
@@ -92,6 +94,7 @@ class BankTransaction:
         """
         memory.name = one_line(memory.name)
         memory.description = one_line(memory.description)
+        memory.body = clean_body(memory.body)
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)
