@@ -9,6 +9,7 @@ hostile memory is committed, read back, recalled and rendered:
 - what commit cannot store is refused before anything is written, with the
   message a person sees (a 1 MB body, a 10,000-character name, a lone
   surrogate);
+- recall stays within its budget, one line per index entry, whatever the text;
 - the site shows every character and runs none: no script but its own, no
   ``javascript:`` or ``data:`` link, control and bidi characters as marks.
 """
@@ -24,11 +25,13 @@ from hardening import assert_consistent
 from helpers import git, sandman
 from sandman.banks.commit import bank_transaction, commit_memory
 from sandman.banks.frontmatter import parse
+from sandman.banks.listing import index_entries
 from sandman.banks.memory import Memory, clean_body, one_line, read_memory
 from sandman.banks.names import bank_name
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.site.render import render_site
+from sandman.verbs.recall import recall
 from test_site_hostile import assert_inert
 
 PROJECT = "/home/user/proj"
@@ -130,6 +133,30 @@ def test_remember_from_a_shell_keeps_hostile_text_inert(layout: Layout, tmp_path
     assert done.returncode == 0, done.stderr
     memory = read_memory(Path(done.stdout.decode().strip()))
     assert (memory.name, memory.description, memory.body) == ("---", "key: value", clean_body(body.strip()))
+
+
+def _recall_lines(layout: Layout, text: str) -> list[str]:
+    """The lines of recall's payload that are MEMORY.md entries."""
+    entries = {entry.line for entry in index_entries(layout.bank(bank_name(PROJECT)))}
+    return [line for line in text.split("\n") if line in entries]
+
+
+def test_recall_of_hostile_memories_stays_in_budget_one_line_per_index_entry(layout: Layout) -> None:
+    for _, name, description, body in HOSTILE:
+        _commit(layout, name, description, body)
+    _commit(layout, "<script>user</script>\u202e", "[u](javascript:alert(1))", "User \x1b body\x00.\n", None)
+    _hand_made(layout)
+    entries = index_entries(layout.bank(bank_name(PROJECT)))
+    assert len(entries) == len(HOSTILE) + 1  # the hand-made memory is one entry too
+    for entry in entries:
+        assert "\n" not in entry.line and not re.search("[\x00-\x1f\x7f\x85\u2028\u2029]", entry.line), entry.line
+    for budget in (9_000, 3_000, 1_200, 400):
+        text = recall(layout, PROJECT, budget).text
+        assert len(text) <= budget, budget
+        shown = _recall_lines(layout, text)
+        assert len(shown) == len(set(shown)), budget  # each entry once, whole
+        if budget == 9_000:
+            assert len(shown) == len(entries)
 
 
 def test_the_site_shows_hostile_memories_and_runs_nothing(layout: Layout) -> None:
