@@ -180,3 +180,43 @@ def test_the_site_shows_hostile_memories_and_runs_nothing(layout: Layout) -> Non
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+
+# --- from the minds: a reply JSON allows but no UTF-8 file can store -----------------------------
+
+HALF_EMOJI = '"cut inside an emoji \\ud83d"'  # a JSON string holding a lone surrogate escape
+
+
+def test_dream_minds_replying_a_lone_surrogate_abstain_and_the_pointer_stays_queued(
+        layout: Layout, fake_claude, monkeypatch) -> None:
+    from dream_helpers import archive_session, journal_lines
+    from hardening import DREAM_MODELS, quick_minds
+    from sandman.verbs.dream import dream
+
+    quick_minds(monkeypatch)
+    archive_session(layout, "s-half", Path(PROJECT), ended="2026-11-30T10:00:00Z")
+    reply = ('{"memories": [{"bank": "%s", "type": "project", "name": "Half", "description": "Half an emoji.", '
+             '"body": %s}]}' % (PROJECT, HALF_EMOJI))
+    for model in DREAM_MODELS:
+        fake_claude.answer(model, reply)
+    summary = dream(layout, now=True)
+    assert summary.count("queued") == 1
+    reasons = {line["mind"]: line["reason"] for line in journal_lines(layout, "abstained")}
+    assert reasons == {"fable": "lone surrogate", "opus": "lone surrogate", "sonnet": "lone surrogate"}
+
+
+def test_a_log_mind_replying_a_lone_surrogate_abstains_and_reflect_goes_on(layout: Layout, fake_claude,
+                                                                         monkeypatch) -> None:
+    from datetime import timedelta
+
+    from hardening import LOG_MODEL, journal_lines
+    from sandman import journal
+    from sandman.verbs.reflect import reflect
+
+    monkeypatch.setenv("SANDMAN_MIND_LOG", LOG_MODEL)
+    _commit(layout, "Today's fact", "A fact of today.", "A fact.\n")
+    fake_claude.answer(LOG_MODEL, '{"kind": "passage", "title": %s, "body": "A day.", "next": ""}' % HALF_EMOJI)
+    summary = reflect(layout, now=journal.now_utc() + timedelta(days=1))
+    assert summary.errors == []
+    assert (summary.entry.decision, summary.entry.reason) == ("abstained", "lone surrogate")
+    assert ("abstained", "lone surrogate") in [(d, f.get("reason")) for d, f in journal_lines(layout, "reflect")]
+    assert not layout.log.exists()
