@@ -30,7 +30,6 @@ import sys
 import time
 
 _SESSION = re.compile(r"^- Session id: (\S+)$", re.MULTILINE)
-_CWD = re.compile(r"^- Working directory: (.+)$", re.MULTILINE)
 _LISTED = re.compile(r"^- file: (\S+)$", re.MULTILINE)
 MERGED_BODY = "The members said one thing; here it is once.\n"
 
@@ -56,7 +55,7 @@ def loner(session: str, cwd: str) -> dict:
 
 def dream(prompt: str, claims: int, alone: bool) -> dict:
     session = _SESSION.search(prompt).group(1)
-    cwd = _CWD.search(prompt).group(1)
+    cwd = fenced(prompt, "cwd")
     memories = [claim(session, cwd, k) for k in range(claims)]
     return {"memories": memories + ([loner(session, cwd)] if alone else [])}
 
@@ -69,7 +68,7 @@ def fenced(prompt: str, label: str) -> str | None:
 
 def quote(prompt: str) -> dict:
     session = _SESSION.search(prompt).group(1)
-    cwd = _CWD.search(prompt).group(1)
+    cwd = fenced(prompt, "cwd")
     title = fenced(prompt, "title") or ""
     body = (fenced(prompt, "transcript") or "")[:3000]
     return {"memories": [{"bank": cwd, "type": "project", "name": f"Quoted {title}"[:120],
