@@ -153,10 +153,13 @@ def test_recall_of_hostile_memories_stays_in_budget_one_line_per_index_entry(lay
     for budget in (9_000, 3_000, 1_200, 400):
         text = recall(layout, PROJECT, budget).text
         assert len(text) <= budget, budget
+        # Nothing that runs in a terminal or turns a line around: escapes and overrides are marks.
+        assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]", text), budget
         shown = _recall_lines(layout, text)
         assert len(shown) == len(set(shown)), budget  # each entry once, whole
         if budget == 9_000:
             assert len(shown) == len(entries)
+            assert "  ansi ‹U+001B›[2J clear‹U+0007›‹U+0008› back" in text.split("\n")
 
 
 def test_the_site_shows_hostile_memories_and_runs_nothing(layout: Layout) -> None:
