@@ -338,3 +338,39 @@ def test_reflect_plans_upkeep_over_the_bank_as_it_was_before_a_killed_transactio
     assert summary.errors == []
     _assert_upkept_whole(folder, originals)
     assert_consistent(layout)
+
+
+KILLED_FIRST_MEMORY = textwrap.dedent(
+    """
+    import os, signal, sys
+    from sandman import config
+    from sandman.banks.commit import commit_memory
+    from sandman.banks.memory import Memory
+    from sandman.layout import Layout
+
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    import sandman.store.repo
+    sandman.store.repo.commit_paths = die  # every file written, nothing committed
+    commit_memory(Layout(config.root()), Memory(name="First", description="The first.", type="project",
+                  body="First."), directory=sys.argv[1], verb="dream")
+    """
+)
+
+
+def test_a_killed_first_memory_of_a_bank_leaves_no_bank_behind(layout: Layout, fake_claude, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    remember_at(layout, journal.now_utc(), "Elsewhere", str(tmp_path / "other"))
+    new = tmp_path / "new"
+    killed = subprocess.run([sys.executable, "-c", KILLED_FIRST_MEMORY, str(new)], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert layout.bank(bank_name(new)).is_dir()
+
+    reflect_minds(fake_claude, monkeypatch)
+    summary = reflect(layout, now=journal.now_utc() + timedelta(days=3))
+    assert summary.errors == []
+    # Rolled back whole: no folder left for upkeep to take for a bank and seed.
+    assert not layout.bank(bank_name(new)).exists()
+    assert [outcome.bank for outcome in summary.upkeep] == [bank_name(tmp_path / "other")]
+    assert_consistent(layout)

@@ -35,7 +35,7 @@ from sandman.banks import index as bank_index
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
-from sandman.banks.undo import UndoLog, roll_back
+from sandman.banks.undo import UndoLog, remove_created, roll_back
 from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
@@ -112,7 +112,7 @@ class BankTransaction:
         self.log.created(path)
         write_atomic(path, text)
         self.changed.add(path)
-        self.undo.append(lambda: path.unlink(missing_ok=True))
+        self.undo.append(lambda: remove_created(self.layout, path))
         return path
 
     def _free_path(self, folder: Path, memory: Memory) -> Path:

@@ -91,9 +91,26 @@ def _inside(layout: Layout, relpath: object) -> Path:
     return layout.root.joinpath(*parts)
 
 
+def remove_created(layout: Layout, path: Path) -> None:
+    """Remove a file a transaction created, and the folders that leaves empty (a new bank, its
+    ``_archive/``): an empty folder left in ``memories/`` would be taken for a bank and seeded."""
+    path.unlink(missing_ok=True)
+    _prune(layout, path.parent)
+
+
+def _prune(layout: Layout, folder: Path) -> None:
+    stop = (layout.root, layout.memories, layout.log)
+    while folder not in stop and folder.is_relative_to(layout.root):
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty, or not ours to remove
+        folder = folder.parent
+
+
 def _undo(layout: Layout, step: dict) -> None:
     if "created" in step:
-        _inside(layout, step["created"]).unlink(missing_ok=True)
+        remove_created(layout, _inside(layout, step["created"]))
     elif "moved" in step:
         source, target = (_inside(layout, part) for part in step["moved"])
         if not target.exists():
@@ -103,10 +120,11 @@ def _undo(layout: Layout, step: dict) -> None:
                 target.unlink()  # killed between the link and the unlink of a move: one name too many
             return  # target is another file that was already there: this move never happened
         move_no_replace(target, source)
+        _prune(layout, target.parent)
     elif "replaced" in step:
         path = _inside(layout, step["replaced"])
         if step.get("data") is None:
-            path.unlink(missing_ok=True)
+            remove_created(layout, path)
         else:
             write_atomic(path, base64.b64decode(step["data"]))
     else:
