@@ -19,7 +19,7 @@ import typer.core
 from sandman import __version__, config
 from sandman.errors import SandmanError
 from sandman.layout import Layout
-from sandman.terminal import printable
+from sandman.marks import visible
 
 app = typer.Typer(
     name="sandman",
@@ -42,14 +42,14 @@ class PlainUsage(typer.core.TyperCommand):
 
 
 def say(text: object, *, lines: bool = False, file=None, flush: bool = False) -> None:
-    """Print one line of output made inert for a terminal (sandman/terminal.py; ``lines``:
+    """Print one line of output made inert for a terminal (sandman/marks.py; ``lines``:
     a multi-line text). Verbs' output holds text sandman did not write: titles, cwds, paths."""
-    print(printable(text, lines=lines), file=file, flush=flush)
+    print(visible(text, lines=lines), file=file, flush=flush)
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``sandman: <message>`` on stderr (made inert, on one line) and return the Exit to raise."""
-    print(f"sandman: {printable(message)}", file=sys.stderr)
+    print(f"sandman: {visible(message, lines=False)}", file=sys.stderr)
     return typer.Exit(code)
 
 
@@ -307,7 +307,7 @@ def recall(
 
     root = layout()
     recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
-    sys.stdout.write(printable(recalled.text, lines=True))
+    sys.stdout.write(visible(recalled.text))
 
 
 @app.command()

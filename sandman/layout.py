@@ -9,6 +9,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .trace/<verb>-<yyyy-mm-dd>.log                        the journal
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
+    ├── .commit.undo               the undo log of the bank transaction in progress
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
@@ -128,6 +129,12 @@ class Layout:
     @property
     def dream_lock(self) -> Path:
         return self.root / ".dream.lock"
+
+    # -- crash recovery (issue 8, hardening) --
+    @property
+    def commit_undo(self) -> Path:
+        """``.commit.undo``: how to undo the bank transaction in progress, should its process die."""
+        return self.root / ".commit.undo"
 
     @property
     def settings_file(self) -> Path:

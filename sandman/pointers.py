@@ -75,7 +75,10 @@ def write_pointer(layout: Layout, session_id: str, data: dict) -> Path:
     Raises InputError for an unsafe session id, OSError when it cannot be written.
     """
     path = layout.pointer(check_session_id(session_id))
-    write_atomic(path, json.dumps({"session": session_id, **data}, ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps({"session": session_id, **data}, ensure_ascii=False, indent=2) + "\n"
+    # A path whose name is not UTF-8 (``origin``, ``archived``) holds surrogate escapes; only JSON
+    # strings hold text, so each becomes a \udcXX escape there, and reads back as the same path.
+    write_atomic(path, text.encode("utf-8", "backslashreplace"))
     return path
 
 

@@ -10,7 +10,7 @@ from sandman.banks.commit import ConflictError, bank_transaction, commit_memory
 from sandman.banks.index import memory_files, render_index
 from sandman.banks.memory import Memory, fingerprint, read_memory
 from sandman.banks.names import bank_name
-from sandman.errors import InputError, SecretRefused
+from sandman.errors import InputError, RepositoryError, SecretRefused
 from sandman.layout import Layout
 from sandman.store.repo import ensure_root
 
@@ -88,6 +88,8 @@ def test_secret_is_refused_before_anything_is_written(layout: Layout) -> None:
         ({"name": "\u202e\x07  "}, "name is empty"),
     ],
 )
+
+
 def test_bad_fields_are_refused_with_nothing_written(layout: Layout, fields: dict, message: str) -> None:
     body = fields.pop("body", "fine")
     name = fields.pop("name", "A name")
@@ -195,3 +197,26 @@ def test_a_first_remember_into_an_adopted_folder_indexes_the_other_banks_too(lay
     commit_memory(layout, memory(), directory=PROJECT, verb="remember")
     assert (other / "MEMORY.md").read_text() == render_index(other)
     assert_consistent(layout)
+
+
+def test_stale_branch_lock_from_a_commit_killed_moving_the_branch_is_cleared(layout: Layout) -> None:
+    # Found by the kill -9 trials: a dream killed inside create_commit left refs/heads/main.lock,
+    # and every commit after it failed with "failed to lock file ... main.lock".
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    (layout.root / ".git" / "refs" / "heads" / "main.lock").write_text("")
+    (layout.root / ".git" / "HEAD.lock").write_text("")
+    commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
+    assert_consistent(layout)
+    assert git(layout.root, "log", "--format=%s", "-1").strip() == "remember: After the crash"
+
+
+def test_a_commit_that_fails_leaves_nothing_staged(layout: Layout, monkeypatch) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+
+    def refuse(*args, **kwargs):
+        raise RepositoryError("the disk is full")
+
+    monkeypatch.setattr("sandman.store.repo.signature", refuse)  # after the index is written
+    with pytest.raises(RepositoryError):
+        commit_memory(layout, memory("Never committed"), directory=PROJECT, verb="remember")
+    assert git(layout.root, "status", "--porcelain", "--untracked-files=all") == ""

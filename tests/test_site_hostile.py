@@ -154,7 +154,7 @@ def test_markdown_keeps_raw_html_as_text() -> None:
 
 
 def test_visible_marks_only_the_invisible() -> None:
-    assert visible("tab\tnewline\ncr\r é ü 中文 emoji 🙂") == "tab\tnewline\ncr\r é ü 中文 emoji 🙂"
+    assert visible("tab\tnewline\ncr\r é ü 中文 emoji 🙂") == "tab\tnewline\ncr‹U+000D› é ü 中文 emoji 🙂"
     assert visible("a\u202eb\x00c\x7f\x9b") == "a‹U+202E›b‹U+0000›c‹U+007F›‹U+009B›"
 
 

@@ -1,4 +1,4 @@
-"""Third-party text never reaches the terminal as escape sequences (sandman/terminal.py).
+"""Third-party text never reaches the terminal as escape sequences (sandman/marks.py).
 
 The tester's attack: a first prompt holding ``ESC ] 0 ; PWNED BEL ESC [ 2 J``
 retitled and cleared the terminal of whoever ran ``take --all --dry-run``.
@@ -19,7 +19,7 @@ from helpers import sandman
 from sandman import journal
 from sandman.cli import app
 from sandman.layout import Layout
-from sandman.terminal import printable
+from sandman.marks import visible
 
 EVIL = "\x1b]0;PWNED\x07\x1b[2J\u202eevil\x9b31m"
 SHOWN = "‹U+001B›]0;PWNED‹U+0007›‹U+001B›[2J‹U+202E›evil‹U+009B›31m"
@@ -38,12 +38,12 @@ def assert_inert(output: bytes | str) -> None:
     ("café — 日本 🚀 [bold]", "café — 日本 🚀 [bold]"),
 ])
 def test_printable_marks_controls_and_bidi(text: str, shown: str) -> None:
-    assert printable(text) == shown
-    assert printable(printable(text)) == shown
+    assert visible(text, lines=False) == shown
+    assert visible(visible(text, lines=False), lines=False) == shown
 
 
 def test_printable_keeps_lines_and_tabs_of_whole_output() -> None:
-    assert printable("a\tb\nc\r\x1b[2J", lines=True) == "a\tb\nc‹U+000D›‹U+001B›[2J"
+    assert visible("a\tb\nc\r\x1b[2J") == "a\tb\nc‹U+000D›‹U+001B›[2J"
 
 
 def _evil_transcript(home: Path, cwd: str = "/home/user/proj", folder: str = "-home-user-proj") -> Path:

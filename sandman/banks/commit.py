@@ -4,19 +4,22 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
 ``.commit.lock``:
 
 1. The root is created or adopted (store.repo.ensure_root).
-2. Recovery: changes a killed process left in the working tree are committed
-   first, on their own (``recover: ...``, ``Verb: recover``), with the indexes
-   of their banks regenerated, so the next commit holds only its own files.
-3. The verb's operations run: a memory written (slug, collision suffix, secrets
-   ban, atomic write), a replaced file moved into ``_archive/``, a file archived
-   or (for forget alone) deleted, a plain file written (``_reflect.json``, the
-   voyage log).
+2. Recovery: a transaction a killed process left half done is rolled back from
+   its undo log (sandman.banks.undo); then any other change left in the working
+   tree (a hand edit) is committed on its own (``recover: ...``, ``Verb:
+   recover``), with the indexes of its banks regenerated, so the next commit
+   holds only its own files.
+3. The verb's operations run, each recorded in the undo log before it is made:
+   a memory written (slug, collision suffix, secrets ban, atomic write), a
+   replaced file moved into ``_archive/``, a file archived or (for forget alone)
+   deleted, a plain file written (``_reflect.json``, the voyage log).
 4. MEMORY.md of every touched bank is regenerated from its folder.
 5. One pygit2 commit of exactly the changed paths: ``<verb>: <subject>`` with
    ``Verb:`` and ``Session:`` trailers (plus any the verb adds).
 
 If an operation raises, what the transaction had done is undone and nothing is
-committed. After a transaction returns, ``git status`` in the root is clean.
+committed; if its process is killed, the next transaction undoes it. After a
+transaction returns, ``git status`` in the root is clean.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandman import journal
 from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secrets
+from sandman.banks.undo import UndoLog, remove_created, roll_back
 from sandman.errors import InputError, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
@@ -56,6 +61,7 @@ class BankTransaction:
     """The operations of one commit; obtain it from ``bank_transaction``."""
 
     layout: Layout
+    log: UndoLog
     subject: str = ""  # the commit subject; a block may refine it once it knows what it did
     changed: set[Path] = field(default_factory=set)
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
@@ -79,8 +85,9 @@ class BankTransaction:
     ) -> Path:
         """Write ``memory`` into bank ``bank``; return its path.
 
-        Name and description are made one line, the body cleaned (NUL and
-        bidi overrides dropped, ``\n`` line endings); ``created`` is filled when
+        Name and description are made one line and the body clean
+        (``clean_body``: no NUL or bidi override, ``\\n`` line endings, one final
+        newline), as the bank format stores them; ``created`` is filled when
         empty and ``updated`` set to now (UTC). ``replaces`` names a file of the
         same bank that moves into ``_archive/`` and is recorded as lineage. The
         file is ``<type>_<slug>.md`` with ``_2``, ``_3``… on collision with a
@@ -89,7 +96,7 @@ class BankTransaction:
         """
         memory.name = one_line(memory.name)
         memory.description = one_line(memory.description)
-        memory.body = clean_body(memory.body) if memory.body.strip() else ""
+        memory.body = clean_body(memory.body)
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)
@@ -104,9 +111,10 @@ class BankTransaction:
             self.archive(bank, replaces)
         path = self._free_path(folder, memory)
         text = memory.text()
+        self.log.created(path)
         write_atomic(path, text)
         self.changed.add(path)
-        self.undo.append(lambda: path.unlink(missing_ok=True))
+        self.undo.append(lambda: remove_created(self.layout, path))
         return path
 
     def _free_path(self, folder: Path, memory: Memory) -> Path:
@@ -129,6 +137,7 @@ class BankTransaction:
             prefix = stamp if attempt == 1 else f"{stamp}-{attempt}"
             target = folder / BANK_ARCHIVE / f"{prefix}_{filename}"
             try:
+                self.log.moved(source, target)
                 move_no_replace(source, target)
                 break
             except FileExistsError:
@@ -142,6 +151,7 @@ class BankTransaction:
         folder = self.bank(bank)
         path = _member(folder, filename)
         data = path.read_bytes()
+        self.log.replaced(path, data)
         path.unlink()
         self.changed.add(path)
         self.undo.append(lambda: write_atomic(path, data))
@@ -150,6 +160,7 @@ class BankTransaction:
         """Write a versioned file that is not a memory (``_reflect.json``, a log entry) atomically."""
         _inside(self.layout, path)
         old = path.read_bytes() if path.exists() else None
+        self.log.replaced(path, old)
         write_atomic(path, data)
         self.changed.add(path)
         self.undo.append(lambda: write_atomic(path, old) if old is not None else path.unlink(missing_ok=True))
@@ -159,6 +170,7 @@ class BankTransaction:
         _inside(self.layout, path)
         if path.exists():
             data = path.read_bytes()
+            self.log.replaced(path, data)
             path.unlink()
             self.changed.add(path)
             self.undo.append(lambda: write_atomic(path, data))
@@ -175,8 +187,9 @@ class BankTransaction:
                 if folder / name not in self.changed
             }
             text = bank_index.render_index(folder, directory, known)
-            current = index.read_text(encoding="utf-8") if index.exists() else None
-            if text != current:
+            current = index.read_bytes() if index.exists() else None
+            if text.encode("utf-8") != current:
+                self.log.replaced(index, current)
                 write_atomic(index, text)
             self.changed.add(index)
 
@@ -232,10 +245,16 @@ def bank_transaction(
         recover(layout, repo)
         if adopted:
             _index_every_bank(layout, repo)
-        tx = BankTransaction(layout, subject)
+        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject)
         try:
             yield tx
             tx._reindex()
+            dirty = store.dirty_paths(repo)
+            paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
+            if paths:
+                all_trailers = {"Verb": verb, "Session": session or ""}
+                all_trailers.update(trailers or {})
+                tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
         except BaseException:
             for step in reversed(tx.undo):
                 try:
@@ -245,13 +264,13 @@ def bank_transaction(
             if tx.banks:
                 tx.undo.clear()
                 tx._reindex()
+            try:
+                store.reset_index(repo)  # a commit that failed may have staged what was just undone
+            except SandmanError:
+                pass
+            tx.log.close()
             raise
-        dirty = store.dirty_paths(repo)
-        paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
-        if paths:
-            all_trailers = {"Verb": verb, "Session": session or ""}
-            all_trailers.update(trailers or {})
-            tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
+        tx.log.close()
 
 
 def _sweep_temp_files(layout: Layout) -> None:
@@ -302,13 +321,21 @@ def index_every_bank(layout: Layout) -> str | None:
 
 
 def recover(layout: Layout, repo) -> str | None:
-    """Commit what a killed process left uncommitted, indexes regenerated; return the id.
+    """Roll back a transaction a killed process left half done, then commit any other change
+    left in the working tree (a hand edit), indexes regenerated; return the commit id.
 
     Orphaned temp files of killed writers are deleted first. Symbolic links are
     left out (store.repo.committable_paths). The caller holds
-    ``.commit.lock``. Returns None when the tree was clean.
+    ``.commit.lock``. Returns None when nothing was left to commit. Raises
+    RepositoryError, OSError (a file the undo log names cannot be put back).
     """
     _sweep_temp_files(layout)
+    head = store.head_id(repo)
+    undone = roll_back(layout, head)
+    if undone is not None:
+        store.reset_index(repo)  # the killed commit may have staged what was just undone
+        journal.write(layout, "recover", "rolled-back" if undone else "dropped", undone=undone,
+                      head=(head or "")[:12])
     dirty = store.committable_paths(repo)
     if not dirty:
         return None
@@ -324,9 +351,25 @@ def recover(layout: Layout, repo) -> str | None:
             if not index.exists() or index.read_text(encoding="utf-8") != text:
                 write_atomic(index, text)
     paths = store.committable_paths(repo)
+    if not paths:
+        return None
     return store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )
+
+
+def settle(layout: Layout) -> str | None:
+    """Recover the root before a verb reads its banks to decide something; return a recover commit id.
+
+    Readers never lock, so a transaction a killed process left half done is
+    what they read until the next transaction recovers it: reflect would plan
+    an upkeep over a listing the recovery then rolls back. Under
+    ``.commit.lock``, ``recover`` runs now. Raises LockBusy, RepositoryError,
+    OSError.
+    """
+    store.ensure_root(layout)
+    with store.locked(store.commit_lock(layout)):
+        return recover(layout, store.open_repo(layout))
 
 
 def commit_memory(

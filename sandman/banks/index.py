@@ -16,7 +16,7 @@ from pathlib import Path
 from sandman.banks import frontmatter
 from sandman.banks.frontmatter import Frontmatter
 from sandman.banks.listing import bank_directory_of, index_entries
-from sandman.banks.memory import read_memory
+from sandman.banks.memory import one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError
 from sandman.store.atomic import is_real_dir, is_regular
@@ -54,8 +54,9 @@ def _link_text(name: str) -> str:
 
 
 def index_line(filename: str, name: str, description: str) -> str:
-    """Return the MEMORY.md line of one memory."""
-    return f"- [{_link_text(name)}]({filename}) — {cut(description, INDEX_DESCRIPTION_CHARS)}"
+    """Return the MEMORY.md line of one memory: one line, whatever a hand edit put in its fields
+    (a YAML ``"\\n"`` or ``"\\u2028"`` escape would otherwise split it, and readers drop the rest)."""
+    return f"- [{_link_text(one_line(name))}]({filename}) — {cut(one_line(description), INDEX_DESCRIPTION_CHARS)}"
 
 
 def render_index(bank: Path, directory: str | None = None, known: dict[str, str] | None = None) -> str:

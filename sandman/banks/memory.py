@@ -25,6 +25,7 @@ NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 300
 # Bidirectional overrides and isolates: they make a line display as something it is not.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def one_line(text: str) -> str:
@@ -121,11 +122,16 @@ def validate_fields(memory_type: str, name: str, description: str, body: str) ->
     """Check a new memory's fields before anything is written (docs/BANK-FORMAT.md).
 
     Raises InputError naming the field: an unknown type, an empty name,
-    description or body, a name or description that is too long, or a body over
-    64 KiB (65,536 bytes of UTF-8).
+    description or body, a name or description that is too long, a body over
+    64 KiB (65,536 bytes of UTF-8), or text that UTF-8 cannot store (a lone
+    surrogate, as ``json.loads('"\\ud800"')`` makes).
     """
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
+    for label, value in (("name", name), ("description", description), ("body", body)):
+        lone = _SURROGATE.search(value)
+        if lone:
+            raise InputError(f"memory {label} is not UTF-8 text: a lone surrogate at character {lone.start()}")
     if not body.strip():
         raise InputError("memory body is empty")
     for label, value in (("name", name), ("description", description), ("body", body)):

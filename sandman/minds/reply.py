@@ -67,7 +67,9 @@ def allowed_banks(cwd: str) -> list[str]:
 def extract_json(text: str) -> object:
     """Return the JSON value of a reply: the whole text, or the content of its one fence.
 
-    Raises ReplyRejected(``refusal`` or ``unparseable``).
+    Raises ReplyRejected(``refusal``, ``unparseable``, or ``lone surrogate``:
+    a string holding ``"\\ud800"`` or the like, which JSON allows but no
+    UTF-8 file can store).
     """
     stripped = text.strip()
     fences = _FENCE.findall(stripped)
@@ -76,9 +78,14 @@ def extract_json(text: str) -> object:
     else:
         candidate = fences[0]
     try:
-        return json.loads(candidate)
-    except ValueError:
+        data = json.loads(candidate)
+    except (ValueError, RecursionError):
         raise ReplyRejected("refusal" if _REFUSAL.match(stripped) else "unparseable") from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ReplyRejected("lone surrogate") from None
+    return data
 
 
 def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> list[Proposal]:

@@ -21,18 +21,11 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from sandman.layout import resource
+from sandman.marks import visible
 
-# C0 and C1 controls (tab, newline and carriage return excepted), bidirectional
-# marks, overrides and isolates, and the Unicode line and paragraph separators.
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _SAFE_SCHEMES = ("http", "https", "mailto")
 _STRIP_FROM_URL = re.compile(r"[\x00-\x20\x7f]")
-
-
-def visible(text: object) -> str:
-    """Return ``text`` as a string with control and bidi characters replaced by ``‹U+XXXX›``."""
-    return _INVISIBLE.sub(lambda match: f"‹U+{ord(match.group()):04X}›", str(text))
 
 
 def safe_link(url: str) -> bool:

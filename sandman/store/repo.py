@@ -119,6 +119,30 @@ def committable_paths(repo: pygit2.Repository) -> list[str]:
     """
     workdir = Path(repo.workdir)
     return sorted(path for path in dirty_paths(repo) if not (workdir / path).is_symlink())
+def head_id(repo: pygit2.Repository) -> str | None:
+    """Return the id (hex) of HEAD's commit; None while HEAD is unborn. Raises RepositoryError."""
+    try:
+        return None if repo.head_is_unborn else str(repo.head.target)
+    except pygit2.GitError as error:
+        raise RepositoryError(f"cannot read HEAD of {repo.workdir}: {error}") from None
+
+
+def reset_index(repo: pygit2.Repository) -> None:
+    """Make the index HEAD's tree again, leaving the working tree alone (what a killed commit staged goes).
+
+    The caller holds ``.commit.lock``; stale lock files are cleared as for a
+    commit. Raises RepositoryError.
+    """
+    _clear_stale_locks(repo)
+    try:
+        index = repo.index
+        if repo.head_is_unborn:
+            index.clear()
+        else:
+            index.read_tree(repo.head.peel(pygit2.Commit).tree)
+        index.write()
+    except (pygit2.GitError, KeyError, OSError) as error:
+        raise RepositoryError(f"cannot reset the index of {repo.workdir}: {error}") from None
 
 
 def signature(repo: pygit2.Repository) -> pygit2.Signature:
@@ -146,17 +170,32 @@ def format_message(subject: str, trailers: dict[str, str], body: str = "") -> st
     return text + ("\n" + "\n".join(lines) + "\n" if lines else "")
 
 
+def _clear_stale_locks(repo: pygit2.Repository) -> None:
+    gitdir = Path(repo.path)
+    stale = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    try:
+        head = repo.lookup_reference("HEAD")
+        if head.type == pygit2.enums.ReferenceType.SYMBOLIC:
+            stale.append(gitdir / f"{head.target}.lock")
+    except (pygit2.GitError, KeyError, ValueError):
+        pass
+    for path in stale:
+        path.unlink(missing_ok=True)
+
+
 def commit_paths(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str]
 ) -> str:
     """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
 
-    The caller holds ``.commit.lock``. A stale ``.git/index.lock`` left by a
-    killed sandman process is removed first: under the commit lock no other
-    sandman process can be writing the index. Raises RepositoryError.
+    The caller holds ``.commit.lock``. The lock files a killed sandman commit
+    leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
+    ``refs/heads/<branch>.lock`` when it died moving the branch) are removed
+    first: under the commit lock no other sandman process can be writing the
+    index or the branch, and a lock left there would fail every later commit.
+    Raises RepositoryError.
     """
-    stale = Path(repo.path) / "index.lock"
-    stale.unlink(missing_ok=True)
+    _clear_stale_locks(repo)
     try:
         index = repo.index
         index.read(force=False)

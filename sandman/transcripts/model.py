@@ -34,6 +34,9 @@ UNKNOWN_TYPE = "unknown type"
 MALFORMED = "malformed"
 
 _ISO_UTC = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z")
+# A JSON \u escape of a UTF-16 surrogate; json.loads joins a pair into one character and leaves a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"\s+")
 
 
@@ -199,6 +202,29 @@ def raw_time(raw: bytes) -> str | None:
     return match.group(1).decode("ascii", "replace") if match else None
 
 
+def _whole(value: object) -> object:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {_whole(key): _whole(item) for key, item in value.items()}
+    return value
+
+
+def loads(text: str) -> object:
+    """``json.loads`` that returns text: a lone surrogate escape (``"\\ud83d"``) reads as U+FFFD.
+
+    JSON allows the escape, and a JavaScript host writes one whenever it cuts
+    a string inside an emoji, but the character it makes is not Unicode text:
+    it cannot be encoded as UTF-8, so a title carrying it would fail the
+    pointer's write after its transcript was archived. Raises ValueError,
+    RecursionError like ``json.loads``.
+    """
+    value = json.loads(text)
+    return _whole(value) if _SURROGATE_ESCAPE.search(text) else value
+
+
 def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = None) -> Iterator[dict]:
     """Yield each JSON object line of the binary ``stream``; count every other line as skipped.
 
@@ -234,7 +260,7 @@ def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = N
             collector.skip(NOT_UTF8)
             continue
         try:
-            value = json.loads(text)
+            value = loads(text)
         except (ValueError, RecursionError):
             # The last line of a file still being written is cut short: say so.
             collector.skip(NOT_JSON if ended else TRUNCATED)

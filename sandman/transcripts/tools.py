@@ -23,11 +23,10 @@ Standard library only: take --hook imports this package.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 
-from sandman.transcripts.model import cut, one_line
+from sandman.transcripts.model import cut, loads, one_line
 
 SUMMARY_MAX_CHARS = 200
 SHELL_TOOLS = frozenset({"Bash", "exec_command", "shell", "local_shell", "container.exec", "shell_command"})
@@ -48,7 +47,7 @@ def arguments(raw: object) -> object:
     """Return a tool call's input: Codex passes it as a JSON string, Claude Code as an object."""
     if isinstance(raw, str):
         try:
-            return json.loads(raw)
+            return loads(raw)
         except (ValueError, RecursionError):
             return raw
     return raw

@@ -20,7 +20,7 @@ from sandman.errors import ClaudeNotFound, LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers, parse_time
 from sandman.store.runlock import RunLock
-from sandman.terminal import printable
+from sandman.marks import visible
 
 
 def queue(layout: Layout) -> list[Pointer]:
@@ -134,7 +134,7 @@ def _with_progress(layout: Layout, dream_run, *, everything: bool):
         task = progress.add_task("dreaming", total=None)
 
         def on_pointer(pointer: Pointer, planned: int) -> None:
-            title = printable(str(pointer.data.get("title") or pointer.session)[:60])
+            title = visible(str(pointer.data.get("title") or pointer.session)[:60], lines=False)
             progress.update(task, total=planned, completed=len(started), description=escape(f"dreaming {title}"))
             started.append(pointer.session)
 

@@ -310,25 +310,20 @@ def _when(value: object) -> str:
 def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     """Return ``(prompt, nonce)``: prompts/dream.md filled for one pointer.
 
-    The title, highlights and transcript are fenced as data under a nonce that
-    none of them contains. Raises FileNotFoundError when the template is missing.
+    The cwd, the banks it allows, the archived transcript's path, the title,
+    highlights and transcript are fenced as data under a nonce that none of
+    them contains. Raises FileNotFoundError when the template is missing.
     """
     highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
     title = material.title or "(none)"
-    nonce = prompts.new_nonce([title, highlights, material.text])
-    values = {
-        "session": pointer.session,
-        "cwd": material.cwd,
-        "started": _when(pointer.data.get("started")),
-        "ended": _when(pointer.data.get("ended")),
-        "archived": str(material.archived),
-        "pointer": str(pointer.path),
-        "title": prompts.fence("title", title, nonce),
-        "highlights": prompts.fence("highlights", highlights, nonce),
-        "transcript": prompts.fence("transcript", material.text, nonce),
-        "nonce": nonce,
-        "banks": "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd)),
-    }
+    banks = "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd))
+    # The cwd, the banks under it and the archive path (a folder's name) are the session's words too.
+    fenced = {"cwd": material.cwd, "archived": str(material.archived), "title": title,
+              "highlights": highlights, "transcript": material.text, "banks": banks}
+    nonce = prompts.new_nonce(fenced.values())
+    values = {label: prompts.fence(label, text, nonce) for label, text in fenced.items()}
+    values.update(session=pointer.session, started=_when(pointer.data.get("started")),
+                  ended=_when(pointer.data.get("ended")), pointer=str(pointer.path), nonce=nonce)
     return prompts.fill(prompts.load("dream"), values), nonce
 
 

@@ -36,6 +36,7 @@ from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_fr
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
+from sandman.marks import visible
 from sandman.pointers import Pointer, list_pointers
 from sandman.store.atomic import is_real_dir, read_regular
 
@@ -146,12 +147,13 @@ def _log_lines(entries: list[tuple[str, str, str]]) -> list[str]:
     lines = ["## Voyage log (newest first)"]
     for day, title, body in entries:
         lines.append(f"### {day} · {title}" if title else f"### {day}")
-        lines += body.splitlines()
+        lines += [visible(line) for line in body.splitlines()]
     return lines
 
 
 def _indent(body: str) -> list[str]:
-    return ["  " + line if line.strip() else "" for line in body.splitlines()]
+    # Shown as marks: a memory's escape sequence must not run in the terminal of `sandman recall`.
+    return ["  " + visible(line) if line.strip() else "" for line in body.splitlines()]
 
 
 @dataclass

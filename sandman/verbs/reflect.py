@@ -1,7 +1,9 @@
 """``sandman reflect``: the 24-hour pass (design, station ⑤ and "The voyage log"; docs/reflect.md).
 
 One pass, in the design's order, every step idempotent (a double fire or an
-early run is harmless):
+early run is harmless), after the root is recovered (banks.commit.settle: a
+transaction a killed process left half done is rolled back before the pass
+reads a bank):
 
 1. the pending-take ledger is drained (``take.drain``) before anything is
    written: a take it reclaims belongs to the day being written;
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from sandman import config, journal, voyage
-from sandman.banks.commit import bank_transaction
+from sandman.banks.commit import bank_transaction, settle
 from sandman.banks.frontmatter import Frontmatter
 from sandman.banks.index import memory_files
 from sandman.banks.listing import bank_directory_of, bank_folders
@@ -131,6 +133,8 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
         raise LockBusy(f"another reflect is running (pid {holder.get('pid')}); this one exits")
     summary = ReflectSummary(day=target)
     with lock:
+        # A transaction a killed process left half done is undone before anything is read.
+        _step(summary, layout, "recover", lambda: settle(layout), None)
         if day is None:
             summary.drained = _step(summary, layout, "drain", lambda: drain(layout), [])
         summary.entry = _step(summary, layout, "voyage",

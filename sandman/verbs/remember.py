@@ -16,7 +16,7 @@ from pathlib import Path
 from sandman import journal
 from sandman.banks.commit import Committed, commit_memory
 from sandman.banks.index import cut, memory_files
-from sandman.banks.memory import Memory, one_line, read_memory
+from sandman.banks.memory import Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
@@ -100,7 +100,7 @@ def remember(
         name=name or derive_name(body),
         description=description or derive_description(body),
         type=memory_type,
-        body=body.strip() + "\n" if body.strip() else "",
+        body=clean_body(body.strip()) if body.strip() else "",
         source=[SOURCE],
     )
     existing = _same_memory(layout, directory, memory)

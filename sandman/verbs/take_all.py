@@ -45,7 +45,7 @@ from sandman.banks.names import normalize_directory
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import check_session_id
-from sandman.terminal import printable
+from sandman.marks import visible
 from sandman.transcripts import locate, summarize
 from sandman.transcripts.locate import Source
 from sandman.verbs.take import VERB, check_live, dream_if_due, drain, take_source
@@ -310,7 +310,7 @@ def backfill_with_progress(layout: Layout, **options) -> Backfill:
         task = progress.add_task("taking", total=None)
 
         def on_item(item: Item, planned: int) -> None:
-            label = printable((item.title or item.session or item.path.name)[:60])
+            label = visible((item.title or item.session or item.path.name)[:60], lines=False)
             progress.update(task, total=planned, completed=len(done), description=escape(f"taking {label}"))
             done.append(item)
 

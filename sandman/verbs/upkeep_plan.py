@@ -94,10 +94,12 @@ def listing_text(listed: dict[str, Listed]) -> str:
 def plan_prompt(folder: Path, listed: dict[str, Listed]) -> tuple[str, str]:
     """Return ``(prompt, nonce)``: prompts/upkeep.md filled for one bank. Raises FileNotFoundError."""
     listing = listing_text(listed)
-    nonce = prompts.new_nonce([listing])
+    # A bank's directory is a session's cwd: third-party text, fenced like the listing.
+    directory = bank_directory_of(folder) or "the user-wide bank (memories about the person)"
+    nonce = prompts.new_nonce([listing, directory])
     user = folder.name == USER_BANK
     values = {
-        "bank": bank_directory_of(folder) or "the user-wide bank (memories about the person)",
+        "bank": prompts.fence("directory", directory, nonce),
         "count": str(len(listed)),
         "listing": prompts.fence("listing", listing, nonce),
         "nonce": nonce,
@@ -198,9 +200,10 @@ def parse_plan(text: str, *, nonce: str, bank: str, listed: dict[str, Listed]) -
 def merge_prompt(folder: Path, op: Operation, listed: dict[str, Listed]) -> tuple[str, str]:
     """Return ``(prompt, nonce)``: prompts/merge.md with every member's file whole, fenced."""
     members = "\n\n".join(f"### {file}\n{listed[file].text.rstrip()}" for file in op.files)
-    nonce = prompts.new_nonce([members, op.name or "", op.description or ""])
+    directory = bank_directory_of(folder) or "the user-wide bank"
+    nonce = prompts.new_nonce([members, op.name or "", op.description or "", directory])
     values = {
-        "bank": bank_directory_of(folder) or "the user-wide bank",
+        "bank": prompts.fence("directory", directory, nonce),
         "type": op.type or "",
         "name": prompts.fence("name", op.name or "", nonce),
         "description": prompts.fence("description", op.description or "", nonce),

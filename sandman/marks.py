@@ -1,0 +1,37 @@
+"""Characters that change how text displays or what a terminal does, shown as marks: ``‹U+202E›``.
+
+Memory text comes from model output and hand edits; transcript titles, cwds,
+file names a remote sent and commands found in Claude Code's settings come
+from elsewhere too. Shown as they are, a right-to-left override makes a line
+read as something it is not, and a terminal runs an escape sequence (``ESC
+]52;`` writes the clipboard, ``ESC ] 0 ;`` retitles the window, ``ESC [2J``
+clears the screen). The site (sandman.site.markup), ``sandman recall`` and
+everything the CLI prints (sandman/cli.py) show each such character as a mark
+instead, so the text stays legible and nothing acts. Standard library only:
+the recall hook imports this module.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls, DEL and C1 controls (CSI is one: U+009B), bidirectional marks,
+# overrides and isolates, and the Unicode line and paragraph separators.
+_BIDI_AND_SEPARATORS = "\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_ONE_FIELD = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+_MANY_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+
+
+def _mark(match: re.Match[str]) -> str:
+    return f"‹U+{ord(match.group()):04X}›"
+
+
+def visible(text: object, *, lines: bool = True) -> str:
+    """Return ``text`` (str() of it) with control characters and bidi marks shown as ``‹U+XXXX›``.
+
+    ``lines`` (the default: a body, a whole output) keeps newline and tab;
+    ``lines=False`` (one field of a line: a title, a path) marks them too, so a
+    newline inside a title cannot forge a line of its own. A carriage return
+    is always marked. Idempotent: a mark holds no control character.
+    """
+    return (_MANY_LINES if lines else _ONE_FIELD).sub(_mark, str(text))
