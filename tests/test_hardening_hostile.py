@@ -89,8 +89,9 @@ def test_a_hostile_memory_is_stored_as_the_format_says_and_parses_back_exactly(l
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("body", "x" * ((1 << 20) - 1) + "\n", "memory body is 1,048,576 bytes; the limit is 65,536 (64 KiB)"),
-    ("body", "é" * 32_768 + "\n", "memory body is 65,537 bytes; the limit is 65,536 (64 KiB)"),
+    # The limit counts the body's text, not the newline sandman ends every file with.
+    ("body", "x" * ((1 << 20) - 1) + "\n", "memory body is 1,048,575 bytes; the limit is 65,536 (64 KiB)"),
+    ("body", "é" * 32_768 + "x\n", "memory body is 65,537 bytes; the limit is 65,536 (64 KiB)"),
     ("name", "n" * 10_000, "memory name is 10000 characters; the limit is 120"),
     ("description", "d" * 301, "memory description is 301 characters; the limit is 300"),
     ("name", "half an emoji \ud83d", "memory name is not UTF-8 text: a lone surrogate at character 14"),
@@ -111,8 +112,8 @@ def test_what_commit_cannot_store_is_refused_before_anything_is_written(layout: 
 
 
 def test_a_body_of_exactly_64_kib_is_kept(layout: Layout) -> None:
-    body = "é" * 32_767 + "x\n"
-    assert len(body.encode()) == 65_536
+    body = "é" * 32_768 + "\n"
+    assert len(body.rstrip("\n").encode()) == 65_536
     assert read_memory(_commit(layout, "Sixty-four", "Exactly at the limit.", body)).body == body
 
 
@@ -121,7 +122,7 @@ def test_remember_refuses_a_megabyte_body_with_one_line_and_writes_nothing(layou
     before = git(layout.root, "rev-parse", "HEAD")
     done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"x" * ((1 << 20) - 1) + b"\n")
     assert done.returncode == 2
-    assert done.stderr.decode() == "sandman: memory body is 1,048,576 bytes; the limit is 65,536 (64 KiB)\n"
+    assert done.stderr.decode() == "sandman: memory body is 1,048,575 bytes; the limit is 65,536 (64 KiB)\n"
     assert done.stdout == b""
     assert git(layout.root, "rev-parse", "HEAD") == before
 

@@ -78,6 +78,8 @@ def _transcript(sid: str, cwd: str) -> bytes:
     lines = [{"type": "user", "message": {"role": "user", "content": "\n\n".join(ATTACKS)}},
              {"type": "assistant", "message": {"role": "assistant", "content": [
                  {"type": "text", "text": ATTACKS[3]}, remember]}},
+             {"type": "user", "message": {"role": "user", "content": [  # the remember committed: a highlight
+                 {"type": "tool_result", "tool_use_id": "t1", "content": "/r/memories/x/project_m.md"}]}},
              {"type": "user", "message": {"role": "user", "content": ATTACKS[1]}}]
     return b"".join(json.dumps({**line, "sessionId": sid, "cwd": cwd, "timestamp": "2026-11-30T10:00:00Z"})
                     .encode() + b"\n" for line in lines)

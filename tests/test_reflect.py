@@ -403,7 +403,7 @@ def test_reflect_has_its_help_line_a_docs_page_and_a_nav_line():
 
     shown = CliRunner().invoke(app, ["reflect", "--help"])
     assert shown.exit_code == 0
-    assert "Run the daily pass: voyage entry, pointer sweep, bank upkeep, site." in shown.output
+    assert "The nightly pass: voyage log, sweep, upkeep, site." in shown.output
     assert "--day" in shown.output
     assert "      - reflect: reflect.md\n" in (REPO / "mkdocs.yml").read_text()
     page = (REPO / "docs" / "reflect.md").read_text()

@@ -265,7 +265,7 @@ def test_each_side_sees_the_same_tree_after_syncing_both_ways(tmp_path, seed):
 def test_help_lists_sync_and_doctor():
     done = sandman("--help")
     text = done.stdout.decode()
-    assert "Merge memory with a git remote and push it back (never forced)." in text
+    assert "Carry memory to and from a git remote (never forced)." in text
     assert "Check root, hooks, minds, queue, journal and remote." in text
     options = sandman("sync", "--help").stdout.decode()
     assert "--setup URL" in options and "--no-push" in options

@@ -123,7 +123,7 @@ def validate_fields(memory_type: str, name: str, description: str, body: str) ->
 
     Raises InputError naming the field: an unknown type, an empty name,
     description or body, a name or description that is too long, a body over
-    64 KiB (65,536 bytes of UTF-8), or text that UTF-8 cannot store (a lone
+    64 KiB (65,536 bytes of UTF-8, the final newline not counted), or text that UTF-8 cannot store (a lone
     surrogate, as ``json.loads('"\\ud800"')`` makes).
     """
     if memory_type not in MEMORY_TYPES:
@@ -134,11 +134,6 @@ def validate_fields(memory_type: str, name: str, description: str, body: str) ->
             raise InputError(f"memory {label} is not UTF-8 text: a lone surrogate at character {lone.start()}")
     if not body.strip():
         raise InputError("memory body is empty")
-    for label, value in (("name", name), ("description", description), ("body", body)):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InputError(f"memory {label} is not valid UTF-8 (it holds a lone surrogate)") from None
     for label, value, limit in (("name", name, NAME_MAX_CHARS), ("description", description, DESCRIPTION_MAX_CHARS)):
         if not value:
             raise InputError(f"memory {label} is empty")
