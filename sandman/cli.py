@@ -107,7 +107,13 @@ def remember(
     from sandman.verbs.remember import remember as run_remember
 
     if body == "-":
-        body = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        # Read no more than a refusable body: 30 MB on stdin must not take seconds and memory to refuse.
+        cap = 2 * config.MEMORY_BODY_MAX_BYTES
+        data = sys.stdin.buffer.read(cap + 1)
+        if len(data) > cap:
+            raise fail(f"memory body on stdin is over {cap:,} bytes; the limit is "
+                       f"{config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)", 2)
+        body = data.decode("utf-8", "surrogateescape")
     root = layout()
     committed = run(
         lambda: run_remember(

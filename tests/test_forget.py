@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,41 @@ def test_forget_renders_no_site_that_was_never_rendered(isolated: Path, layout: 
     take(layout, SID)
     assert forget(layout, SID).site is None
     assert not layout.site.exists()
+
+
+# -- an id that is not a UUID matches exact names and fields only (second tester's findings) --
+
+
+def test_forgetting_a_short_or_word_like_id_destroys_nothing_else(layout: Layout, isolated: Path):
+    """`sandman forget 2026` deleted the whole archive; `forget dream` every dream journal line."""
+    from sandman.journal import write
+
+    archived = layout.archive_path("claude", datetime(2026, 11, 30, 16, 1, 12, tzinfo=timezone.utc),
+                                   f"-home-user-proj/{SID}.jsonl")
+    archived.parent.mkdir(parents=True)
+    archived.write_text('{"type":"user"}\n')
+    write(layout, "dream", "routed", session=SID, committed=1)
+    write(layout, "take", "archived", session=SID, archived=archived.relative_to(layout.root).as_posix())
+    kept = commit_memory(layout, Memory(name="By hand", description="d", type="project", body="b\n",
+                                        source=["remember"]), directory="/home/user/proj", verb="remember").path
+    before = sorted(p for p in layout.root.rglob("*") if ".git" not in p.parts and p.name != ".commit.lock")
+    journals = {p: p.read_bytes() for p in layout.trace.glob("*.log")}
+    for word in ("2026", "11", "30", "claude", "dream", "take", "routed", "proj"):
+        forget(layout, word, memories=True)
+    after = sorted(p for p in layout.root.rglob("*") if ".git" not in p.parts and p.name != ".commit.lock")
+    assert after == before and kept.exists() and archived.exists()
+    assert {p: p.read_bytes() for p in layout.trace.glob("*.log")} == journals
+
+
+def test_remember_is_not_a_session_id_for_forget(layout: Layout):
+    with pytest.raises(InputError, match="marks memories remembered by hand"):
+        forget(layout, "remember", memories=True)
+
+
+def test_a_memory_a_session_remembered_is_forgotten_with_it(layout: Layout, tmp_path: Path):
+    from sandman.verbs.remember import remember
+
+    path = remember(layout, "Said in the session.", cwd=str(tmp_path), session=SID).path
+    other = remember(layout, "Said by hand.", cwd=str(tmp_path)).path
+    result = forget(layout, SID, memories=True)
+    assert result.memories == [path] and not path.exists() and other.exists()

@@ -180,3 +180,10 @@ def test_a_cwd_with_a_lone_surrogate_is_skipped_not_a_crash(layout, project) -> 
     done = sandman("recall", "--hook", stdin=b'{"session_id": "a", "cwd": "/tmp/\\ud800x"}')
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "recall skipped hook=true reason=no-cwd session=a" in journal(layout)
+
+
+def test_json_nested_too_deep_is_an_unreadable_payload_not_a_crash(layout, project) -> None:
+    sandman("remember", "Anything.", "--cwd", str(project))
+    done = sandman("recall", "--hook", stdin=b'{"a":' * 100_000)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "reason=unreadable-payload" in journal(layout) and "crashed" not in journal(layout)

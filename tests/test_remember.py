@@ -147,3 +147,25 @@ def test_remember_help_shows_plain_metavars_not_braces() -> None:
         assert "{" not in done.output
     text = CliRunner().invoke(app, ["remember", "--help"], env={"COLUMNS": "200"}).output
     assert "--cwd DIR" in text and "--session ID" in text and "--cwd <str>" not in text
+
+
+def test_identical_remembers_at_once_write_one_file(layout, tmp_path: Path) -> None:
+    """Six identical remembers in parallel left two or four copies: the duplicate check ran outside the lock."""
+    processes = [subprocess.Popen([sys.executable, "-m", "sandman", "remember", "Raced fact.", "--cwd", str(tmp_path)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ) for _ in range(6)]
+    outputs = {process.communicate(timeout=120)[0] for process in processes}
+    assert len(outputs) == 1
+    bank = Path(outputs.pop().decode().strip()).parent
+    assert [p.name for p in bank.glob("project_*.md")] == ["project_raced_fact.md"]
+
+
+def test_a_cwd_that_is_not_utf8_is_one_line_exit_2(layout, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "sandman", "remember", "x", "--cwd", b"/tmp/\xff\xfe"],
+                          capture_output=True, env=os.environ, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (2, b"sandman: --cwd is not valid UTF-8; pass text in UTF-8\n")
+
+
+def test_a_huge_stdin_is_refused_without_reading_it_all(layout, tmp_path: Path) -> None:
+    done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"x" * (8 << 20))
+    assert done.returncode == 2
+    assert done.stderr == b"sandman: memory body on stdin is over 131,072 bytes; the limit is 65,536 (64 KiB)\n"

@@ -21,6 +21,8 @@ from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError, InputError
 from sandman.store.atomic import read_regular
 
+# The ``source`` of a memory asked for by hand (sandman remember), beside any session id.
+REMEMBER_SOURCE = "remember"
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 300
 # Bidirectional overrides and isolates: they make a line display as something it is not.

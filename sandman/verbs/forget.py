@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +41,8 @@ from pathlib import Path
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
 from sandman.banks.listing import bank_folders
-from sandman.banks.memory import read_memory
-from sandman.errors import FormatError, SandmanError
+from sandman.banks.memory import REMEMBER_SOURCE, read_memory
+from sandman.errors import FormatError, InputError, SandmanError
 from sandman.journal import parse_line
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, read_pointer
@@ -49,6 +50,9 @@ from sandman.store.atomic import write_atomic
 from sandman.transcripts import locate
 
 _READ_CHUNK = 1 << 20
+# An id this long (a UUID is 36) is matched inside file bytes and journal lines; a shorter
+# one only as a whole field or file name (see _distinctive).
+DISTINCTIVE_CHARS = 16
 
 
 @dataclass
@@ -114,13 +118,17 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
             if _inside(path, layout.archive) and (path.exists() or path.is_symlink()):
                 found.add(path)
     if layout.archive.is_dir():
+        transcript = re.compile(rf"(?:\d{{6}}-)?(?:rollout-.+-)?{re.escape(session_id)}\.jsonl")
         for folder, dirs, files in os.walk(layout.archive):
+            here = Path(folder)
             for name in files:
-                if name == f"{session_id}.jsonl" or name.endswith(f"-{session_id}.jsonl"):
-                    found.add(Path(folder) / name)
+                if transcript.fullmatch(name):
+                    found.add(here / name)
+            # A companion folder is named like its transcript, which sits beside it:
+            # never a date folder of the archive that happens to spell the id.
             for name in dirs:
-                if name == session_id:
-                    found.add(Path(folder) / name)
+                if name == session_id and any(transcript.fullmatch(f) for f in files):
+                    found.add(here / name)
     return found
 
 
@@ -139,14 +147,24 @@ def _mind_transcripts(layout: Layout, session_id: str) -> set[Path]:
             path = layout.root / rel
             if _inside(path, layout.dream_dir) and path.exists():
                 found.add(path)
-    if layout.dream_dir.is_dir():
+    if layout.dream_dir.is_dir() and _distinctive(session_id):
         needle = session_id.encode()
         for folder, _, files in os.walk(layout.dream_dir):
             for name in files:
                 path = Path(folder) / name
-                if name.startswith(session_id) or _mentions(path, needle):
+                if _mentions(path, needle):
                     found.add(path)
     return found
+
+
+def _distinctive(session_id: str) -> bool:
+    """True when the id is long enough that its bytes inside a file can only mean this session.
+
+    Claude Code's and Codex's ids are UUIDs (36 characters). A short id such as
+    ``2026`` or a word such as ``dream`` appears in unrelated files and journal
+    lines: those are matched by exact fields and file names only, never by bytes.
+    """
+    return len(session_id) >= DISTINCTIVE_CHARS
 
 
 def _remove(path: Path) -> bool:
@@ -170,6 +188,21 @@ def _prune_empty(folder: Path, stop: Path) -> None:
         folder = folder.parent
 
 
+def _names_session(line: bytes, session_id: str) -> bool:
+    """True when a journal line names the session: a fact equal to the id, or, for a
+    distinctive id, the id anywhere in it (an archived path, say)."""
+    needle = session_id.encode()
+    if needle not in line:
+        return False
+    if _distinctive(session_id):
+        return True
+    try:
+        facts = parse_line(line.decode("utf-8", "replace"))[3]
+    except ValueError:
+        return False
+    return session_id in facts.values()
+
+
 def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
     """Rewrite every journal file without the lines naming the session."""
     scrubbed = []
@@ -179,7 +212,10 @@ def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
             data = log.read_bytes()
             if needle not in data:
                 break
-            kept = b"".join(line for line in data.splitlines(keepends=True) if needle not in line)
+            lines = data.splitlines(keepends=True)
+            kept = b"".join(line for line in lines if not _names_session(line, session_id))
+            if len(kept) == len(data):
+                break
             if log.stat().st_size != len(data):
                 continue
             write_atomic(log, kept)
@@ -189,7 +225,12 @@ def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
 
 
 def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
-    """Return (memories citing only the session, memories citing it among others)."""
+    """Return (memories citing only the session, memories citing it among others).
+
+    ``remember`` in a memory's ``source`` marks it as asked for by hand, not
+    another session: a memory a session remembered (``[remember, <id>]``) cites
+    that session alone.
+    """
     only, shared = [], []
     for bank in bank_folders(layout):
         for path in memory_files(bank):
@@ -198,7 +239,8 @@ def _memories(layout: Layout, session_id: str) -> tuple[list[Path], list[Path]]:
             except (FormatError, OSError):
                 continue
             if session_id in source:
-                (only if set(source) == {session_id} else shared).append(path)
+                sessions = set(source) - {REMEMBER_SOURCE}
+                (only if sessions == {session_id} else shared).append(path)
     return only, shared
 
 
@@ -211,6 +253,8 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     OSError when a copy cannot be removed.
     """
     check_session_id(session_id)
+    if session_id == REMEMBER_SOURCE:
+        raise InputError(f"{REMEMBER_SOURCE!r} marks memories remembered by hand; it is not a session id")
     result = Forgotten()
     # The pointer goes first: a dream still running on this session checks for it,
     # under the commit lock, before each commit (sandman/verbs/dream_run.py).

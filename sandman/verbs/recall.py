@@ -471,7 +471,7 @@ def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
 def _payload(payload: bytes) -> dict | None:
     try:
         data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: JSON nested 100,000 deep
         return None
     return data if isinstance(data, dict) else None
 

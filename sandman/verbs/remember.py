@@ -4,7 +4,8 @@ The memory goes into the bank of ``--cwd`` (default: the current directory);
 a ``user`` memory (about the person, not a directory) goes into the user-wide
 bank. Name and description default to the body's first line and first
 sentence. The write is commit_memory's: secrets ban, slug, index, one commit
-``remember: <name>`` with ``Verb: remember``. Its source is ``[remember]``.
+``remember: <name>`` with ``Verb: remember``. Its source is ``[remember]``,
+and the session id when ``--session`` names one.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import re
 from pathlib import Path
 
 from sandman import journal
-from sandman.banks.commit import Committed, commit_memory
+from sandman.banks.commit import Committed, bank_transaction
 from sandman.banks.index import cut, memory_files
-from sandman.banks.memory import Memory, clean_body, one_line, read_memory
+from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
@@ -25,7 +26,6 @@ from sandman.pointers import check_session_id
 DEFAULT_TYPE = "project"
 DERIVED_NAME_CHARS = 60
 DERIVED_DESCRIPTION_CHARS = 150
-SOURCE = "remember"
 
 
 def _utf8(label: str, text: str) -> str:
@@ -84,14 +84,16 @@ def remember(
 
     ``cwd`` is an absolute directory (default ``os.getcwd()``); ``memory_type``
     one of user, feedback, project, reference; ``session`` the id for the
-    commit's ``Session:`` trailer. Raises InputError (empty body, body over
+    commit's ``Session:`` trailer and the memory's ``source`` (beside
+    ``remember``), so that ``forget <session> --memories`` finds it. Raises InputError (empty body, body over
     64 KiB, text not UTF-8, unknown type, relative cwd, a session id that
     pointers.check_session_id refuses), SecretRefused; both write nothing.
     Also LockBusy, RepositoryError.
     """
     if session is not None:
         check_session_id(session)
-    for label, text in (("body", body), ("name", name or ""), ("description", description or "")):
+    for label, text in (("body", body), ("name", name or ""), ("description", description or ""),
+                        ("--cwd", cwd or "")):
         _utf8(label, text)
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
@@ -101,19 +103,23 @@ def remember(
         description=description or derive_description(body),
         type=memory_type,
         body=clean_body(body.strip()) if body.strip() else "",
-        source=[SOURCE],
+        source=[REMEMBER_SOURCE] + ([session] if session else []),
     )
-    existing = _same_memory(layout, directory, memory)
-    if existing is not None:
-        journal.write(layout, "remember", "unchanged", file=existing.relative_to(layout.root).as_posix())
-        return Committed(path=existing, commit=None)
     try:
-        committed = commit_memory(layout, memory, directory=directory, verb="remember", session=session)
+        with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session) as tx:
+            # Under the commit lock: two identical remembers at once must not both write.
+            existing = _same_memory(layout, directory, memory)
+            if existing is None:
+                path = tx.write_memory(bank_name(directory), memory,
+                                       directory=None if directory is None else str(directory))
     except SecretRefused as error:
         journal.write(layout, "remember", "refused", reason="secret", kinds=",".join(error.kinds))
         raise
+    if existing is not None:
+        journal.write(layout, "remember", "unchanged", file=existing.relative_to(layout.root).as_posix())
+        return Committed(path=existing, commit=None)
     journal.write(
         layout, "remember", "committed",
-        file=committed.path.relative_to(layout.root).as_posix(), commit=(committed.commit or "")[:12],
+        file=path.relative_to(layout.root).as_posix(), commit=(tx.commit or "")[:12],
     )
-    return committed
+    return Committed(path=path, commit=tx.commit)
