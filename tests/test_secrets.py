@@ -53,3 +53,34 @@ def test_the_refusal_names_the_kind_never_the_value() -> None:
         refuse_secrets("a name", "a description", "body with AKIAIOSFODNN7EXAMPLE inside")
     assert caught.value.kinds == ["AWS Access Key"]
     assert "AKIA" not in str(caught.value)
+
+
+# --- bypasses a tester committed (second hostile pass) -----------------------
+
+MID_LINE = [
+    "DB_PASSWORD=Tr0ub4dor3xyz in prod",
+    "config has password: Tr0ub4dor&3x now",
+    "set token=abc123def456 before the deploy",
+    "the api_key: sk_live_4eC39HqLyj then restart",
+]
+
+MID_LINE_PROSE = [
+    "api_key: configured",
+    "api_key: configured in the vault",
+    "token expires soon",
+    "password: required. Ask the admin for one",
+    "the password: <your password here> goes in .env",
+    "token: ${GITHUB_TOKEN} is read from the environment",
+    "secret: https://vault.example.com/path holds it",
+    "input token: 18,000 of the budget",
+]
+
+
+@pytest.mark.parametrize("text", MID_LINE)
+def test_secrets_ban_finds_an_assigned_credential_followed_by_more_words(text: str) -> None:
+    assert "Assigned Credential" in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", MID_LINE_PROSE)
+def test_secrets_ban_keeps_prose_with_credential_words_clean(text: str) -> None:
+    assert find_secrets(text) == []

@@ -56,17 +56,43 @@ class ProviderTokenDetector(RegexBasedDetector):
     ]
 
 
+# ``password: <value>`` anywhere in a line: the value is one token, ended by whitespace or the line's end.
+_ASSIGNED = re.compile(
+    r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
+    r"\s*[:=]\s*([^\s'\"`]{6,})(?=\s|$)"
+)
+_BEARER = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}")
+# What opens a placeholder (``<your key>``, ``${TOKEN}``, ``(stored in the vault)``, ``***``), not a value.
+_PLACEHOLDER_OPENERS = "<([{$%*"
+_SENTENCE_END = ".,;:!?)"
+
+
+def _credential_like(value: str) -> bool:
+    """True when the token assigned to a credential word looks like a credential.
+
+    Prose says ``api_key: configured`` or ``password: required.``; a
+    credential mixes letters with digits or symbols (``Tr0ub4dor&3x``). So
+    the value, its sentence punctuation trimmed, must be at least 6
+    characters, hold a letter and a non-letter, and be neither a placeholder
+    nor a URL or path (which name where a secret lives, not the secret).
+    """
+    value = value.rstrip(_SENTENCE_END)
+    if len(value) < 6 or value[0] in _PLACEHOLDER_OPENERS or value[0] in "/~" or "://" in value:
+        return False
+    return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
 class AssignedCredentialDetector(RegexBasedDetector):
-    """``password: hunter2``-style lines whose value is one bare token, and bearer tokens."""
+    """``password: hunter22``-style assignments whose value looks like a credential, and bearer tokens."""
 
     secret_type = "Assigned Credential"
-    denylist = [
-        re.compile(
-            r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
-            r"\s*[:=]\s*(?!(?:true|false|none|null|yes|no)\s*$)[^\s'\"`]{6,}\s*$"
-        ),
-        re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}"),
-    ]
+    denylist = [_ASSIGNED, _BEARER]
+
+    def analyze_string(self, string: str):
+        for match in _ASSIGNED.finditer(string):
+            if _credential_like(match.group(1)):
+                yield match.group(1)
+        yield from _BEARER.findall(string)
 
 
 def _plugins() -> list:
