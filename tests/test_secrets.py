@@ -84,3 +84,25 @@ def test_secrets_ban_finds_an_assigned_credential_followed_by_more_words(text: s
 @pytest.mark.parametrize("text", MID_LINE_PROSE)
 def test_secrets_ban_keeps_prose_with_credential_words_clean(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_secrets_ban_finds_a_fine_grained_github_token() -> None:
+    token = "github_pat_11ABCDEFG0123456789abc_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVw"
+    assert find_secrets(f"use {token} for the API") == ["GitHub Token"]
+
+
+@pytest.mark.parametrize("text", [
+    "redis://:p4ssw0rdXYZ@cache:6379",
+    "REDIS_URL=rediss://:Hunter2hunter2@cache.internal:6380/0 in the env",
+])
+def test_secrets_ban_finds_a_password_in_a_url_without_a_user(text: str) -> None:
+    assert "Basic Auth Credentials" in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "redis://cache:6379 has no auth",
+    "point it at redis://:${REDIS_PASSWORD}@cache:6379",
+    "the form is redis://:<password>@host:port",
+])
+def test_a_url_without_a_password_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []

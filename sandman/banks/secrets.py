@@ -56,6 +56,23 @@ class ProviderTokenDetector(RegexBasedDetector):
     ]
 
 
+class GitHubFineGrainedDetector(RegexBasedDetector):
+    """GitHub fine-grained personal access tokens (``github_pat_<22>_<59>``); detect-secrets
+    knows only the ``ghp_``-style prefixes."""
+
+    secret_type = "GitHub Token"
+    denylist = [re.compile(r"\bgithub_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,}")]
+
+
+class UrlPasswordDetector(RegexBasedDetector):
+    """A password in a URL with no user name (``redis://:<password>@host``); detect-secrets'
+    basic-auth detector asks for a user before the ``:``. A placeholder (``<password>``,
+    ``${VAR}``) is not a password."""
+
+    secret_type = "Basic Auth Credentials"
+    denylist = [re.compile(r"://:([^\s/@<>{}$]{4,})@")]
+
+
 # ``password: <value>`` anywhere in a line: the value is one token, ended by whitespace or the line's end.
 _ASSIGNED = re.compile(
     r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
@@ -100,7 +117,8 @@ def _plugins() -> list:
         cls() for kind, cls in get_mapping_from_secret_type_to_class().items()
         if kind not in _IGNORED_KINDS
     ]
-    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(), AssignedCredentialDetector()]
+    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(),
+                      GitHubFineGrainedDetector(), UrlPasswordDetector(), AssignedCredentialDetector()]
 
 
 def find_secrets(*texts: str) -> list[str]:
