@@ -106,3 +106,11 @@ def test_secrets_ban_finds_a_password_in_a_url_without_a_user(text: str) -> None
 ])
 def test_a_url_without_a_password_is_not_a_secret(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+def test_secrets_ban_sees_through_zero_width_characters_inside_a_token(invisible: str) -> None:
+    token = "ghp_wWPw5k4aXcaT4fNP" + invisible + "0UcnZwJUVFk6LO0pINUx"
+    assert find_secrets(f"token {token}") == ["GitHub Token"]
+    with pytest.raises(SecretRefused):
+        refuse_secrets("a name", "a description", f"body\n{token}\n")

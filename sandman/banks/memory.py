@@ -26,6 +26,8 @@ DESCRIPTION_MAX_CHARS = 300
 # Bidirectional overrides and isolates: they make a line display as something it is not.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Zero-width characters: invisible, so they can hide inside a token (``ghp_…\u200b…``).
+ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 
 
 def one_line(text: str) -> str:

@@ -5,7 +5,8 @@ Text is scanned line by line with detect-secrets' maintained detectors (cloud
 keys, tokens, private keys, passwords in URLs, JWTs, ``password: ...``
 assignments), plus detectors for model-provider keys it does not know. The
 entropy detector for hex strings is left out: git commit ids are hex, common in
-memories, and not secrets. A finding is reported by kind, never by value.
+memories, and not secrets. Zero-width characters are removed from the copy
+that is scanned. A finding is reported by kind, never by value.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_cla
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.settings import default_settings
 
+from sandman.banks.memory import ZERO_WIDTH
 from sandman.errors import SecretRefused
 
 # Findings that are not credentials in prose about software.
@@ -122,11 +124,16 @@ def _plugins() -> list:
 
 
 def find_secrets(*texts: str) -> list[str]:
-    """Return the sorted kinds of secret found in ``texts`` (empty when clean)."""
+    """Return the sorted kinds of secret found in ``texts`` (empty when clean).
+
+    Each text is scanned with its zero-width characters removed: one inside a
+    token hides it from every pattern and not from a reader who copies it.
+    """
     kinds: set[str] = set()
     with default_settings():
         plugins = _plugins()
         for text in texts:
+            text = ZERO_WIDTH.sub("", text)
             for number, line in enumerate(text.splitlines(), start=1):
                 for plugin in plugins:
                     for found in plugin.analyze_line(filename=_SCAN_AS, line=line, line_number=number):
