@@ -195,6 +195,9 @@ SNIFF_MAX_BYTES = 1024 * 1024
 # plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
+# A take's intent record (.taking/) whose process still lives is left to it this many
+# seconds; past them (or once the process is gone) a drain finishes the take itself.
+TAKE_INTENT_STALE_S = 60
 # --- recall (issue 5) ---------------------------------------------------------
 # The voyage log's tail in recall: its newest entries, kept whole as the floor.
 RECALL_LOG_ENTRIES = 3

@@ -13,6 +13,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
+    ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -140,6 +141,16 @@ class Layout:
     def settings_file(self) -> Path:
         """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
         return self.root / ".settings.toml"
+
+    # -- takes in progress (a take killed between its move and its pointer is finished by a drain) --
+    @property
+    def taking(self) -> Path:
+        """``.taking/``: the intent records of takes in progress (docs/BANK-FORMAT.md, "Takes in progress")."""
+        return self.root / ".taking"
+
+    def take_intent(self, session_id: str, pid: int) -> Path:
+        """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
+        return self.taking / f"{session_id}.{pid}.json"
 
     # -- the versioned tier --
     @property
