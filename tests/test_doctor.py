@@ -292,3 +292,15 @@ def test_a_failed_last_run_warns_instead_of_ok(healthy, verb):
     assert re.fullmatch(rf"last {verb} \d+ s ago crashed: KeyError: 'x'", check(doctor(), verb).message)
     journal.write(healthy, verb, "archived" if verb == "take" else "committed")
     assert check(doctor(), verb).status == "ok"
+
+
+def test_doctor_warns_when_the_remote_is_a_relative_local_path(healthy):
+    store.open_repo(healthy).remotes.set_url("origin", "../remote.git")
+    report = doctor()
+    remote = check(report, "remote")
+    assert remote.status == "warn"
+    assert remote.message == (
+        "origin is the relative path '../remote.git': it names a folder only from where it was typed, so a sync "
+        f"run from anywhere else fails; point it at the absolute path (git -C {healthy.root} remote set-url "
+        "origin <absolute path>)")
+    assert report.verdict.startswith("WARN remote:")

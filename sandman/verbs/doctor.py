@@ -418,6 +418,10 @@ def _sync(layout: Layout, repo, now: datetime) -> list[Check]:
     state = f"{unpushed} local commit(s) not on it" if unpushed else "every local commit is on it"
     remote = Check("remote", OK, f"{name} is {url}; {state} (as of the last fetch)",
                    {"name": name, "url": url, "unpushed": unpushed})
+    if git.is_relative_local(url):
+        remote = Check("remote", WARN, f"{name} is the relative path {url!r}: it names a folder only from where it "
+                       "was typed, so a sync run from anywhere else fails; point it at the absolute path "
+                       f"(git -C {layout.root} remote set-url {name} <absolute path>)", remote.details)
     last_ok = last_synced[0] if last_synced else None
     details = {"last": iso(last_ok) if last_ok else None, "last_attempt": iso(attempt[0]) if attempt else None}
     if attempt and attempt[2] == "failed":
