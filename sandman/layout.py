@@ -74,6 +74,11 @@ class Layout:
     def mind_transcript(self, claude_project: str, session_id: str) -> Path:
         return self.dream_dir / claude_project / f"{session_id}.jsonl"
 
+    def dream_orphan(self, name: str) -> Path:
+        """``.dream/orphans/<name>``: where a mind transcript (or its companion folder) that a
+        killed dream left in Claude Code's projects folder is moved by the next dream run."""
+        return self.dream_dir / "orphans" / name
+
     # -- forget's contract with dream (issue 3) --
     def dream_manifest(self, dreamt_session: str) -> Path:
         """``.dream/by-session/<dreamt session id>.json``: the mind transcripts kept for one
