@@ -499,3 +499,20 @@ def test_forget_finds_a_swept_leftover_by_its_bytes(layout, fake_claude, cwd):
     forget(layout, SID)
     assert not (layout.dream_dir / "orphans" / "4f1e0c7a.jsonl").exists()
     assert not (folder / "4f1e0c7a.jsonl").exists()
+
+
+def test_a_mind_proposing_one_memory_with_a_secret_keeps_its_clean_memories(layout, fake_claude, cwd):
+    leaked = proposal(cwd, "Deploy key", "The bucket key")
+    leaked["body"] = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.answer(model(mind), {"memories": [proposal(cwd, *MAKE), leaked]})
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    summary = dream(layout, now=True)
+    (memory,) = bank_memories(layout, cwd)
+    assert memory.name == MAKE[0] and memory.witnesses == ["fable", "opus", "sonnet"]
+    assert read_pointer(layout.pointer(SID)).dreamed and summary.count("routed") == 1  # not queued and retried
+    dropped = journal_lines(layout, "dropped-secret")
+    assert sorted(line["mind"] for line in dropped) == ["fable", "opus", "sonnet"]
+    assert {(line["memory"], line["kinds"]) for line in dropped} == {("2", "AWS Access Key")}
+    assert journal_lines(layout, "abstained") == []
+    assert not any("AKIA" in log.read_text() for log in layout.trace.glob("*.log"))

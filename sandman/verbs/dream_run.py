@@ -195,9 +195,14 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         verdict = result.reason or "answered"
         if result.answered:
             try:
-                proposals += parse_reply(result.text or "", mind=result.mind, cwd=material.cwd, nonce=nonce)
+                reply = parse_reply(result.text or "", mind=result.mind, cwd=material.cwd, nonce=nonce)
             except ReplyRejected as rejected:
                 verdict = rejected.reason
+            else:
+                proposals += reply.proposals
+                for number, kinds in reply.dropped:  # the kinds, never the value
+                    journal.write(layout, VERB, "dropped-secret", session=session, mind=result.mind,
+                                  memory=number, kinds=",".join(kinds))
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1
