@@ -103,11 +103,7 @@ def doctor(now: datetime | None = None) -> Report:
     except ConfigError as error:
         layout = None
         checks.append(Check("root", FAIL, str(error)))
-    if layout is not None and layout.root.exists() and not layout.root.is_dir():
-        checks.append(Check("root", FAIL, f"{layout.root} is not a directory; point SANDMAN_ROOT at a folder",
-                            {"path": str(layout.root), "exists": False}))
-        layout = None
-    elif layout is not None:
+    if layout is not None:
         checks.append(Check("root", OK, str(layout.root), {"path": str(layout.root), "exists": layout.root.is_dir()}))
     repo = None
     if layout is None:
