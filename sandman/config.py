@@ -23,15 +23,23 @@ def root() -> Path:
     """Return the memory root: ``$SANDMAN_ROOT``, else ``~/.sandman``.
 
     The one function that resolves the root (design, "Data root"). ``~`` is
-    expanded. Raises ConfigError when ``$SANDMAN_ROOT`` is set but relative: a
-    hook runs in the session's cwd, so a relative root would land anywhere.
+    expanded. Raises ConfigError when ``$SANDMAN_ROOT`` is set but relative (a
+    hook runs in the session's cwd, so a relative root would land anywhere),
+    and when the root exists but is not a directory (a file: every verb would
+    otherwise fail on some path beneath it with a bare "File exists").
     """
     value = os.environ.get("SANDMAN_ROOT", "")
     if not value:
-        return Path.home() / ".sandman"
+        path = Path.home() / ".sandman"
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise ConfigError(f"the memory root {path} is not a directory; move it aside or set SANDMAN_ROOT "
+                              "to a folder")
+        return path
     path = Path(value).expanduser()
     if not path.is_absolute():
         raise ConfigError(f"SANDMAN_ROOT={value!r} is relative; set it to an absolute path")
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise ConfigError(f"SANDMAN_ROOT={value} is not a directory; point it at a folder")
     return path
 
 
@@ -195,6 +203,9 @@ SNIFF_MAX_BYTES = 1024 * 1024
 # plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
+# A take's intent record (.taking/) whose process still lives is left to it this many
+# seconds; past them (or once the process is gone) a drain finishes the take itself.
+TAKE_INTENT_STALE_S = 60
 # --- recall (issue 5) ---------------------------------------------------------
 # The voyage log's tail in recall: its newest entries, kept whole as the floor.
 RECALL_LOG_ENTRIES = 3

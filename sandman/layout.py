@@ -13,6 +13,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
+    ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -72,6 +73,11 @@ class Layout:
 
     def mind_transcript(self, claude_project: str, session_id: str) -> Path:
         return self.dream_dir / claude_project / f"{session_id}.jsonl"
+
+    def dream_orphan(self, name: str) -> Path:
+        """``.dream/orphans/<name>``: where a mind transcript (or its companion folder) that a
+        killed dream left in Claude Code's projects folder is moved by the next dream run."""
+        return self.dream_dir / "orphans" / name
 
     # -- forget's contract with dream (issue 3) --
     def dream_manifest(self, dreamt_session: str) -> Path:
@@ -140,6 +146,16 @@ class Layout:
     def settings_file(self) -> Path:
         """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
         return self.root / ".settings.toml"
+
+    # -- takes in progress (a take killed between its move and its pointer is finished by a drain) --
+    @property
+    def taking(self) -> Path:
+        """``.taking/``: the intent records of takes in progress (docs/BANK-FORMAT.md, "Takes in progress")."""
+        return self.root / ".taking"
+
+    def take_intent(self, session_id: str, pid: int) -> Path:
+        """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
+        return self.taking / f"{session_id}.{pid}.json"
 
     # -- the versioned tier --
     @property

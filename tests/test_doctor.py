@@ -292,3 +292,71 @@ def test_a_failed_last_run_warns_instead_of_ok(healthy, verb):
     assert re.fullmatch(rf"last {verb} \d+ s ago crashed: KeyError: 'x'", check(doctor(), verb).message)
     journal.write(healthy, verb, "archived" if verb == "take" else "committed")
     assert check(doctor(), verb).status == "ok"
+
+
+def test_doctor_warns_when_the_remote_is_a_relative_local_path(healthy):
+    store.open_repo(healthy).remotes.set_url("origin", "../remote.git")
+    report = doctor()
+    remote = check(report, "remote")
+    assert remote.status == "warn"
+    assert remote.message == (
+        "origin is the relative path '../remote.git': it names a folder only from where it was typed, so a sync "
+        f"run from anywhere else fails; point it at the absolute path (git -C {healthy.root} remote set-url "
+        "origin <absolute path>)")
+    assert report.verdict.startswith("WARN remote:")
+
+
+def _end_hook(entry: dict) -> dict:
+    return {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "timeout": 30, **entry}]}],
+                      "SessionStart": SETTINGS["hooks"]["SessionStart"]}}
+
+
+@pytest.mark.parametrize("entry, path", [
+    ({"command": "/nonexistent/venv/bin/sandman take --hook"}, "/nonexistent/venv/bin/sandman"),
+    ({"command": "'/no such/venv/bin/sandman' take --hook"}, "/no such/venv/bin/sandman"),
+    ({"command": "/nonexistent/venv/bin/python -m sandman take --hook"}, "/nonexistent/venv/bin/python"),
+    ({"command": "/nonexistent/bin/env", "args": ["sandman", "take", "--hook"]}, "/nonexistent/bin/env"),
+    ({"command": "/usr/bin/env", "args": ["/nonexistent/venv/bin/sandman", "take", "--hook"]},
+     "/nonexistent/venv/bin/sandman"),
+])
+def test_doctor_fails_when_a_hook_runs_an_executable_that_does_not_exist(healthy, isolated, entry, path):
+    write_settings(isolated, _end_hook(entry))
+    report = doctor()
+    hooks = check(report, "hooks")
+    assert (hooks.status, hooks.message) == ("fail", (
+        f"the SessionEnd hook runs {path}, which is not an executable file: every session end would archive "
+        "nothing; run `sandman hooks install` again"))
+    assert report.verdict.startswith("FAIL hooks:")
+
+
+def test_doctor_fails_when_a_hook_runs_a_file_that_is_not_executable(healthy, isolated, tmp_path):
+    plain = tmp_path / "sandman"
+    plain.write_text("#!/bin/sh\n")
+    write_settings(isolated, _end_hook({"command": f"{plain} take --hook"}))
+    hooks = check(doctor(), "hooks")
+    assert hooks.status == "fail" and f"runs {plain}, which is not an executable file" in hooks.message
+
+
+def test_a_broken_hook_beside_a_working_one_only_warns(healthy, isolated, tmp_path):
+    good = tmp_path / "venv" / "bin" / "sandman"
+    good.parent.mkdir(parents=True)
+    good.write_text("#!/bin/sh\n")
+    good.chmod(0o755)
+    settings = _end_hook({"command": "/nonexistent/venv/bin/sandman take --hook"})
+    settings["hooks"]["SessionEnd"][0]["hooks"].append({"type": "command", "command": f"{good} take --hook"})
+    write_settings(isolated, settings)
+    hooks = check(doctor(), "hooks")
+    assert hooks.status == "warn"
+    assert "the SessionEnd hook also runs /nonexistent/venv/bin/sandman, which is not an executable file" in hooks.message
+
+
+def test_hooks_that_run_existing_executables_or_bare_names_are_ok(healthy, isolated, tmp_path):
+    good = tmp_path / "venv" / "bin" / "sandman"
+    good.parent.mkdir(parents=True)
+    good.write_text("#!/bin/sh\n")
+    good.chmod(0o755)
+    write_settings(isolated, _end_hook({"command": f"{good} take --hook"}))
+    assert check(doctor(), "hooks").status == "ok"
+    # A bare name is found on the PATH Claude Code runs the hook with, which doctor cannot see.
+    write_settings(isolated, _end_hook({"command": "sandman take --hook"}))
+    assert check(doctor(), "hooks").status == "ok"

@@ -448,3 +448,71 @@ def test_dream_without_a_claude_binary_exits_with_one_line_and_leaves_the_queue(
 
     dream_check = next(c for c in doctor().checks if c.name == "dream")
     assert dream_check.status == "warn" and " failed: claude not found" in dream_check.message
+
+
+def _leftovers(layout, names):
+    """Mind transcripts a killed dream left in Claude Code's folder for ``<root>/.dream``."""
+    from sandman import config
+    from sandman.minds.runner import project_slug
+
+    folder = config.claude_projects_dir() / project_slug(layout.dream_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text(json.dumps({"type": "user", "sessionId": name, "cwd": str(layout.dream_dir),
+                                               "message": {"content": f"dream pointer memories/.recent/{SID}.json"}}) + "\n")
+    (folder / "77ab03d2").mkdir()  # a companion folder (tool outputs) beside one
+    (folder / "77ab03d2" / "tool.txt").write_text("output\n")
+    return folder
+
+
+def test_mind_transcripts_left_by_a_killed_dream_move_to_orphans_at_the_next_run(layout, fake_claude, cwd):
+    folder = _leftovers(layout, ["4f1e0c7a.jsonl", "77ab03d2.jsonl"])
+    (layout.dream_dir / "orphans").mkdir(parents=True)
+    (layout.dream_dir / "orphans" / "4f1e0c7a.jsonl").write_text("an earlier leftover of the same name\n")
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z", project="-home-user-proj")
+    dream(layout, now=True)
+    assert list(folder.iterdir()) == []  # nothing of any session stays in Claude Code's folder
+    orphans = layout.dream_dir / "orphans"
+    assert sorted(p.name for p in orphans.iterdir()) == ["4f1e0c7a-2.jsonl", "4f1e0c7a.jsonl", "77ab03d2",
+                                                          "77ab03d2.jsonl"]
+    assert (orphans / "77ab03d2" / "tool.txt").read_text() == "output\n"
+    moved = journal_lines(layout, "orphaned")
+    assert sorted(line["to"] for line in moved) == [".dream/orphans/4f1e0c7a-2.jsonl", ".dream/orphans/77ab03d2",
+                                                     ".dream/orphans/77ab03d2.jsonl"]
+    # This run's own minds were kept as always, under their project, not swept as leftovers.
+    for call in fake_claude.calls():
+        assert layout.mind_transcript("-home-user-proj", call["session_id"]).is_file()
+
+
+def test_leftover_mind_transcripts_are_swept_even_when_nothing_is_queued(layout, fake_claude):
+    folder = _leftovers(layout, ["4f1e0c7a.jsonl"])
+    dream(layout, now=True)
+    assert not folder.exists() and (layout.dream_dir / "orphans" / "4f1e0c7a.jsonl").is_file()
+
+
+def test_forget_finds_a_swept_leftover_by_its_bytes(layout, fake_claude, cwd):
+    from sandman.verbs.forget import forget
+
+    folder = _leftovers(layout, ["4f1e0c7a.jsonl"])
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z", project="-home-user-proj")
+    dream(layout, now=True)
+    forget(layout, SID)
+    assert not (layout.dream_dir / "orphans" / "4f1e0c7a.jsonl").exists()
+    assert not (folder / "4f1e0c7a.jsonl").exists()
+
+
+def test_a_mind_proposing_one_memory_with_a_secret_keeps_its_clean_memories(layout, fake_claude, cwd):
+    leaked = proposal(cwd, "Deploy key", "The bucket key")
+    leaked["body"] = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.answer(model(mind), {"memories": [proposal(cwd, *MAKE), leaked]})
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    summary = dream(layout, now=True)
+    (memory,) = bank_memories(layout, cwd)
+    assert memory.name == MAKE[0] and memory.witnesses == ["fable", "opus", "sonnet"]
+    assert read_pointer(layout.pointer(SID)).dreamed and summary.count("routed") == 1  # not queued and retried
+    dropped = journal_lines(layout, "dropped-secret")
+    assert sorted(line["mind"] for line in dropped) == ["fable", "opus", "sonnet"]
+    assert {(line["memory"], line["kinds"]) for line in dropped} == {("2", "AWS Access Key")}
+    assert journal_lines(layout, "abstained") == []
+    assert not any("AKIA" in log.read_text() for log in layout.trace.glob("*.log"))

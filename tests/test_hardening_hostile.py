@@ -98,6 +98,8 @@ def test_a_hostile_memory_is_stored_as_the_format_says_and_parses_back_exactly(l
     ("description", "\udc00", "memory description is not UTF-8 text: a lone surrogate at character 0"),
     ("body", "a body \ud800 cut\n", "memory body is not UTF-8 text: a lone surrogate at character 7"),
     ("name", "\x00\u202e\x07", "memory name is empty"),
+    ("name", "\u200b\u200b\u200b", "memory name is empty"),
+    ("description", "\ufeff\u2060 \u200c\u200d", "memory description is empty"),
 ])
 def test_what_commit_cannot_store_is_refused_before_anything_is_written(layout: Layout, field, value,
                                                                         message) -> None:
@@ -109,6 +111,20 @@ def test_what_commit_cannot_store_is_refused_before_anything_is_written(layout: 
     assert str(refused.value) == message
     assert git(layout.root, "rev-parse", "HEAD") == before
     assert_consistent(layout)
+
+
+@pytest.mark.parametrize("given, stored", [
+    ("Deploy\u200b notes", "Deploy notes"),
+    ("pass\u200bw\u2060or\ufeffd", "password"),
+    ("dep\u200dloy\u200c", "deploy"),
+    # Between two letters of a script that needs them, and inside an emoji, the joiners are text.
+    ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"),
+    ("team \U0001f468\u200d\U0001f469\u200d\U0001f467", "team \U0001f468\u200d\U0001f469\u200d\U0001f467"),
+])
+def test_one_line_drops_zero_width_characters_from_names_and_descriptions(layout: Layout, given, stored) -> None:
+    assert one_line(given) == stored
+    memory = read_memory(_commit(layout, given, given, "Body.\n"))
+    assert (memory.name, memory.description) == (stored, stored)
 
 
 def test_a_body_of_exactly_64_kib_is_kept(layout: Layout) -> None:

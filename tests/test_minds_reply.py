@@ -29,7 +29,7 @@ def reply(*memories, **top):
 
 
 def parse(text, nonce=None):
-    return parse_reply(text, mind="opus", cwd=CWD, nonce=nonce)
+    return parse_reply(text, mind="opus", cwd=CWD, nonce=nonce).proposals
 
 
 def reason(text, nonce=None):
@@ -92,9 +92,26 @@ def test_anything_else_abstains_with_a_reason(text, expected):
     assert reason(text) == expected
 
 
-def test_a_secret_rejects_the_whole_reply():
-    leaked = memory(body="The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket.")
-    assert reason(reply(memory(), leaked)).startswith("memory 2: secret (")
+LEAKED = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
+
+
+def test_a_memory_with_a_secret_is_dropped_and_the_rest_of_the_reply_counts():
+    found = parse_reply(reply(memory(), memory(name="Deploy key", body=LEAKED), memory(name="Lint first")),
+                        mind="opus", cwd=CWD)
+    assert [p.name for p in found.proposals] == ["Build with make", "Lint first"]
+    assert found.dropped == [(2, ["AWS Access Key"])]
+    assert "AKIA" not in repr(found.dropped)
+
+
+def test_a_reply_whose_every_memory_holds_a_secret_is_an_answer_with_nothing_in_it():
+    found = parse_reply(reply(memory(body=LEAKED), memory(description="token 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")),
+                        mind="opus", cwd=CWD)
+    assert found.proposals == [] and found.dropped == [(1, ["AWS Access Key"]), (2, ["GitHub Token"])]
+
+
+def test_a_memory_with_a_secret_and_another_defect_still_abstains():
+    assert reason(reply(memory(), memory(name="n" * 121, body=LEAKED))) == (
+        "memory 2: memory name is 121 characters; the limit is 120")
 
 
 def test_a_reply_carrying_the_fence_nonce_is_an_echo():

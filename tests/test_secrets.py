@@ -53,3 +53,64 @@ def test_the_refusal_names_the_kind_never_the_value() -> None:
         refuse_secrets("a name", "a description", "body with AKIAIOSFODNN7EXAMPLE inside")
     assert caught.value.kinds == ["AWS Access Key"]
     assert "AKIA" not in str(caught.value)
+
+
+# --- bypasses a tester committed (second hostile pass) -----------------------
+
+MID_LINE = [
+    "DB_PASSWORD=Tr0ub4dor3xyz in prod",
+    "config has password: Tr0ub4dor&3x now",
+    "set token=abc123def456 before the deploy",
+    "the api_key: sk_live_4eC39HqLyj then restart",
+]
+
+MID_LINE_PROSE = [
+    "api_key: configured",
+    "api_key: configured in the vault",
+    "token expires soon",
+    "password: required. Ask the admin for one",
+    "the password: <your password here> goes in .env",
+    "token: ${GITHUB_TOKEN} is read from the environment",
+    "secret: https://vault.example.com/path holds it",
+    "input token: 18,000 of the budget",
+]
+
+
+@pytest.mark.parametrize("text", MID_LINE)
+def test_secrets_ban_finds_an_assigned_credential_followed_by_more_words(text: str) -> None:
+    assert "Assigned Credential" in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", MID_LINE_PROSE)
+def test_secrets_ban_keeps_prose_with_credential_words_clean(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_secrets_ban_finds_a_fine_grained_github_token() -> None:
+    token = "github_pat_11ABCDEFG0123456789abc_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVw"
+    assert find_secrets(f"use {token} for the API") == ["GitHub Token"]
+
+
+@pytest.mark.parametrize("text", [
+    "redis://:p4ssw0rdXYZ@cache:6379",
+    "REDIS_URL=rediss://:Hunter2hunter2@cache.internal:6380/0 in the env",
+])
+def test_secrets_ban_finds_a_password_in_a_url_without_a_user(text: str) -> None:
+    assert "Basic Auth Credentials" in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "redis://cache:6379 has no auth",
+    "point it at redis://:${REDIS_PASSWORD}@cache:6379",
+    "the form is redis://:<password>@host:port",
+])
+def test_a_url_without_a_password_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"])
+def test_secrets_ban_sees_through_zero_width_characters_inside_a_token(invisible: str) -> None:
+    token = "ghp_wWPw5k4aXcaT4fNP" + invisible + "0UcnZwJUVFk6LO0pINUx"
+    assert find_secrets(f"token {token}") == ["GitHub Token"]
+    with pytest.raises(SecretRefused):
+        refuse_secrets("a name", "a description", f"body\n{token}\n")

@@ -296,3 +296,45 @@ def test_voyage_entries_from_both_sides_merge_and_the_log_index_is_regenerated(t
     assert "began: 2026-11-20" in index
     assert [line[3:13] for line in index.splitlines() if line.startswith("- [")] == [
         "2026-11-20", "2026-11-21", "2026-11-22"]
+
+
+def test_sync_setup_with_a_relative_path_stores_it_absolute_so_later_syncs_work(tmp_path, layout):
+    remote, _ = bare_remote(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = sandman("sync", "--setup", "remote.git", cwd=tmp_path)  # relative to where it was typed
+    assert done.returncode == 0, done.stderr
+    assert git(layout.root, "remote", "get-url", "origin").strip() == str(remote)
+    add(layout, "Build with make", "Run make before committing.")
+    again = sandman("sync", cwd=elsewhere)  # the hooks run it from any folder
+    assert again.returncode == 0, again.stderr
+    assert remote_head(remote) == head(layout)
+
+
+@pytest.mark.parametrize("url, stored", [
+    ("git@github.com:me/memory.git", "git@github.com:me/memory.git"),
+    ("host:memory.git", "host:memory.git"),
+    ("https://example.com/me/memory.git", "https://example.com/me/memory.git"),
+    ("file:///srv/memory.git", "file:///srv/memory.git"),
+    ("/srv/memory.git", "/srv/memory.git"),
+    ("../memory.git", "{cwd_parent}/memory.git"),
+    ("./a:b/memory.git", "{cwd}/a:b/memory.git"),
+])
+def test_only_a_local_relative_path_is_made_absolute(tmp_path, monkeypatch, url, stored):
+    from sandman.store.sync import absolute_url
+
+    monkeypatch.chdir(tmp_path)
+    assert absolute_url(url) == stored.format(cwd=tmp_path, cwd_parent=tmp_path.parent)
+
+
+@pytest.mark.parametrize("name", ["-x", "--push", "a b", "a..b", "bad~name", "x:y", "-"])
+def test_sync_refuses_a_remote_name_git_would_not_accept(tmp_path, layout, name):
+    _, url = bare_remote(tmp_path)
+    init(layout)
+    for args in (["sync", "--setup", url, "--remote", name], ["sync", "--remote", name]):
+        done = sandman(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.decode() == (
+            f"sandman: remote name {name!r} is not one git accepts (it may not start with '-' or '.', nor hold "
+            "a space, '..', '~', '^', ':', '?', '*', '[' or a backslash); pass another --remote NAME\n")
+    assert git(layout.root, "remote").strip() == ""

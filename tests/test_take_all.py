@@ -252,10 +252,10 @@ def test_a_take_that_fails_midway_is_reported_and_the_rest_are_taken(isolated: P
         _transcript(isolated, _session(n), age=(5 - n) * DAY)
     real = take_module.archive
 
-    def archive(layout_, source, taken):
+    def archive(layout_, source, taken, *rest):
         if source.path.stem == _session(1):
             raise OSError(28, "No space left on device")
-        return real(layout_, source, taken)
+        return real(layout_, source, taken, *rest)
 
     monkeypatch.setattr(take_module, "archive", archive)
     result = backfill(layout)

@@ -5,7 +5,8 @@ Text is scanned line by line with detect-secrets' maintained detectors (cloud
 keys, tokens, private keys, passwords in URLs, JWTs, ``password: ...``
 assignments), plus detectors for model-provider keys it does not know. The
 entropy detector for hex strings is left out: git commit ids are hex, common in
-memories, and not secrets. A finding is reported by kind, never by value.
+memories, and not secrets. Zero-width characters are removed from the copy
+that is scanned. A finding is reported by kind, never by value.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_cla
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.settings import default_settings
 
+from sandman.banks.memory import ZERO_WIDTH
 from sandman.errors import SecretRefused
 
 # Findings that are not credentials in prose about software.
@@ -56,17 +58,60 @@ class ProviderTokenDetector(RegexBasedDetector):
     ]
 
 
+class GitHubFineGrainedDetector(RegexBasedDetector):
+    """GitHub fine-grained personal access tokens (``github_pat_<22>_<59>``); detect-secrets
+    knows only the ``ghp_``-style prefixes."""
+
+    secret_type = "GitHub Token"
+    denylist = [re.compile(r"\bgithub_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,}")]
+
+
+class UrlPasswordDetector(RegexBasedDetector):
+    """A password in a URL with no user name (``redis://:<password>@host``); detect-secrets'
+    basic-auth detector asks for a user before the ``:``. A placeholder (``<password>``,
+    ``${VAR}``) is not a password."""
+
+    secret_type = "Basic Auth Credentials"
+    denylist = [re.compile(r"://:([^\s/@<>{}$]{4,})@")]
+
+
+# ``password: <value>`` anywhere in a line: the value is one token, ended by whitespace or the line's end.
+_ASSIGNED = re.compile(
+    r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
+    r"\s*[:=]\s*([^\s'\"`]{6,})(?=\s|$)"
+)
+_BEARER = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}")
+# What opens a placeholder (``<your key>``, ``${TOKEN}``, ``(stored in the vault)``, ``***``), not a value.
+_PLACEHOLDER_OPENERS = "<([{$%*"
+_SENTENCE_END = ".,;:!?)"
+
+
+def _credential_like(value: str) -> bool:
+    """True when the token assigned to a credential word looks like a credential.
+
+    Prose says ``api_key: configured`` or ``password: required.``; a
+    credential mixes letters with digits or symbols (``Tr0ub4dor&3x``). So
+    the value, its sentence punctuation trimmed, must be at least 6
+    characters, hold a letter and a non-letter, and be neither a placeholder
+    nor a URL or path (which name where a secret lives, not the secret).
+    """
+    value = value.rstrip(_SENTENCE_END)
+    if len(value) < 6 or value[0] in _PLACEHOLDER_OPENERS or value[0] in "/~" or "://" in value:
+        return False
+    return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
 class AssignedCredentialDetector(RegexBasedDetector):
-    """``password: hunter2``-style lines whose value is one bare token, and bearer tokens."""
+    """``password: hunter22``-style assignments whose value looks like a credential, and bearer tokens."""
 
     secret_type = "Assigned Credential"
-    denylist = [
-        re.compile(
-            r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
-            r"\s*[:=]\s*(?!(?:true|false|none|null|yes|no)\s*$)[^\s'\"`]{6,}\s*$"
-        ),
-        re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}"),
-    ]
+    denylist = [_ASSIGNED, _BEARER]
+
+    def analyze_string(self, string: str):
+        for match in _ASSIGNED.finditer(string):
+            if _credential_like(match.group(1)):
+                yield match.group(1)
+        yield from _BEARER.findall(string)
 
 
 def _plugins() -> list:
@@ -74,15 +119,21 @@ def _plugins() -> list:
         cls() for kind, cls in get_mapping_from_secret_type_to_class().items()
         if kind not in _IGNORED_KINDS
     ]
-    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(), AssignedCredentialDetector()]
+    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(),
+                      GitHubFineGrainedDetector(), UrlPasswordDetector(), AssignedCredentialDetector()]
 
 
 def find_secrets(*texts: str) -> list[str]:
-    """Return the sorted kinds of secret found in ``texts`` (empty when clean)."""
+    """Return the sorted kinds of secret found in ``texts`` (empty when clean).
+
+    Each text is scanned with its zero-width characters removed: one inside a
+    token hides it from every pattern and not from a reader who copies it.
+    """
     kinds: set[str] = set()
     with default_settings():
         plugins = _plugins()
         for text in texts:
+            text = ZERO_WIDTH.sub("", text)
             for number, line in enumerate(text.splitlines(), start=1):
                 for plugin in plugins:
                     for found in plugin.analyze_line(filename=_SCAN_AS, line=line, line_number=number):

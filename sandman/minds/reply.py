@@ -10,15 +10,19 @@ one ```` ```json ```` fence::
 ``{"memories": []}`` is a valid answer: nothing worth keeping. A ``user``
 memory names the user-wide bank as ``"bank": "user"``; every other type names
 the session's cwd or one of its ancestors (up to the home directory, where
-recall's walk stops). Anything else rejects the whole reply, with a reason,
-and the mind abstains: no part of a broken reply is used.
+recall's walk stops). A memory carrying a secret is dropped from the reply
+(its number and the kinds of secret are returned for the journal, never the
+value) and the rest of the reply stands: the mind's clean memories still
+count, and a mind whose every memory held one has answered with nothing.
+Anything else rejects the whole reply, with a reason, and the mind abstains:
+no part of a broken reply is used.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sandman import config
 from sandman.banks.memory import clean_body, one_line, validate_fields
@@ -52,6 +56,15 @@ class Proposal:
     def directory(self) -> str | None:
         """The directory whose bank gets it; None for the user-wide bank."""
         return None if self.bank == USER_BANK else self.bank
+
+
+@dataclass
+class Reply:
+    """One mind's reply, parsed: its ``proposals``, and the memories ``dropped`` for a
+    secret as ``(number in the reply, counting from 1, sorted kinds of secret)``."""
+
+    proposals: list[Proposal] = field(default_factory=list)
+    dropped: list[tuple[int, list[str]]] = field(default_factory=list)
 
 
 def allowed_banks(cwd: str) -> list[str]:
@@ -88,15 +101,18 @@ def extract_json(text: str) -> object:
     return data
 
 
-def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> list[Proposal]:
-    """Return the proposals of one mind's reply, or raise ReplyRejected with the reason.
+def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> Reply:
+    """Return one mind's reply parsed (docs/BANK-FORMAT.md, "Dream replies"), or raise
+    ReplyRejected with the reason.
 
     ``cwd`` is the dreamt session's directory; ``nonce`` the prompt's fence
-    nonce: a reply that carries it reproduced the prompt (``echo``). Reasons:
-    ``echo``, ``refusal``, ``unparseable``, ``not an object``, ``no memories
-    list``, ``too many memories``, and ``memory <n>: <what>`` for a bad
-    proposal (a missing or non-string field, an unknown type, a bank outside
-    the allowed ones, a field over its limit, a secret).
+    nonce: a reply that carries it reproduced the prompt (``echo``). A memory
+    whose name, description or body holds a secret, and is otherwise sound,
+    is left out of ``proposals`` and listed in ``dropped``. Reasons: ``echo``,
+    ``refusal``, ``unparseable``, ``not an object``, ``no memories list``,
+    ``too many memories``, and ``memory <n>: <what>`` for a bad proposal (a
+    missing or non-string field, an unknown type, a bank outside the allowed
+    ones, a field over its limit).
     """
     if nonce and nonce in text:
         raise ReplyRejected("echo")
@@ -112,7 +128,15 @@ def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> 
         banks = allowed_banks(cwd)
     except InputError:
         raise ReplyRejected("the session has no absolute cwd") from None
-    return [_proposal(item, number, mind, banks) for number, item in enumerate(memories, 1)]
+    parsed = Reply()
+    for number, item in enumerate(memories, 1):
+        proposal = _proposal(item, number, mind, banks)
+        kinds = find_secrets(proposal.name, proposal.description, proposal.body)
+        if kinds:
+            parsed.dropped.append((number, kinds))
+        else:
+            parsed.proposals.append(proposal)
+    return parsed
 
 
 def _proposal(item: object, number: int, mind: str, banks: list[str]) -> Proposal:
@@ -136,9 +160,6 @@ def _proposal(item: object, number: int, mind: str, banks: list[str]) -> Proposa
         validate_fields(memory_type, name, description, body)
     except InputError as error:
         raise reject(str(error)) from None
-    kinds = find_secrets(name, description, body)
-    if kinds:
-        raise reject("secret (" + ", ".join(kinds) + ")")
     return Proposal(mind=mind, bank=bank, type=memory_type, name=name, description=description, body=body)
 
 

@@ -337,6 +337,50 @@ def keep_transcript(cwd: Path, session_id: str, layout: Layout, project: str) ->
         return None
 
 
+def sweep_leftovers(layout: Layout, cwd: Path) -> list[tuple[Path, Path | None, str | None]]:
+    """Move everything Claude Code keeps for sessions run in ``cwd`` into ``.dream/orphans/``.
+
+    ``<projects dir>/<slug of cwd>/`` (of the cwd as given and resolved) holds
+    only the minds' own sessions, each moved out by ``keep_transcript`` when
+    its mind ends; what is still there when a dream run starts (under the
+    dream lock, before any mind) was left by a dream killed mid-run, its minds
+    outliving it. Each entry, transcript or companion folder, moves to
+    ``layout.dream_orphan(name)``, ``<stem>-2``, ``-3``... when that is taken.
+    Best effort: returns ``(entry, where it went or None, error or None)`` for
+    each entry, for the journal; never raises.
+    """
+    projects = config.claude_projects_dir()
+    folders = dict.fromkeys([projects / project_slug(cwd), projects / project_slug(cwd.resolve())])
+    moved: list[tuple[Path, Path | None, str | None]] = []
+    for folder in folders:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                moved.append((entry, _to_orphans(layout, entry), None))
+            except (OSError, SandmanError) as error:
+                moved.append((entry, None, str(error)))
+        try:
+            folder.rmdir()
+        except OSError:
+            pass  # not empty (a move failed) or already gone
+    return moved
+
+
+def _to_orphans(layout: Layout, entry: Path) -> Path:
+    stem, suffix = (entry.stem, entry.suffix) if entry.is_file() else (entry.name, "")
+    for number in range(1, 100):
+        target = layout.dream_orphan(entry.name if number == 1 else f"{stem}-{number}{suffix}")
+        try:
+            move_no_replace(entry, target)
+            return target
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{layout.dream_orphan(entry.name)} and 98 other names are taken")
+
+
 def _last_line(data: bytes) -> str | None:
     lines = [line.strip() for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
     return lines[-1][:200] if lines else None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ import pygit2
 from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
 
 from sandman import config
-from sandman.errors import SyncError
+from sandman.errors import InputError, SyncError
 from sandman.store.repo import format_message, signature
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
@@ -61,6 +62,44 @@ def redact(url: str) -> str:
         host += f":{parts.port}"
     user = f"{parts.username}@" if parts.username else ""
     return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def absolute_url(url: str) -> str:
+    """Return a remote URL as it can be stored: a local path made absolute, anything else as given.
+
+    A relative path (``../memory.git``) names a folder only from the folder it
+    was typed in; stored as given, every later sync, run by a hook from
+    another folder, fails. Local means git's rule: no ``<scheme>://``, and not
+    scp-like ``[user@]host:path`` (a ``:`` before any ``/``). ``~`` is expanded.
+    """
+    if _SCHEME.match(url) or os.path.isabs(url):
+        return url
+    colon, slash = url.find(":"), url.find("/")
+    if colon != -1 and (slash == -1 or colon < slash):
+        return url
+    return os.path.abspath(os.path.expanduser(url))
+
+
+def is_relative_local(url: str) -> bool:
+    """True when ``url`` is a local path that is not absolute (it works from one folder only)."""
+    return absolute_url(url) != url
+
+
+def check_remote_name(name: str) -> str:
+    """Return ``name`` when git accepts it as a remote name; raise InputError otherwise.
+
+    A name that starts with ``-`` is refused too, though ``git remote add --``
+    takes one: every ``git push <name>`` would read it as an option.
+    """
+    if not name or name.startswith("-") or not pygit2.reference_is_valid_name(f"refs/remotes/{name}/HEAD"):
+        raise InputError(
+            f"remote name {name!r} is not one git accepts (it may not start with '-' or '.', nor hold a space, "
+            "'..', '~', '^', ':', '?', '*', '[' or a backslash); pass another --remote NAME"
+        )
+    return name
 
 
 def current_branch(repo: pygit2.Repository) -> str:

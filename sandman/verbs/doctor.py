@@ -103,11 +103,7 @@ def doctor(now: datetime | None = None) -> Report:
     except ConfigError as error:
         layout = None
         checks.append(Check("root", FAIL, str(error)))
-    if layout is not None and layout.root.exists() and not layout.root.is_dir():
-        checks.append(Check("root", FAIL, f"{layout.root} is not a directory; point SANDMAN_ROOT at a folder",
-                            {"path": str(layout.root), "exists": False}))
-        layout = None
-    elif layout is not None:
+    if layout is not None:
         checks.append(Check("root", OK, str(layout.root), {"path": str(layout.root), "exists": layout.root.is_dir()}))
     repo = None
     if layout is None:
@@ -215,8 +211,13 @@ def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
     return names, commands
 
 
+# What a hook that cannot run costs, per event.
+_HOOK_LOSS = {"SessionEnd": "every session end would archive nothing",
+              "SessionStart": "every session start would recall nothing"}
+
+
 def _hooks() -> Check:
-    from sandman.verbs.hooks import is_sandman_hook
+    from sandman.verbs.hooks import is_sandman_hook, missing_executables
 
     path = config.claude_settings_file()
     try:
@@ -229,22 +230,42 @@ def _hooks() -> Check:
         return Check("hooks", FAIL, f"{path} is not a JSON object")
     plugins, plugin_commands = _plugin_hooks(settings)
     where: dict[str, list[str]] = {}
+    broken: dict[str, list[str]] = {}  # event -> executables its sandman hooks run that do not exist
+    working: set[str] = set()  # events with a sandman hook whose executables all exist
     for event, verb in HOOKS.items():
         places = []
-        if any(is_sandman_hook(entry, verb) for entry in _entries(settings.get("hooks", {}), event)):
+        ours = [entry for entry in _entries(settings.get("hooks", {}), event) if is_sandman_hook(entry, verb)]
+        from_plugins = [entry for entry in plugin_commands[event] if is_sandman_hook(entry, verb)]
+        if ours:
             places.append(str(path))
-        if any(is_sandman_hook(entry, verb) for entry in plugin_commands[event]) or (
-            plugins and not any(plugin_commands.values())
-        ):
+        if from_plugins or (plugins and not any(plugin_commands.values())):
             places += [f"plugin {name}" for name in plugins]
+            if not from_plugins:
+                working.add(event)  # a plugin whose hooks file cannot be read: nothing to check
+        for entry in ours + from_plugins:
+            gone = missing_executables(entry)
+            broken.setdefault(event, []).extend(gone)
+            if not gone:
+                working.add(event)
         where[event] = places
-    details = {"settings": str(path), "plugins": plugins, "registered": where}
+    details = {"settings": str(path), "plugins": plugins, "registered": where,
+               "missing_executables": {event: paths for event, paths in broken.items() if paths}}
     missing = [event for event, places in where.items() if not places]
     if len(missing) == len(HOOKS):
         return Check("hooks", FAIL, f"neither hook is registered in {path} or a sandman plugin; run `sandman hooks install`", details)
+    dead = [(event, paths[0]) for event, paths in broken.items() if paths and event not in working]
+    if dead:
+        return Check("hooks", FAIL, "; ".join(
+            f"the {event} hook runs {exe}, which is not an executable file: {_HOOK_LOSS[event]}" for event, exe in dead
+        ) + "; run `sandman hooks install` again", details)
     if missing:
         lost = ", ".join(f"{event} (sandman {HOOKS[event]} --hook)" for event in missing)
         return Check("hooks", WARN, f"{lost} not registered; run `sandman hooks install`", details)
+    stray = [(event, paths[0]) for event, paths in broken.items() if paths]
+    if stray:
+        return Check("hooks", WARN, "; ".join(
+            f"the {event} hook also runs {exe}, which is not an executable file" for event, exe in stray
+        ) + "; run `sandman hooks install` again to keep only the working one", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
 
@@ -418,6 +439,10 @@ def _sync(layout: Layout, repo, now: datetime) -> list[Check]:
     state = f"{unpushed} local commit(s) not on it" if unpushed else "every local commit is on it"
     remote = Check("remote", OK, f"{name} is {url}; {state} (as of the last fetch)",
                    {"name": name, "url": url, "unpushed": unpushed})
+    if git.is_relative_local(url):
+        remote = Check("remote", WARN, f"{name} is the relative path {url!r}: it names a folder only from where it "
+                       "was typed, so a sync run from anywhere else fails; point it at the absolute path "
+                       f"(git -C {layout.root} remote set-url {name} <absolute path>)", remote.details)
     last_ok = last_synced[0] if last_synced else None
     details = {"last": iso(last_ok) if last_ok else None, "last_attempt": iso(attempt[0]) if attempt else None}
     if attempt and attempt[2] == "failed":

@@ -16,6 +16,8 @@ every pick and no pointer tried twice in a run:
    records the counts and each mind's cost.
 
 ``$SANDMAN_DAILY_BUDGET_USD`` is checked before each pointer's minds start.
+Before the first, mind transcripts a killed run left in Claude Code's
+projects folder are moved into ``.dream/orphans/`` (``sweep_leftovers``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from sandman.layout import Layout
 from sandman.minds import budget, prompts
 from sandman.minds.consensus import Claim, claims, held_by
 from sandman.minds.reply import Proposal, allowed_banks, parse_reply
+from sandman.minds import runner
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
 from sandman.store.atomic import write_atomic
@@ -116,6 +119,7 @@ def run_queue(
     """
     timeout = config.mind_timeout()
     cap = config.daily_budget_usd()
+    sweep_leftovers(layout)
     summary = RunSummary()
     tried: set[str] = set()
     while len(tried) < config.DREAM_POINTERS_PER_RUN:
@@ -144,6 +148,21 @@ def run_queue(
                   queued=summary.count("queued"), skipped=summary.count("skipped"),
                   committed=summary.total("committed"), left=summary.left, stopped=summary.stopped)
     return summary
+
+
+def sweep_leftovers(layout: Layout) -> None:
+    """Move the mind transcripts a killed dream left in Claude Code's projects folder into
+    ``.dream/orphans/`` (docs/BANK-FORMAT.md, "Mind transcripts"); one journal line each.
+
+    Run first by every dream run, under the run lock: nothing of a dreamt
+    session stays in Claude Code's folder, where ``claude --resume`` would list it.
+    """
+    for entry, target, error in runner.sweep_leftovers(layout, layout.dream_dir):
+        if target is not None:
+            journal.write(layout, VERB, "orphaned", **{"from": str(entry)},
+                          to=target.relative_to(layout.root).as_posix())
+        else:
+            journal.write(layout, VERB, "orphan-left", path=str(entry), error=error)
 
 
 def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> PointerOutcome:
@@ -176,9 +195,14 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         verdict = result.reason or "answered"
         if result.answered:
             try:
-                proposals += parse_reply(result.text or "", mind=result.mind, cwd=material.cwd, nonce=nonce)
+                reply = parse_reply(result.text or "", mind=result.mind, cwd=material.cwd, nonce=nonce)
             except ReplyRejected as rejected:
                 verdict = rejected.reason
+            else:
+                proposals += reply.proposals
+                for number, kinds in reply.dropped:  # the kinds, never the value
+                    journal.write(layout, VERB, "dropped-secret", session=session, mind=result.mind,
+                                  memory=number, kinds=",".join(kinds))
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1

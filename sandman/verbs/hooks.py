@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -94,6 +95,36 @@ def is_sandman_hook(entry: object, verb: str) -> bool:
         Path(word).name == "sandman" and words[index + 1] == verb and "--hook" in words[index + 2 :]
         for index, word in enumerate(words[:-2])
     )
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def missing_executables(entry: object) -> list[str]:
+    """Return the absolute paths a sandman hook entry runs that are not executable files.
+
+    Checked: the program (the exec form's ``command``; the shell form's first
+    word after any ``NAME=value``) and the word naming sandman. Only absolute
+    paths (``~`` expanded in the shell form) are checked: a bare name is found
+    on the PATH Claude Code runs the hook with, and a relative path from the
+    session's folder, neither of which is this process's to see; a word
+    holding ``$`` (a plugin's ``${CLAUDE_PLUGIN_ROOT}``) is left alone too.
+    """
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return []
+    args = entry.get("args")
+    if isinstance(args, list):  # the exec form: the command is the program itself, run without a shell
+        words = [entry["command"], *(str(arg) for arg in args)]
+    else:
+        try:
+            words = [os.path.expanduser(word) for word in shlex.split(entry["command"])]
+        except ValueError:
+            return []
+        while words and _ASSIGNMENT.match(words[0]):
+            words.pop(0)
+    checked = words[:1] + [word for word in words[1:] if Path(word).name == "sandman"]
+    return [word for word in dict.fromkeys(checked)
+            if os.path.isabs(word) and "$" not in word and not (os.path.isfile(word) and os.access(word, os.X_OK))]
 
 
 def _load(path: Path) -> tuple[bytes | None, dict]:

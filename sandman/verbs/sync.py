@@ -75,12 +75,13 @@ def sync(layout: Layout, *, remote: str | None = None, push: bool = True, backgr
 
     ``remote`` defaults to ``sync.remote`` of ``<root>/.settings.toml``, else
     ``origin``. ``background`` gives up at once when ``.commit.lock`` is held.
-    Raises SyncError (one line; the local root as it was: see docs/sync.md),
+    Raises InputError (a ``remote`` name git would not accept), SyncError (one line; the local root as it was: see docs/sync.md),
     LockBusy, ConfigError, RepositoryError.
     """
     from sandman.store import repo as store
+    from sandman.store.sync import check_remote_name
 
-    name = remote or config.sync_remote(layout)
+    name = check_remote_name(remote) if remote is not None else config.sync_remote(layout)
     if not store.is_repository(layout):
         raise SyncError("no-root", f"{layout.root} is not a memory root yet; run `sandman init`")
     timeout = 0 if background else config.COMMIT_LOCK_TIMEOUT_S
@@ -92,15 +93,17 @@ def setup(layout: Layout, url: str, *, remote: str | None = None) -> SyncResult:
 
     The root is created first when needed. A remote that already has history
     is merged with (or, for a fresh root, adopted) before the push. On failure
-    the remote is removed again. Raises InputError (an empty URL), SyncError,
-    LockBusy, RepositoryError.
+    the remote is removed again. A relative local path is stored absolute
+    (against the current folder). Raises InputError (an empty URL, a remote
+    name git would not accept), SyncError, LockBusy, RepositoryError.
     """
     from sandman.store import repo as store
     from sandman.store import sync as git
 
-    name = remote or config.sync_remote(layout)
+    name = git.check_remote_name(remote) if remote is not None else config.sync_remote(layout)
     if not url.strip():
         raise InputError("--setup needs the URL of a git repository (ssh, https, or a path)")
+    url = git.absolute_url(url)  # a relative path would work from this folder only
     store.ensure_root(layout)
 
     def run() -> SyncResult:

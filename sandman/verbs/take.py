@@ -13,6 +13,11 @@ every other ending at once (SessionEnd is the proof the session is over, so
 the live window does not apply). ``$SANDMAN_NO_TAKE`` and
 ``CLAUDE_MEMORY_PIPELINE=1`` are handled in sandman.hook, before stdin is read.
 
+A take writes an intent record (``.taking/<sid>.<pid>.json``) before the
+move and deletes it once the pointer is written, so a take killed in between
+is finished by the next drain (``finish_interrupted``): the session never
+drops out of the pipeline with its transcript archived and no pointer.
+
 Module level is standard library only: take --hook imports it, and must do the
 rename, the pointer and the spawn without importing anything heavy.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
@@ -30,10 +36,10 @@ from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
-from sandman.pointers import check_session_id, read_pointer, write_pointer
+from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
-from sandman.store.atomic import move_no_replace, write_atomic
-from sandman.transcripts import Session, locate, summarize
+from sandman.store.atomic import is_real_dir, move_no_replace, write_atomic
+from sandman.transcripts import HOSTS, Session, locate, summarize
 from sandman.transcripts.locate import Source
 
 VERB = "take"
@@ -73,17 +79,19 @@ def check_live(path: Path, now: float | None = None) -> None:
         )
 
 
-def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime) -> tuple[Path, datetime]:
-    """Move ``src`` to its archive path; return it and the moment its name carries.
+def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime,
+          record: Callable[[Path], None] | None) -> Path:
+    """Move ``src`` to its archive path and return it; ``record(dst)`` runs before each attempt.
 
     A clash with another file of the same name and second moves the stamp on a second.
     """
     for delta in range(_SAME_SECOND_RETRIES):
-        moment = taken + timedelta(seconds=delta)
-        dst = layout.archive_path(host, moment, relpath)
+        dst = layout.archive_path(host, taken + timedelta(seconds=delta), relpath)
+        if record is not None:
+            record(dst)
         try:
             move_no_replace(src, dst)
-            return dst, moment
+            return dst
         except FileExistsError:
             # A concurrent take of the same session linked the same name first.
             try:
@@ -97,25 +105,33 @@ def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime) -
     raise FileExistsError(f"archive names for {src} are all taken around {taken:%H%M%S}")
 
 
-def archive(layout: Layout, source: Source, taken: datetime) -> tuple[Path, Path | None]:
+def archive(layout: Layout, source: Source, taken: datetime,
+            record: Callable[[Path], None] | None = None) -> tuple[Path, Path | None]:
     """Move the transcript (then its companion folder) into ``.archive/`` (BANK-FORMAT "The archive").
 
-    Returns the archived transcript and companion folder. Raises
-    TranscriptNotFound (another take moved it first), CrossDeviceError (the
-    archive is on another filesystem: nothing is copied), OSError.
+    ``record(dst)`` is called with each destination just before the move
+    tries it (take's intent record). Returns the archived transcript and
+    companion folder. Raises TranscriptNotFound (another take moved it
+    first), CrossDeviceError (the archive is on another filesystem: nothing
+    is copied), OSError.
     """
-    dst, moment = _move(layout, source.path, source.host, source.relpath, taken)
+    dst = _move(layout, source.path, source.host, source.relpath, taken, record)
     companion = None
     if source.companion is not None:
-        # The folder goes beside the transcript's archived name, under the same time prefix.
-        relpath = str(PurePosixPath(source.relpath).with_suffix(""))
-        target = layout.archive_path(source.host, moment, relpath)
-        try:
-            move_no_replace(source.companion, target)
-            companion = target
-        except (OSError, SandmanError) as error:
-            journal.write(layout, VERB, "companion-left", folder=str(source.companion), error=str(error))
+        companion = _move_companion(layout, source.companion, dst)
     return dst, companion
+
+
+def _move_companion(layout: Layout, folder: Path, archived: Path) -> Path | None:
+    """Move a companion folder beside the transcript's archived name, under the same time prefix
+    (``<HHMMSS>-<project>/<sid>.jsonl`` gets ``<HHMMSS>-<project>/<sid>/``); return it, None when it stays."""
+    target = archived.with_suffix("")
+    try:
+        move_no_replace(folder, target)
+        return target
+    except (OSError, SandmanError) as error:
+        journal.write(layout, VERB, "companion-left", folder=str(folder), error=str(error))
+        return None
 
 
 def refuse_inside_root(layout: Layout, path: Path) -> None:
@@ -231,10 +247,20 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     if not force:
         check_live(source.path)
     session = vet(layout, session_id, source)
-    archived, companion = archive(layout, source, journal.now_utc())
+    intent = layout.take_intent(session_id, os.getpid())
+
+    def record(dst: Path) -> None:
+        _record_intent(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force)
+
+    try:
+        archived, companion = archive(layout, source, journal.now_utc(), record)
+    except (SandmanError, OSError):
+        _drop_intent(intent)  # nothing of this take moved
+        raise
     data, skipped = pointer_data(layout, source, archived, companion, cwd, session)
     _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
+    _drop_intent(intent)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
     _ensure_repository(layout)
     journal.write(
@@ -255,6 +281,7 @@ def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Pa
     UnrecognisedTranscript, TranscriptLive, CrossDeviceError, OSError.
     """
     check_session_id(session_id)
+    finish_interrupted(layout)  # a take of this session killed mid-way gets its pointer now
     path = Path(os.path.abspath(transcript)) if transcript is not None else locate.find(session_id)
     source = locate.source(path)
     taken = take_source(layout, session_id, source, force=force)
@@ -337,9 +364,11 @@ def drain(layout: Layout) -> list[str]:
     gone is dropped; otherwise the session is taken, unforced (the live window
     guards a session resumed by hand meanwhile) and the entry removed; anything
     else (a live transcript, an unreadable entry, an error) keeps the entry.
-    Returns the sessions reclaimed. Never raises: a drain never fails the verb
-    it rode in on; a reclaimed take never spawns a dream.
+    Takes a kill interrupted are finished first (``finish_interrupted``).
+    Returns the sessions reclaimed from the ledger. Never raises: a drain
+    never fails the verb it rode in on; a reclaimed take never spawns a dream.
     """
+    finish_interrupted(layout)
     reclaimed = []
     try:
         entries = sorted(p for p in layout.pending_takes.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
@@ -391,6 +420,159 @@ def _settle(layout: Layout, entry: Path) -> bool:
         journal.write(layout, VERB, "dropped", session=session_id, reason="refused", error=str(error))
         return False
     return True
+
+
+# --- takes in progress (BANK-FORMAT "Takes in progress") ---------------------
+
+
+def _record_intent(layout: Layout, path: Path, session_id: str, source: Source, dst: Path, *,
+                   cwd: str | None, hook: bool, force: bool) -> None:
+    """Write the intent record of a take about to move ``source`` to ``dst``."""
+    entry = {"session": session_id, "source": str(source.path), "host": source.host, "relpath": source.relpath,
+             "companion": None if source.companion is None else str(source.companion),
+             "archived": _rel(layout, dst), "cwd": cwd, "hook": hook, "forced": force,
+             "pid": os.getpid(), "written": journal.iso(journal.now_utc())}
+    # ASCII JSON: a path whose name is not UTF-8 holds surrogate escapes, written as \udcXX.
+    write_atomic(path, json.dumps(entry, indent=2) + "\n")
+
+
+def _drop_intent(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class _Intent:
+    session: str
+    archived: str
+    source: Source
+    cwd: str | None
+    hook: bool
+    forced: bool
+    pid: int | None
+    written: datetime | None
+
+
+def _read_intent(path: Path) -> _Intent:
+    """Read an intent record; raise ValueError (or InputError, OSError) when it is not one."""
+    data = json.loads(path.read_bytes())
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    session = check_session_id(data.get("session"))
+    archived, source, relpath = data.get("archived"), data.get("source"), data.get("relpath")
+    if not isinstance(archived, str) or PurePosixPath(archived).parts[:1] != (".archive",) \
+            or ".." in PurePosixPath(archived).parts:
+        raise ValueError("archived is not a path inside .archive/")
+    if not isinstance(source, str) or not source.startswith("/") or not isinstance(relpath, str):
+        raise ValueError("source or relpath missing")
+    if data.get("host") not in HOSTS:
+        raise ValueError("unknown host")
+    companion, cwd, pid = data.get("companion"), data.get("cwd"), data.get("pid")
+    return _Intent(
+        session=session, archived=archived,
+        source=Source(host=data["host"], path=Path(source), relpath=relpath,
+                      companion=Path(companion) if isinstance(companion, str) and companion.startswith("/") else None),
+        cwd=cwd if isinstance(cwd, str) else None, hook=data.get("hook") is True, forced=data.get("forced") is True,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+        written=parse_time(data.get("written")),
+    )
+
+
+def _in_flight(intent: _Intent) -> bool:
+    """True while the process that wrote the intent still lives and the intent is young:
+    its take is running, not interrupted (a recycled pid cannot hold an intent for long)."""
+    if intent.pid is None or intent.pid == os.getpid() or intent.written is None:
+        return False
+    if (journal.now_utc() - intent.written).total_seconds() >= config.TAKE_INTENT_STALE_S:
+        return False
+    try:
+        os.kill(intent.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def finish_interrupted(layout: Layout) -> list[str]:
+    """Finish the takes a kill interrupted, from their intent records in ``.taking/``; return the
+    sessions whose pointer it wrote (BANK-FORMAT "Takes in progress").
+
+    For each record whose take is not running: the pointer already names the
+    archived transcript, the record goes; the transcript is archived and no
+    pointer names it, the take is finished as take does it (the live name
+    of a half-done link-then-unlink removed, the companion folder moved, the
+    pointer built from the archived bytes, journal ``take recovered``);
+    nothing was moved, or the transcript is gone, the record goes. Never
+    raises: an unreadable record is dropped, any error keeps it; each is a
+    journal line.
+    """
+    try:
+        records = sorted(p for p in layout.taking.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:
+        return []
+    recovered = []
+    for path in records:
+        try:
+            session = _finish(layout, path)
+            if session is not None:
+                recovered.append(session)
+        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
+            journal.write(layout, VERB, "intent-kept", intent=path.name, reason="error",
+                          error=f"{type(error).__name__}: {error}")
+    return recovered
+
+
+def _finish(layout: Layout, path: Path) -> str | None:
+    """Settle one intent record; return its session when the take was finished here."""
+    try:
+        intent = _read_intent(path)
+    except (OSError, ValueError, RecursionError, InputError):
+        _drop_intent(path)
+        journal.write(layout, VERB, "intent-dropped", intent=path.name, reason="unreadable")
+        return None
+    if _in_flight(intent):
+        journal.write(layout, VERB, "intent-kept", session=intent.session, reason="in-flight", pid=intent.pid)
+        return None
+    source, archived = intent.source, layout.root / intent.archived
+    pointer = read_pointer(layout.pointer(intent.session))
+    if pointer is not None and pointer.data.get("archived") == intent.archived:
+        reason = "pointer-written"  # killed after the pointer, before the record went
+    elif not os.path.lexists(archived):
+        reason = "not-moved" if os.path.lexists(source.path) else "gone"
+    else:
+        _recover(layout, intent, archived)
+        _drop_intent(path)
+        return intent.session
+    _drop_intent(path)
+    journal.write(layout, VERB, "intent-dropped", session=intent.session, reason=reason)
+    return None
+
+
+def _recover(layout: Layout, intent: _Intent, archived: Path) -> None:
+    """Finish a take whose transcript reached the archive: what take_source does after the move."""
+    source = intent.source
+    try:
+        if os.path.samefile(source.path, archived):
+            os.unlink(source.path)  # killed between move_no_replace's link and its unlink
+    except FileNotFoundError:
+        pass
+    companion = None
+    if source.companion is not None:
+        target = archived.with_suffix("")
+        if is_real_dir(source.companion) and not os.path.lexists(target):
+            _move_companion(layout, source.companion, archived)
+        companion = target if is_real_dir(target) else None
+    try:
+        session = summarize(archived, source.host)
+    except (OSError, SandmanError):
+        session = None
+    data, skipped = pointer_data(layout, source, archived, companion, intent.cwd, session)
+    _earlier(layout, intent.session, data)
+    write_pointer(layout, intent.session, data)
+    layout.pending_take(intent.session).unlink(missing_ok=True)
+    _ensure_repository(layout)
+    journal.write(layout, VERB, "recovered", session=intent.session, host=source.host, archived=data["archived"],
+                  companion=data.get("companion"), hook=intent.hook, forced=intent.forced, skipped_lines=skipped)
 
 
 # --- the dream trigger ------------------------------------------------------

@@ -1,0 +1,315 @@
+"""A take killed mid-way leaves its session in the pipeline (docs/BANK-FORMAT.md, "Takes in progress").
+
+A take writes ``.taking/<sid>.<pid>.json`` before it moves the transcript and
+deletes it once the pointer is written; every drain (each take's, reflect's)
+first finishes the takes a kill interrupted. Each kill here is real where it
+can be (a driver process that imports take and calls ``os._exit`` at a
+chosen point) and simulated at the function level where a process boundary
+adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+from sandman import journal
+from sandman.layout import Layout
+from sandman.pointers import read_pointer
+from sandman.verbs import take as take_module
+from sandman.verbs.dream import queue
+from sandman.verbs.take import drain, take
+
+SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+OTHER = "4f1e0c7a-1111-4222-8333-944455556666"
+KILLED = 9
+
+
+def _live(home: Path, session: str = SID, age: float = 600, companion: bool = False) -> Path:
+    """A Claude Code transcript under the projects folder, last written ``age`` seconds ago."""
+    path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [{"type": "user", "sessionId": session, "cwd": "/home/user/proj", "timestamp": "2026-11-30T10:00:00.000Z",
+              "message": {"role": "user", "content": "Fix the upload test"}},
+             {"type": "assistant", "sessionId": session, "cwd": "/home/user/proj",
+              "timestamp": "2026-11-30T10:05:00.000Z", "message": {"role": "assistant", "content": "Fixed."}}]
+    path.write_bytes("".join(json.dumps(line) + "\n" for line in lines).encode())
+    if companion:
+        (path.with_suffix("") / "subagents").mkdir(parents=True)
+        (path.with_suffix("") / "subagents" / "agent-1.jsonl").write_text("{}\n")
+    moment = time.time() - age
+    os.utime(path, (moment, moment))
+    return path
+
+
+def _payload(session: str, transcript: Path) -> bytes:
+    return json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": "/home/user/proj",
+                       "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
+
+
+def _journal(layout: Layout) -> list[tuple[str, dict]]:
+    lines = []
+    for log in sorted(layout.trace.glob("take-*.log")):
+        lines += [journal.parse_line(line)[2:] for line in log.read_text().splitlines()]
+    return lines
+
+
+def _archived(layout: Layout, session: str = SID) -> list[Path]:
+    return sorted(layout.archive.rglob(f"{session}.jsonl"))
+
+
+def _intents(layout: Layout) -> list[Path]:
+    folder = layout.root / ".taking"
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+# A driver that takes a session through the real hook and dies (os._exit) at one chosen point.
+DRIVER = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from sandman import config
+    from sandman.layout import Layout
+    from sandman.store import atomic
+    from sandman.verbs import take
+
+    point, payload = sys.argv[1], sys.stdin.buffer.read()
+
+    def die(*args, **kwargs):
+        os._exit(9)
+
+    if point == "before-pointer":        # the transcript is archived; the pointer is not written
+        take.write_pointer = die
+    elif point == "before-move":         # the intent is written; nothing has moved
+        take.move_no_replace = die
+    elif point == "between-link-and-unlink":  # the archive name exists; the live name too
+        real_unlink = os.unlink
+        def unlink(path, *args, **kwargs):
+            if str(path).endswith(".jsonl") and "/.claude/projects/" in str(path):
+                os._exit(9)
+            return real_unlink(path, *args, **kwargs)
+        atomic.os.unlink = unlink
+    elif point == "before-companion":    # the transcript is archived; its companion folder is not
+        real_move = take.move_no_replace
+        def move(src, dst):
+            if Path(src).is_dir():
+                os._exit(9)
+            return real_move(src, dst)
+        take.move_no_replace = move
+    take.hook(Layout(config.root()), payload)
+    sys.exit(0)
+""")
+
+
+def _killed_take(point: str, session: str, transcript: Path) -> None:
+    """Run the hook take in a child process that dies at ``point``; assert it died there."""
+    done = subprocess.run([sys.executable, "-c", DRIVER, point], input=_payload(session, transcript),
+                          capture_output=True, timeout=120)
+    assert done.returncode == KILLED, done.stderr.decode()
+
+
+def _take_another(isolated: Path) -> None:
+    """Any later session end: a real take --hook of another session, whose drain runs first."""
+    other = _live(isolated, OTHER)
+    done = sandman("take", "--hook", stdin=_payload(OTHER, other))
+    assert done.returncode == 0 and done.stdout == b"", done.stderr.decode()
+
+
+def _pointer_of_a_clean_take(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, companion: bool = False) -> dict:
+    """The pointer an uninterrupted take of the same transcript writes (in another root)."""
+    home = tmp_path / "clean"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    clean = Layout(home / ".sandman")
+    take_module.take_source(clean, SID, take_module.locate.source(_live(home, companion=companion)), force=True,
+                            cwd="/home/user/proj", hook=True)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home" / ".claude"))
+    return read_pointer(clean.pointer(SID)).data
+
+
+def _same_pointer(found: dict, clean: dict, isolated: Path, tmp_path: Path) -> None:
+    """The recovered pointer says what the clean take's says, but for the moment and the paths."""
+    def comparable(data: dict, home: Path) -> dict:
+        data = dict(data)
+        data["origin"] = data["origin"].replace(str(home), "<home>")
+        for key in ("archived", "companion"):
+            if key in data:
+                data[key] = re.sub(r"^\.archive/claude/\d{4}/\d\d/\d\d/\d{6}-", "", data[key])
+        return data
+
+    assert comparable(found, isolated) == comparable(clean, tmp_path / "clean")
+
+
+# --- the regression: a take killed between the archive move and the pointer --------------------
+
+
+def test_take_killed_between_archive_move_and_pointer_is_recovered_by_the_next_drain(
+        isolated: Path, layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    live = _live(isolated)
+    _killed_take("before-pointer", SID, live)
+    assert not live.exists() and len(_archived(layout)) == 1
+    assert read_pointer(layout.pointer(SID)) is None  # lost to the pipeline, until a drain runs
+
+    _take_another(isolated)
+
+    pointer = read_pointer(layout.pointer(SID))
+    assert pointer is not None and pointer.data["archived"] == _archived(layout)[0].relative_to(layout.root).as_posix()
+    assert SID in [p.session for p in queue(layout)]  # dream will see it
+    assert _intents(layout) == []
+    recovered = [facts for decision, facts in _journal(layout) if decision == "recovered"]
+    assert [facts["session"] for facts in recovered] == [SID]
+    _same_pointer(pointer.data, _pointer_of_a_clean_take(tmp_path, monkeypatch), isolated, tmp_path)
+
+
+def test_take_killed_between_link_and_unlink_finishes_the_move(isolated: Path, layout: Layout) -> None:
+    live = _live(isolated)
+    _killed_take("between-link-and-unlink", SID, live)
+    assert live.exists() and len(_archived(layout)) == 1 and os.path.samefile(live, _archived(layout)[0])
+
+    _take_another(isolated)
+
+    assert not live.exists()
+    assert read_pointer(layout.pointer(SID)).data["origin"] == str(live)
+    assert [f["session"] for d, f in _journal(layout) if d == "recovered"] == [SID]
+
+
+def test_take_killed_before_its_companion_moved_moves_it_on_recovery(isolated: Path, layout: Layout) -> None:
+    live = _live(isolated, companion=True)
+    _killed_take("before-companion", SID, live)
+    assert live.with_suffix("").is_dir() and not live.exists()
+
+    _take_another(isolated)
+
+    pointer = read_pointer(layout.pointer(SID)).data
+    companion = layout.root / pointer["companion"]
+    assert (companion / "subagents" / "agent-1.jsonl").is_file() and not live.with_suffix("").exists()
+    assert companion == _archived(layout)[0].with_suffix("")
+
+
+def test_take_killed_before_the_move_leaves_the_transcript_live_and_drops_the_intent(
+        isolated: Path, layout: Layout) -> None:
+    live = _live(isolated)
+    _killed_take("before-move", SID, live)
+    assert live.exists() and len(_intents(layout)) == 1
+
+    _take_another(isolated)
+
+    assert live.exists() and _archived(layout) == [] and read_pointer(layout.pointer(SID)) is None
+    assert _intents(layout) == []
+    assert ("intent-dropped", "not-moved") in [(d, f.get("reason")) for d, f in _journal(layout)]
+
+
+def test_a_retake_by_hand_after_the_kill_recovers_the_session(isolated: Path, layout: Layout) -> None:
+    live = _live(isolated)
+    _killed_take("before-pointer", SID, live)
+
+    done = sandman("take", SID)  # what the tester tried: there is no live transcript any more
+
+    assert done.returncode == 2 and b"already taken" in done.stderr
+    assert read_pointer(layout.pointer(SID)) is not None
+    assert [f["session"] for d, f in _journal(layout) if d == "recovered"] == [SID]
+
+
+# --- the function level: each state a drain can find -------------------------------------------
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL inside the test process: nothing after it runs."""
+
+
+def _die(*args, **kwargs):
+    raise Killed
+
+
+def test_reflects_drain_recovers_an_interrupted_take(isolated: Path, layout: Layout,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandman.verbs.reflect import drain as reflect_drain
+
+    live = _live(isolated)
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module, "write_pointer", _die)
+        with pytest.raises(Killed):
+            take(layout, SID)
+    assert read_pointer(layout.pointer(SID)) is None
+
+    reflect_drain(layout)
+
+    assert read_pointer(layout.pointer(SID)).data["origin"] == str(live)
+
+
+def test_an_intent_whose_pointer_was_written_is_dropped_and_the_pointer_kept(
+        isolated: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    _live(isolated)
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module, "_drop_intent", _die)
+        with pytest.raises(Killed):
+            take(layout, SID)
+    before = layout.pointer(SID).read_bytes()
+    assert len(_intents(layout)) == 1
+
+    drain(layout)
+
+    assert layout.pointer(SID).read_bytes() == before and _intents(layout) == []
+    assert ("intent-dropped", "pointer-written") in [(d, f.get("reason")) for d, f in _journal(layout)]
+
+
+def test_a_second_take_killed_keeps_the_first_part_in_earlier(isolated: Path, layout: Layout,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    _live(isolated)
+    first = take(layout, SID)
+    _live(isolated)  # the session id written again after its take
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module, "write_pointer", _die)
+        with pytest.raises(Killed):
+            take(layout, SID, force=True)
+
+    drain(layout)
+
+    data = read_pointer(layout.pointer(SID)).data
+    assert data["archived"] != first.archived.relative_to(layout.root).as_posix()
+    assert data["earlier"] == [first.archived.relative_to(layout.root).as_posix()]
+
+
+def test_an_intent_of_a_take_still_running_is_left_alone(isolated: Path, layout: Layout,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    live = _live(isolated)
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module, "write_pointer", _die)
+        with pytest.raises(Killed):
+            take(layout, SID)
+    intent = _intents(layout)[0]
+    data = json.loads(intent.read_bytes())
+    data["pid"] = os.getppid()  # a live process that is not this one: its take is in flight
+    intent.write_text(json.dumps(data))
+
+    drain(layout)
+
+    assert read_pointer(layout.pointer(SID)) is None and intent.exists()
+    assert ("intent-kept", "in-flight") in [(d, f.get("reason")) for d, f in _journal(layout)]
+    assert not live.exists()
+
+
+@pytest.mark.parametrize("content", [b"not json", b"[]", b'{"session": "../x"}',
+                                     b'{"session": "' + SID.encode() + b'", "archived": "../../etc/passwd"}'])
+def test_an_unreadable_intent_is_dropped_with_a_journal_line_and_never_raises(layout: Layout, content: bytes) -> None:
+    folder = layout.root / ".taking"
+    folder.mkdir(parents=True)
+    (folder / f"{SID}.1.json").write_bytes(content)
+
+    assert drain(layout) == []
+
+    assert _intents(layout) == []
+    assert ("intent-dropped", "unreadable") in [(d, f.get("reason")) for d, f in _journal(layout)]
+
+
+def test_a_finished_take_leaves_no_intent(isolated: Path, layout: Layout) -> None:
+    _live(isolated)
+    take(layout, SID)
+    assert _intents(layout) == []
