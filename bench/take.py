@@ -40,6 +40,7 @@ def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
     With ``importtime``, run it under ``-X importtime`` instead and report the costliest imports.
     """
     home = folder / "home"
+    root = folder / "root"  # a set-up root, kept across trials: the hook's steady state
     shutil.rmtree(home, ignore_errors=True)
     config_dir = home / ".claude"
     project = config_dir / "projects" / "-home-user-my-project"
@@ -47,7 +48,13 @@ def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
     session = own_session(transcript)
     target = project / f"{session}.jsonl"
     shutil.copyfile(transcript, target)
-    env = child_env(HOME=str(home), SANDMAN_ROOT=str(home / ".sandman"), CLAUDE_CONFIG_DIR=str(config_dir))
+    env = child_env(HOME=str(home), SANDMAN_ROOT=str(root), CLAUDE_CONFIG_DIR=str(config_dir))
+    if not (root / ".git").exists():
+        # The very first take also makes the root a repository (pygit2, once): not what every hook pays.
+        run_timed([*sandman_argv(), "init"], env)
+    # One session taken again and again: clear what the last trial archived (names carry the second).
+    (root / "memories" / ".recent" / f"{session}.json").unlink(missing_ok=True)
+    shutil.rmtree(root / ".archive", ignore_errors=True)
     payload = json.dumps({"session_id": session, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
     if importtime:
@@ -56,7 +63,7 @@ def trial(transcript: Path, folder: Path, importtime: bool = False) -> float:
         elapsed = 0.0
     else:
         elapsed = run_timed([*sandman_argv(), "take", "--hook"], env, payload)
-    if target.exists() or not (home / ".sandman" / "memories" / ".recent" / f"{session}.json").exists():
+    if target.exists() or not (root / "memories" / ".recent" / f"{session}.json").exists():
         raise SystemExit(f"take --hook did not archive {transcript}")
     return elapsed
 
