@@ -242,8 +242,12 @@ class _Composer:
         notes = [] if plan.tools else ["the tool index (sandman --help)"]
         dropped = len(self.pointer_blocks) - plan.pointers
         if dropped:
-            which = "all" if dropped == len(self.pointer_blocks) else f"the {dropped} oldest of"
-            notes.append(f"{which} {len(self.pointer_blocks)} recent sessions ({self.layout.recent.name}/)")
+            total = len(self.pointer_blocks)
+            if dropped == total:
+                which = "the recent session" if total == 1 else f"all {total} recent sessions"
+            else:
+                which = f"the {dropped} oldest of {total} recent sessions"
+            notes.append(f"{which} ({self.layout.recent.name}/)")
         fallen = [block.bank.name + "/" for block, full in zip(self.blocks, plan.full) if not full]
         if fallen:
             every = len(fallen) == len(self.blocks) and len(fallen) > 1
@@ -265,7 +269,7 @@ class _Composer:
         parts = [] if plan.tools else ["the tool index"]
         dropped = len(self.pointer_blocks) - plan.pointers
         if dropped:
-            parts.append(f"{dropped} recent sessions")
+            parts.append(f"{dropped} recent session{'' if dropped == 1 else 's'}")
         fallen = sum(not full for full in plan.full)
         if fallen:
             parts.append(f"the bodies of {fallen} banks")
