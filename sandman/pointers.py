@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,13 +52,10 @@ def parse_time(text: object) -> datetime | None:
     return moment.astimezone(timezone.utc)
 
 
-@dataclass
-class Pointer:
-    """One pointer file: its session id, path, and JSON fields (``data``)."""
+class Pointer(namedtuple("Pointer", "session path data")):
+    """One pointer file: its session id (str), path (Path), and JSON fields (``data``, a dict)."""
 
-    session: str
-    path: Path
-    data: dict
+    __slots__ = ()
 
     @property
     def ended(self) -> datetime | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from sandman.banks.names import USER_BANK, bank_directory, bank_name
@@ -55,18 +55,13 @@ class IndexEntry:
         return f"IndexEntry(line={self.line!r}, file={self.file!r})"
 
 
-@dataclass(frozen=True)
-class Bank:
-    """One bank folder: its name, path, the directory it belongs to, its index lines.
-
-    ``directory`` is None for the user-wide bank. ``entries`` is empty when the
-    folder has no MEMORY.md.
+class Bank(namedtuple("Bank", "name folder directory entries")):
+    """One bank folder: its ``name`` (str), ``folder`` (Path), the ``directory`` it belongs
+    to (str, None for the user-wide bank) and its index lines (``entries``, a tuple of
+    IndexEntry; empty when the folder has no MEMORY.md).
     """
 
-    name: str
-    folder: Path
-    directory: str | None
-    entries: tuple[IndexEntry, ...]
+    __slots__ = ()
 
     @property
     def label(self) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from sandman import config
@@ -28,9 +28,9 @@ from sandman.errors import InputError, TranscriptNotFound, UnrecognisedTranscrip
 from sandman.transcripts import sniff
 
 
-@dataclass(frozen=True)
-class Source:
-    """A live transcript about to be taken.
+class Source(namedtuple("Source", "host path relpath companion")):
+    """A live transcript about to be taken: ``host`` (str), ``path`` (Path), ``relpath`` (str),
+    ``companion`` (Path or None).
 
     ``relpath`` is its path relative to the host's sessions folder (POSIX
     separators): ``<project slug>/<session id>.jsonl`` for Claude Code,
@@ -40,10 +40,7 @@ class Source:
     Code folder ``<session id>/`` beside it, when there is one.
     """
 
-    host: str
-    path: Path
-    relpath: str
-    companion: Path | None
+    __slots__ = ()
 
 
 def host_folder(host: str) -> Path:

@@ -16,7 +16,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections import namedtuple
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -40,8 +40,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass
-class Turn:
+class Turn(namedtuple("Turn", "role text timestamp sidechain tool", defaults=(None, False, None))):
     """One step of a conversation.
 
     ``role`` is one of ROLES. ``text`` is the turn's text; for a tool_call a
@@ -51,14 +50,9 @@ class Turn:
     subagent's turn. ``tool`` names the tool of a tool_call or tool_result.
     """
 
-    role: str
-    text: str
-    timestamp: str | None = None
-    sidechain: bool = False
-    tool: str | None = None
+    __slots__ = ()
 
 
-@dataclass
 class Session:
     """A host transcript read into one model.
 
@@ -73,17 +67,28 @@ class Session:
     skipped ones included.
     """
 
-    host: str
-    path: Path
-    session_id: str | None = None
-    cwd: str | None = None
-    started: str | None = None
-    ended: str | None = None
-    title: str | None = None
-    turns: list[Turn] = field(default_factory=list)
-    highlights: list[str] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)
-    lines: int = 0
+    __slots__ = ("host", "path", "session_id", "cwd", "started", "ended", "title",
+                 "turns", "highlights", "skipped", "lines")
+
+    def __init__(self, host: str, path: Path, session_id: str | None = None,
+                 cwd: str | None = None, started: str | None = None, ended: str | None = None,
+                 title: str | None = None):
+        self.host, self.path, self.session_id, self.cwd = host, path, session_id, cwd
+        self.started, self.ended, self.title = started, ended, title
+        self.turns: list[Turn] = []
+        self.highlights: list[str] = []
+        self.skipped: dict[str, int] = {}
+        self.lines = 0
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Session) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name != "turns")
+        return f"Session({shown}, turns=<{len(self.turns)}>)"
 
 
 def utc_time(value: object) -> str | None:

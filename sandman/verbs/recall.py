@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
 from sandman import config, journal
@@ -156,21 +156,18 @@ def _indent(body: str) -> list[str]:
     return ["  " + visible(line) if line.strip() else "" for line in body.splitlines()]
 
 
-@dataclass
 class _BankBlock:
     """One bank as the payload shows it: a heading, index lines, bodies read lazily."""
 
-    bank: Bank
-    head: str
-    line_costs: list[int]
-    bodies: list[list[str]] = field(default_factory=list)
-    body_total: int = 0
+    __slots__ = ("bank", "head", "line_costs", "bodies", "body_total")
 
-    @classmethod
-    def of(cls, bank: Bank, cwd: str) -> _BankBlock:
+    def __init__(self, bank: Bank, cwd: str):
         here = " (this directory)" if bank.directory == cwd else ""
-        head = f"### {bank.label}{here} · {memories(len(bank.entries))} · {bank.folder}/"
-        return cls(bank=bank, head=head, line_costs=[len(e.line) + 1 for e in bank.entries])
+        self.bank = bank
+        self.head = f"### {bank.label}{here} · {memories(len(bank.entries))} · {bank.folder}/"
+        self.line_costs = [len(e.line) + 1 for e in bank.entries]
+        self.bodies: list[list[str]] = []
+        self.body_total = 0
 
     def index_cost(self, kept: int) -> int:
         return len(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
@@ -198,22 +195,20 @@ class _BankBlock:
         return [self.head, *(e.line for e in self.bank.entries[:kept])] if kept else []
 
 
-@dataclass
 class _Plan:
     """What the payload keeps: the tool index, the newest pointers, each bank's form."""
 
-    tools: bool
-    pointers: int
-    full: list[bool]
-    kept: list[int]
+    __slots__ = ("tools", "pointers", "full", "kept")
+
+    def __init__(self, tools: bool, pointers: int, full: list[bool], kept: list[int]):
+        self.tools, self.pointers, self.full, self.kept = tools, pointers, full, kept
 
 
-@dataclass
-class Recalled:
-    """A composed recall: the payload ``text`` and one short key per trim (for the journal)."""
+class Recalled(namedtuple("Recalled", "text trims")):
+    """A composed recall: the payload ``text`` (str) and one short key per trim (a list of str,
+    for the journal)."""
 
-    text: str
-    trims: list[str]
+    __slots__ = ()
 
 
 class _Composer:
@@ -435,7 +430,7 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     budget = check_budget(budget)
     directory = str(normalize_directory(cwd))
     now = now or datetime.now(timezone.utc)
-    blocks = [_BankBlock.of(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
+    blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
     plan = composer.plan()
     if plan is None:

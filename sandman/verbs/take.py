@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
@@ -46,17 +46,21 @@ VERB = "take"
 _SAME_SECOND_RETRIES = 5
 
 
-@dataclass
 class Taken:
     """What one take did: the archived transcript and companion folder (absolute paths),
-    the pointer written, and the pid of a dream it spawned (None when it spawned none)."""
+    the pointer written, the pending takes a drain reclaimed (session ids), and the pid
+    of a dream it spawned (None when it spawned none)."""
 
-    session: str
-    archived: Path
-    pointer: Path
-    companion: Path | None = None
-    dream_pid: int | None = None
-    reclaimed: list[str] = field(default_factory=list)
+    __slots__ = ("session", "archived", "pointer", "companion", "dream_pid", "reclaimed")
+
+    def __init__(self, session: str, archived: Path, pointer: Path, companion: Path | None = None):
+        self.session, self.archived, self.pointer, self.companion = session, archived, pointer, companion
+        self.dream_pid: int | None = None
+        self.reclaimed: list[str] = []
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Taken({shown})"
 
 
 def _rel(layout: Layout, path: Path) -> str:
@@ -440,16 +444,8 @@ def _drop_intent(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-@dataclass(frozen=True)
-class _Intent:
-    session: str
-    archived: str
-    source: Source
-    cwd: str | None
-    hook: bool
-    forced: bool
-    pid: int | None
-    written: datetime | None
+# An intent record read back from ``.taking/<sid>.<pid>.json``.
+_Intent = namedtuple("_Intent", "session archived source cwd hook forced pid written")
 
 
 def _read_intent(path: Path) -> _Intent:
