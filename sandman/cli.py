@@ -41,6 +41,36 @@ class PlainUsage(typer.core.TyperCommand):
                 for piece in super().collect_usage_pieces(ctx)]
 
 
+class BodyArgument(PlainUsage):
+    """A command whose one argument is free text: a body such as ``- Use uv, not pip`` or
+    ``--verbose must be passed`` is the argument, not an unknown option.
+
+    Click reads any word that starts with ``-`` as an option; a markdown list item would be
+    refused with "No such option". A word that starts with ``-`` but is not shaped like an
+    option (``--name``, ``-x``, ``--name=value``) is moved behind a ``--``.
+    """
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _body_behind_dashes(self, args))
+
+
+def _body_behind_dashes(command: typer.core.TyperCommand, args: list[str]) -> list[str]:
+    if "--" in args:
+        return args
+    import re
+
+    takes_value = {opt for p in command.params if not getattr(p, "is_flag", False) for opt in p.opts}
+    option_shaped = re.compile(r"--?[A-Za-z][A-Za-z0-9-]*(=.*)?", re.DOTALL)
+    bodies, rest, after_option = [], [], False
+    for arg in args:
+        if not after_option and arg.startswith("-") and arg != "-" and not option_shaped.fullmatch(arg):
+            bodies.append(arg)
+        else:
+            rest.append(arg)
+        after_option = not after_option and arg in takes_value
+    return [*rest, "--", *bodies] if bodies else args
+
+
 def say(text: object, *, lines: bool = False, file=None, flush: bool = False) -> None:
     """Print one line of output made inert for a terminal (sandman/marks.py; ``lines``:
     a multi-line text). Verbs' output holds text sandman did not write: titles, cwds, paths."""
@@ -94,7 +124,7 @@ def init() -> None:
     say(f"{'initialised' if changed else 'already set up'}: {root.root}")
 
 
-@app.command(cls=PlainUsage)
+@app.command(cls=BodyArgument)
 def remember(
     body: Annotated[str, typer.Argument(metavar="BODY", help="The memory's text (markdown). '-' reads it from stdin.")],
     cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose bank gets it [default: current directory].")] = None,

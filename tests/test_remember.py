@@ -169,3 +169,22 @@ def test_a_huge_stdin_is_refused_without_reading_it_all(layout, tmp_path: Path) 
     done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"x" * (8 << 20))
     assert done.returncode == 2
     assert done.stderr == b"sandman: memory body on stdin is over 131,072 bytes; the limit is 65,536 (64 KiB)\n"
+
+
+@pytest.mark.parametrize(("args", "body"), [
+    (["- Use uv, not pip"], "- Use uv, not pip"),
+    (["--cwd", "{dir}", "--verbose must be passed to claude -p"], "--verbose must be passed to claude -p"),
+    (["-----BEGIN NOTES----- port 7000", "--cwd", "{dir}"], "-----BEGIN NOTES----- port 7000"),
+    (["--name", "- a dashed name", "--cwd", "{dir}", "- the body"], "- the body"),
+])
+def test_a_body_starting_with_a_dash_is_the_body_not_an_option(layout, tmp_path: Path, args: list[str],
+                                                                 body: str) -> None:
+    done = sandman("remember", *(a.replace("{dir}", str(tmp_path)) for a in args), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert read_memory(Path(done.stdout.decode().strip())).body.strip() == body
+
+
+def test_a_misspelt_option_is_still_an_error_not_a_body(layout, tmp_path: Path) -> None:
+    done = sandman("remember", "--tpye", "user", "A fact.", "--cwd", str(tmp_path))
+    assert done.returncode == 2 and b"No such option: --tpye" in done.stderr
+    assert not layout.memories.exists() or not any(layout.memories.rglob("*.md"))
