@@ -29,6 +29,12 @@ def test_bank_name_examples_from_the_format(directory: str, name: str) -> None:
     assert bank_name(directory) == name
 
 
+@pytest.mark.parametrize("spelling", ["//tmp//b3", "///tmp/b3/", "/tmp/./b3"])
+def test_every_spelling_of_a_directory_names_one_bank(spelling: str) -> None:
+    # POSIX keeps a leading "//" through normpath; on Linux it is the same directory.
+    assert bank_name(spelling) == bank_name("/tmp/b3") == "-tmp-b3"
+
+
 def test_claude_code_slug_collisions_get_distinct_banks() -> None:
     assert bank_name("/a/my_app") != bank_name("/a/my-app") != bank_name("/a/my/app")
 

@@ -47,7 +47,9 @@ def normalize_directory(directory: str | os.PathLike[str]) -> Path:
         raise InputError(f"directory {text!r} contains a NUL character")
     if not os.path.isabs(text):
         raise InputError(f"directory {text!r} is relative; give an absolute path")
-    return Path(os.path.normpath(text))
+    # POSIX lets "//x" differ from "/x", so normpath keeps a leading "//"; on Linux and
+    # macOS it is the same directory and must be the same bank.
+    return Path("/" + os.path.normpath(text).lstrip("/"))
 
 
 def bank_name(directory: str | os.PathLike[str] | None) -> str:
