@@ -325,6 +325,28 @@ def test_a_pointer_outside_the_archive_is_skipped_without_minds(layout, fake_cla
     assert len(queue(layout)) == 1 and queue_depth(layout) == 0  # still queued, resting
 
 
+@pytest.mark.parametrize("content", [b"", b"not json\n", b'{"type":"summary","summary":"x"}\n'])
+def test_a_transcript_without_turns_is_routed_without_minds(layout, fake_claude, cwd, content):
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    archived = layout.root / read_pointer(layout.pointer(SID)).data["archived"]
+    archived.write_bytes(content)
+    summary = dream(layout, now=True)
+    assert fake_claude.calls() == []  # three paid minds never read an empty session
+    assert summary.outcomes[0].decision == "routed" and queue(layout) == []
+    assert journal_lines(layout, "routed")[0]["reason"] == "no turns in the transcript"
+
+
+def test_highlights_alone_are_worth_dreaming(layout, fake_claude, cwd):
+    pointer = archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    data = json.loads(pointer.read_text())
+    data["highlights"] = ["Deploys go through make release."]
+    pointer.write_text(json.dumps(data))
+    (layout.root / data["archived"]).write_bytes(b"")
+    answers(fake_claude, cwd)
+    dream(layout, now=True)
+    assert len(fake_claude.calls()) == 3
+
+
 def test_a_pointer_forgotten_mid_dream_is_not_recreated(layout, fake_claude, cwd, monkeypatch):
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
     real = dream_run.run_minds

@@ -102,6 +102,7 @@ class _Material:
     text: str
     title: str
     highlights: list[str]
+    turns: int
 
 
 def run_queue(
@@ -180,6 +181,8 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         journal.write(layout, VERB, "skipped", session=session, reason=reason)
         return PointerOutcome(session, "skipped", reason=reason)
 
+    if not material.turns and not material.highlights:
+        return _nothing_to_dream(layout, session)
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
@@ -249,6 +252,16 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     return outcome
 
 
+def _nothing_to_dream(layout: Layout, session: str) -> PointerOutcome:
+    """Route a session whose transcript holds no turn (an empty file, say) without paying
+    three minds to read nothing."""
+    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript")
+    if not stamp_dreamed(layout, session):
+        outcome.decision, outcome.reason = "queued", "pointer gone"
+    _journal_pointer(layout, outcome, [], {})
+    return outcome
+
+
 class SessionForgotten(SandmanError):
     """The session was forgotten while its minds ran: nothing of it may be written."""
 
@@ -307,7 +320,8 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     highlights = data.get("highlights")
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
-                     text=text, title=title or "", highlights=highlights or list(session.highlights))
+                     text=text, title=title or "", highlights=highlights or list(session.highlights),
+                     turns=len(session.turns))
 
 
 def claude_project(layout: Layout, archived: Path, host: str) -> str:
