@@ -142,6 +142,17 @@ def test_bad_payloads_are_journalled_and_exit_zero(corpus: Path, isolated: Path,
     assert live.exists() and not layout.pointer(SID).exists()
 
 
+def test_a_transcript_path_through_dotdot_is_refused_not_archived_as_a_dotdot_folder(
+        corpus: Path, isolated: Path, layout: Layout):
+    live = _transcript(corpus, isolated)
+    detour = live.parent.parent / ".." / "projects" / live.parent.name / live.name
+    done = _hook(json.dumps({"session_id": SID, "transcript_path": str(detour), "reason": "other"}).encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    verdict, facts = _journal(layout)[-1]
+    assert verdict == "failed" and "contains '..'" in facts["error"]
+    assert live.exists() and not layout.pointer(SID).exists()
+
+
 def _job(home: Path, job: str, state: object) -> None:
     folder = home / ".claude" / "jobs" / job
     folder.mkdir(parents=True)

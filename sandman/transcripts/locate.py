@@ -61,13 +61,15 @@ def source(path: Path) -> Source:
     The host is sniffed from the file; a file that matches neither host is
     still Claude Code's when it sits under ``<config dir>/projects`` (or
     Codex's under its sessions folder): its head may be damaged, and its bytes
-    are archived all the same. Raises InputError when ``path`` is relative, a
-    symbolic link or not a regular file, TranscriptNotFound when it does not
+    are archived all the same. Raises InputError when ``path`` is relative, holds
+    ``..``, is a symbolic link or not a regular file, TranscriptNotFound when it does not
     exist (or vanishes while it is read), UnrecognisedTranscript when no host claims it, OSError when it
     cannot be read.
     """
     if not path.is_absolute():
         raise InputError(f"transcript path {str(path)!r} is not absolute")
+    if ".." in path.parts:  # it would name the archive folder "<HHMMSS>-.."
+        raise InputError(f"transcript path {str(path)!r} contains '..'; give it without")
     if path.is_symlink():
         raise InputError(f"transcript {path} is a symbolic link; pass the file it points to")
     if not path.exists():
