@@ -313,3 +313,21 @@ def test_a_finished_take_leaves_no_intent(isolated: Path, layout: Layout) -> Non
     _live(isolated)
     take(layout, SID)
     assert _intents(layout) == []
+
+
+def test_temp_files_a_killed_take_left_go_once_stale_and_a_young_one_stays(layout: Layout) -> None:
+    hexes = iter(f"{n:032x}" for n in range(1, 10))
+    stale = [layout.taking / f".{SID}.1.json.{next(hexes)}.tmp", layout.recent / f".{SID}.json.{next(hexes)}.tmp"]
+    young = layout.recent / f".{OTHER}.json.{next(hexes)}.tmp"  # a running take's, maybe
+    foreign = layout.taking / "notes.tmp"  # not write_atomic's name: not sandman's to delete
+    for path in [*stale, young, foreign]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    old = time.time() - 3600
+    for path in [*stale, foreign]:
+        os.utime(path, (old, old))
+
+    drain(layout)
+
+    assert [p.exists() for p in stale] == [False, False]
+    assert young.exists() and foreign.exists()

@@ -38,7 +38,7 @@ from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
-from sandman.store.atomic import is_real_dir, move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, is_real_dir, move_no_replace, write_atomic
 from sandman.transcripts import HOSTS, Session, locate, summarize
 from sandman.transcripts.locate import Source
 
@@ -500,8 +500,10 @@ def finish_interrupted(layout: Layout) -> list[str]:
     pointer built from the archived bytes, journal ``take recovered``);
     nothing was moved, or the transcript is gone, the record goes. Never
     raises: an unreadable record is dropped, any error keeps it; each is a
-    journal line.
+    journal line. Temp files a killed take left beside its intent record or
+    pointer go too.
     """
+    _sweep_temp_files(layout)
     try:
         records = sorted(p for p in layout.taking.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
     except OSError:
@@ -516,6 +518,24 @@ def finish_interrupted(layout: Layout) -> list[str]:
             journal.write(layout, VERB, "intent-kept", intent=path.name, reason="error",
                           error=f"{type(error).__name__}: {error}")
     return recovered
+
+
+def _sweep_temp_files(layout: Layout) -> None:
+    """Delete write_atomic's temp files in ``.taking/`` and ``memories/.recent/`` older than
+    ``config.TAKE_INTENT_STALE_S`` seconds: takes write there without a lock, so a younger
+    one may be a running take's."""
+    cutoff = time.time() - config.TAKE_INTENT_STALE_S
+    for folder in (layout.taking, layout.recent):
+        try:
+            orphans = [entry for entry in os.scandir(folder) if TEMP_NAME.fullmatch(entry.name)]
+        except OSError:
+            continue
+        for orphan in orphans:
+            try:
+                if orphan.is_file(follow_symlinks=False) and orphan.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(orphan.path)
+            except OSError:
+                pass
 
 
 def _finish(layout: Layout, path: Path) -> str | None:
