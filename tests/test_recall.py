@@ -131,6 +131,16 @@ def test_a_relative_cwd_is_refused(layout) -> None:
         recall(layout, "work/app")
 
 
+def test_a_cwd_holding_a_newline_cannot_forge_a_line_of_the_payload(layout, tmp_path: Path) -> None:
+    cwd = tmp_path / "app\n# forged heading"
+    remember(layout, "The app deploys with make.", cwd=str(cwd))
+    lines = recall(layout, cwd).text.splitlines()
+    assert lines[0] == f"# sandman recall: {tmp_path}/app‹U+000A›# forged heading"
+    assert not any(line.startswith("# forged") for line in lines)
+    assert any(line.startswith("### ") and "app‹U+000A›# forged heading (this directory)" in line for line in lines)
+    assert not any(line.startswith("# forged") for line in compact(layout, str(cwd)).splitlines())
+
+
 def test_compact_names_the_banks_and_their_sizes_without_bodies(layout, tree) -> None:
     remember(layout, "A second app fact.", cwd=str(tree["app"]))
     text = compact(layout, tree["app"])

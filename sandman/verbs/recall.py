@@ -164,7 +164,7 @@ class _BankBlock:
     def __init__(self, bank: Bank, cwd: str):
         here = " (this directory)" if bank.directory == cwd else ""
         self.bank = bank
-        self.head = f"### {bank.label}{here} · {memories(len(bank.entries))} · {bank.folder}/"
+        self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(len(bank.entries))} · {bank.folder}/"
         self.line_costs = [len(e.line) + 1 for e in bank.entries]
         self.bodies: list[list[str]] = []
         self.body_total = 0
@@ -217,7 +217,7 @@ class _Composer:
     def __init__(self, layout: Layout, cwd: str, budget: int, blocks: list[_BankBlock],
                  pointers: list[Pointer], log: list[tuple[str, str, str]]):
         self.layout, self.budget, self.blocks = layout, budget, blocks
-        self.head = [f"# sandman recall: {cwd}"]
+        self.head = [f"# sandman recall: {visible(cwd, lines=False)}"]
         self.pointer_blocks = [_pointer_lines(p) for p in pointers]
         self.pointer_costs = [_cost(b) for b in self.pointer_blocks]
         self.pointer_head = "## Recent sessions (ended in the last 72 h, newest first)"
@@ -453,11 +453,14 @@ def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
     head = ["sandman: this session continues after compaction; its memory surface was given at the "
             "start and is not repeated."]
-    tail = [f'Read a bank at its folder; `sandman recall --cwd {directory}` prints the surface again; '
+    import shlex  # only here: the compaction note is the one place a path becomes a command
+
+    shown = visible(directory, lines=False)
+    tail = [f'Read a bank at its folder; `sandman recall --cwd {shlex.quote(shown)}` prints the surface again; '
             '`sandman remember "<body>"` still commits a memory now.']
-    lines = [f"- {bank.label}: {memories(len(bank.entries))}, {bank.folder}/" for bank in banks]
+    lines = [f"- {visible(bank.label, lines=False)}: {memories(len(bank.entries))}, {bank.folder}/" for bank in banks]
     if lines:
-        head.append(f"Banks for {directory}:")
+        head.append(f"Banks for {shown}:")
     while lines and _cost(head + lines + tail) > budget:
         lines.pop(0)
     text = "\n".join(head + lines + tail) + "\n"
