@@ -130,6 +130,19 @@ def test_report_serve_command_rejects_a_bad_port(layout: Layout) -> None:
     assert result.exit_code == 2 and "Invalid value for '--port'" in result.output
 
 
+def test_a_port_in_use_is_one_line_naming_the_address(layout: Layout) -> None:
+    import socket
+
+    remember(layout, "Build with make")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["report", "serve", "--port", str(port)])
+    assert result.exit_code == 1
+    assert result.output == f"sandman: Address already in use (127.0.0.1:{port})\n"
+
+
 def test_the_report_verb_module_imports_only_the_standard_library() -> None:
     # report --hook will live in sandman.verbs.report; hook modules stay light.
     probe = ("import sys, sandman.verbs.report; "

@@ -126,7 +126,11 @@ def make_server(site: Path, host: str, port: int, *, public: bool = False) -> ht
     """
     handler = partial(SiteHandler, directory=str(site))
     server_class = _Server6 if ":" in host else _Server
-    server = server_class((host, port), handler)
+    try:
+        server = server_class((host, port), handler)
+    except OSError as error:
+        error.filename = error.filename or _authority(host, port)  # "Address already in use (127.0.0.1:1705)"
+        raise
     bound, bound_port = server.server_address[:2]
     server.allowed_hosts = None if public else frozenset(
         _authority(name.lower(), bound_port) for name in (bound, host, "localhost")
