@@ -472,6 +472,20 @@ def test_dream_without_a_claude_binary_exits_with_one_line_and_leaves_the_queue(
     assert dream_check.status == "warn" and " failed: claude not found" in dream_check.message
 
 
+@pytest.mark.parametrize(("name", "value"), [("SANDMAN_DAILY_BUDGET_USD", "abc"), ("SANDMAN_MIND_TIMEOUT", "x")])
+def test_a_bad_mind_setting_is_a_journal_line_doctor_can_name(layout, fake_claude, cwd, monkeypatch, name, value):
+    archive_session(layout, SID, cwd, ended="2026-11-30T16:00:00Z")
+    monkeypatch.setenv(name, value)
+    result = sandman("dream", "--now")
+    assert result.returncode != 0 and name in result.stderr.decode() and fake_claude.calls() == []
+    line = journal_lines(layout)[-1]
+    assert (line["decision"], line["reason"], line["queued"]) == ("failed", "config", "1") and name in line["error"]
+    from sandman.verbs.doctor import doctor
+
+    dream_check = next(c for c in doctor().checks if c.name == "dream")
+    assert name in dream_check.message
+
+
 def _leftovers(layout, names):
     """Mind transcripts a killed dream left in Claude Code's folder for ``<root>/.dream``."""
     from sandman import config

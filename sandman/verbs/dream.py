@@ -16,7 +16,7 @@ import time
 from datetime import datetime
 
 from sandman import config, journal
-from sandman.errors import ClaudeNotFound, LockBusy
+from sandman.errors import ClaudeNotFound, ConfigError, LockBusy
 from sandman.layout import Layout
 from sandman.pointers import Pointer, list_pointers, parse_time
 from sandman.store.runlock import RunLock
@@ -90,6 +90,12 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
                 # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
                 journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
                 raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
+            try:
+                config.mind_timeout(), config.daily_budget_usd()
+            except ConfigError as error:
+                # A detached dream's stderr is only its log: the journal is where doctor looks.
+                journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))
+                raise
         if not interactive or depth == 0:
             summary = dream_run.run_queue(layout, everything=now)
         else:
