@@ -99,3 +99,38 @@ def list_pointers(layout: Layout) -> list[Pointer]:
     pointers = [pointer for pointer in map(read_pointer, paths) if pointer is not None]
     far = datetime.max.replace(tzinfo=timezone.utc)
     return sorted(pointers, key=lambda p: (p.ended or far, p.session))
+
+
+# --- pending-take records (BANK-FORMAT "Pending takes") -------------------------
+# take's ledger drain and doctor share this one definition of a readable record.
+
+
+def pending_entries(layout: Layout) -> list[Path]:
+    """Return the ledger's entries, ``pending-takes/*.json`` (dotted names, temp files, excluded), sorted.
+
+    ``[]`` when the folder does not exist. Raises OSError when it cannot be
+    listed (it is a file, say).
+    """
+    try:
+        return sorted(p for p in layout.pending_takes.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def read_pending_take(path: Path) -> dict:
+    """Return one pending-take record: a JSON object whose ``session`` is a safe session id.
+
+    Raises OSError (unreadable, a folder) and ValueError (not UTF-8 JSON, not
+    an object, no usable ``session``), naming the problem.
+    """
+    try:
+        data = json.loads(path.read_bytes())
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    try:
+        check_session_id(data.get("session"))
+    except InputError as error:
+        raise ValueError(str(error)) from None
+    return data

@@ -21,7 +21,7 @@ from sandman.verbs.doctor import SCHEMA_VERSION, doctor
 from sandman.verbs.init import init
 from sandman.verbs.sync import setup, sync
 
-NAMES = ["root", "repository", "clean", "hooks", "claude", "queue", "pending", "take", "dream", "reflect",
+NAMES = ["root", "repository", "clean", "hooks", "claude", "env", "queue", "pending", "take", "dream", "reflect",
          "errors", "remote", "sync"]
 SETTINGS = {"hooks": {
     "SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook", "timeout": 30}]}],
@@ -186,7 +186,7 @@ def test_a_long_queue_warns(healthy):
 def test_stale_pending_take_warns(healthy):
     healthy.pending_takes.mkdir()
     entry = healthy.pending_take("s-pending")
-    entry.write_text("{}")
+    entry.write_text(json.dumps({"session": "s-pending", "job": "j", "declined": "2026-11-30T16:03:40Z"}))
     assert check(doctor(), "pending").status == "ok"
     old = (journal.now_utc() - timedelta(hours=30)).timestamp()
     os.utime(entry, (old, old))
@@ -360,3 +360,122 @@ def test_hooks_that_run_existing_executables_or_bare_names_are_ok(healthy, isola
     # A bare name is found on the PATH Claude Code runs the hook with, which doctor cannot see.
     write_settings(isolated, _end_hook({"command": "sandman take --hook"}))
     assert check(doctor(), "hooks").status == "ok"
+
+
+# -- a broken root, a killed transaction, a garbage ledger, a bad setting (third tester's report) --
+
+
+def _doctor_cli(env: dict | None = None) -> tuple[list[str], dict]:
+    """Run `sandman doctor` and `sandman doctor --json`: both must end in a verdict, without a traceback."""
+    plain, as_json = sandman("doctor", env=env), sandman("doctor", "--json", env=env)
+    for done in (plain, as_json):
+        assert done.returncode == 1 and b"Traceback" not in done.stderr and done.stderr == b"", done.stderr
+    lines = plain.stdout.decode().splitlines()
+    assert len(lines) == len(NAMES) + 1 and lines[-1].startswith("verdict: FAIL")
+    data = json.loads(as_json.stdout)
+    assert [c["name"] for c in data["checks"]] == NAMES and data["status"] == "fail"
+    return lines, data
+
+
+def test_a_recent_folder_that_is_a_file_is_a_fail_line_naming_it(healthy):
+    recent = healthy.recent
+    if recent.exists():
+        recent.rmdir()
+    recent.write_text("x\n")
+    lines, data = _doctor_cli()
+    assert f"FAIL  queue       cannot be checked: Not a directory: {recent}" in lines
+    queue = next(c for c in data["checks"] if c["name"] == "queue")
+    assert queue["status"] == "fail" and str(recent) in queue["message"]
+    assert data["verdict"] == f"FAIL queue: cannot be checked: Not a directory: {recent}"
+    assert [c["name"] for c in data["checks"] if c["status"] != "ok"] == ["queue"]
+
+
+def test_a_root_under_a_file_is_fail_lines_not_a_traceback(isolated, tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    lines, data = _doctor_cli({"SANDMAN_ROOT": str(blocker / "sub")})
+    repository = next(c for c in data["checks"] if c["name"] == "repository")
+    assert repository["status"] == "fail" and f"lies under {blocker}, which is not a folder" in repository["message"]
+    failed = {c["name"]: c["message"] for c in data["checks"] if c["status"] == "fail"}
+    assert str(blocker / "sub" / "memories" / ".recent") in failed["queue"]
+    assert str(blocker / "sub" / "pending-takes") in failed["pending"]
+    assert not (blocker / "sub").exists()
+
+
+KILLED_REMEMBER = """
+import os, signal
+from sandman import config
+from sandman.banks.commit import bank_transaction
+from sandman.banks.memory import Memory
+from sandman.layout import Layout
+
+layout = Layout(config.root())
+with bank_transaction(layout, verb="remember", subject="killed") as tx:
+    tx.write_memory("_user", Memory(name="Half done", description="d.", type="user", body="b.\\n"))
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_transaction_is_said_to_be_rolled_back_not_committed(healthy, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from sandman.verbs.remember import remember
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_REMEMBER], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert healthy.commit_undo.exists()
+    clean = check(doctor(), "clean")
+    assert clean.status == "warn" and "killed transaction" in clean.message
+    assert "rolls that transaction back from .commit.undo" in clean.message
+    assert "commits them as `recover`" not in clean.message
+    written = sorted(healthy.bank("_user").glob("user_half_done*.md"))
+    assert written
+    remember(healthy, "After the crash.", cwd=str(tmp_path))  # the next write does what doctor said
+    assert not any(path.exists() for path in written) and not healthy.commit_undo.exists()
+    assert check(doctor(), "clean").status == "ok"
+
+
+def test_pending_entries_that_are_not_records_warn_naming_one(healthy):
+    from sandman.pointers import read_pending_take
+
+    healthy.pending_takes.mkdir()
+    good = healthy.pending_take("s-good")
+    good.write_text(json.dumps({"session": "s-good", "job": "j", "declined": "2026-11-30T16:03:40Z"}))
+    read_pending_take(good)  # the record doctor counts as readable is the one take's drain reads
+    assert check(doctor(), "pending").status == "ok"
+    healthy.pending_take("s-bad").write_text("{bad")
+    healthy.pending_take("s-folder").mkdir()
+    healthy.pending_take("s-binary").write_bytes(b"\xff\xfe{}")
+    healthy.pending_take("s-unsafe").write_text(json.dumps({"session": "../up"}))
+    found = check(doctor(), "pending")
+    assert found.status == "warn"
+    assert found.message.startswith("5 pending take(s), 4 not a readable pending-take record (e.g. ")
+    assert str(healthy.pending_takes) in found.message
+    assert sorted(found.details["unreadable"]) == sorted(
+        str(healthy.pending_take(s)) for s in ("s-bad", "s-folder", "s-binary", "s-unsafe"))
+
+
+@pytest.mark.parametrize("name, value, text", [
+    ("SANDMAN_DAILY_BUDGET_USD", "abc", "SANDMAN_DAILY_BUDGET_USD='abc' is not a number"),
+    ("SANDMAN_MIND_TIMEOUT", "x", "SANDMAN_MIND_TIMEOUT='x' is not a number"),
+    ("SANDMAN_MIND_TIMEOUT", "0", "SANDMAN_MIND_TIMEOUT='0' must be a finite number greater than 0"),
+    ("SANDMAN_DAILY_BUDGET_USD", "inf", "SANDMAN_DAILY_BUDGET_USD='inf' must be a finite number greater than 0"),
+])
+def test_a_setting_that_does_not_parse_fails_naming_it(healthy, monkeypatch, name, value, text):
+    assert check(doctor(), "env").status == "ok"
+    monkeypatch.setenv(name, value)
+    report = doctor()
+    env = check(report, "env")
+    assert env.status == "fail" and env.message.startswith(text) and "dream and reflect fail" in env.message
+    assert report.verdict.startswith(f"FAIL env: {text}") and report.exit_code == 1
+    done = sandman("doctor")
+    assert done.returncode == 1 and f"FAIL  env         {text}" in done.stdout.decode()
+
+
+def test_settings_that_parse_are_ok(healthy, monkeypatch):
+    monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", "2.5")
+    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "60")
+    env = check(doctor(), "env")
+    assert env.status == "ok" and "SANDMAN_MIND_TIMEOUT=60, SANDMAN_DAILY_BUDGET_USD=2.5" in env.message

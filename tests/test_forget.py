@@ -236,3 +236,97 @@ def test_a_memory_a_session_remembered_is_forgotten_with_it(layout: Layout, tmp_
     other = remember(layout, "Said by hand.", cwd=str(tmp_path)).path
     result = forget(layout, SID, memories=True)
     assert result.memories == [path] and not path.exists() and other.exists()
+
+
+# -- an id matches only as a whole token (third tester's finding 1: a prefix or a model name
+# destroyed another session's mind transcripts, manifest and journal lines) --
+
+
+def _dreamt(layout: Layout, isolated: Path, fake_claude) -> dict[Path, bytes]:
+    """SID archived and dreamt (one mind abstains, so a line carries its model); return `.dream/`
+    and `.trace/` as bytes. The kept mind transcripts get a line as real Claude Code writes it,
+    with the mind's model as a whole JSON value."""
+    from dream_helpers import archive_session, model
+    from sandman.verbs.dream import dream
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z", project="-home-user-proj")
+    fake_claude.mode(model("fable"), "fail")
+    dream(layout, now=True)
+    kept = json.loads(layout.dream_manifest(SID).read_text())["transcripts"]
+    assert len(kept) == 3
+    for relative in kept:
+        with open(layout.root / relative, "a") as stream:
+            stream.write(json.dumps({"type": "assistant", "message": {"model": model("fable")},
+                                     "note": f"dreaming .archive/claude/2026/11/30/160112-x/{SID}.jsonl"}) + "\n")
+    assert any(f"model={model('fable')}" in line for line in
+               (line for log in layout.trace.glob("dream-*.log") for line in log.read_text().splitlines()))
+    return {p: p.read_bytes() for folder in (layout.dream_dir, layout.trace) for p in folder.rglob("*")
+            if p.is_file()}
+
+
+def test_a_prefix_suffix_or_model_name_leaves_a_dreamt_session_whole(layout: Layout, isolated: Path, fake_claude):
+    from dream_helpers import model
+
+    before = _dreamt(layout, isolated, fake_claude)
+    for word in (SID[:20], SID[:18], SID[:-1], SID[-27:], model("fable")):
+        result = forget(layout, word)
+        assert (result.destroyed, result.scrubbed) == ([], []), word
+    after = {p: p.read_bytes() for p in before if p.exists()}
+    assert after == before
+    assert layout.pointer(SID).exists()
+
+
+def test_the_full_id_still_forgets_a_dreamt_sessions_traces(layout: Layout, isolated: Path, fake_claude):
+    before = _dreamt(layout, isolated, fake_claude)
+    kept = [layout.root / rel for rel in json.loads(layout.dream_manifest(SID).read_text())["transcripts"]]
+    forget(layout, SID)
+    assert not any(path.exists() for path in kept) and not layout.dream_manifest(SID).exists()
+    for log in layout.trace.glob("*.log"):
+        assert SID not in log.read_text()
+    assert [p for p in before if p.exists() and SID.encode() in p.read_bytes()] == []
+
+
+def test_a_session_named_only_inside_a_path_or_a_json_session_field_is_found(layout: Layout):
+    from sandman.journal import write
+
+    minds = layout.dream_dir / "-home-user-proj"
+    minds.mkdir(parents=True)
+    quoted = {"by-field": json.dumps({"sessionId": SID}), "in-path": f"read /x/{SID}.jsonl\n",
+              "codex": f"read rollout-2026-11-30T10-00-00-{SID}.jsonl\n", "mind-model": json.dumps({"model": SID})}
+    for name, text in quoted.items():
+        (minds / name).write_text(text)
+    write(layout, "take", "intent-kept", intent=f"{SID}.4242.json", reason="in-flight")
+    write(layout, "dream", "orphaned", **{"from": f"/x/{SID}/agent.jsonl"})
+    write(layout, "dream", "abstained", session=OTHER, mind="fable", model=SID)
+    result = forget(layout, SID)
+    assert sorted(p.name for p in result.destroyed) == ["by-field", "codex", "in-path"]
+    lines = [line for log in layout.trace.glob("*.log") for line in log.read_text().splitlines()]
+    assert len(lines) == 1 and f"session={OTHER}" in lines[0]
+
+
+def test_a_prefix_or_suffix_leaves_another_sessions_host_files(layout: Layout, isolated: Path):
+    codex = isolated / ".codex" / "sessions" / "2026" / "11" / "30" / f"rollout-2026-11-30T10-00-00-{OTHER}.jsonl"
+    codex.parent.mkdir(parents=True)
+    codex.write_text('{"type":"session_meta"}\n')
+    todo = isolated / ".claude" / "todos" / f"{OTHER}-agent-{OTHER}.json"
+    todo.parent.mkdir(parents=True)
+    todo.write_text("[]")
+    for word in (OTHER[:18], OTHER[-17:], OTHER[-27:]):
+        assert forget(layout, word).destroyed == [], word
+    assert codex.exists() and todo.exists()
+    assert set(forget(layout, OTHER).destroyed) == {codex, todo}
+
+
+@pytest.mark.parametrize("chunk", [7, 16, 37, 1 << 20])
+def test_whole_token_matching_holds_across_read_chunks(tmp_path: Path, monkeypatch, chunk: int):
+    from sandman.verbs import forget as module
+
+    monkeypatch.setattr(module, "_READ_CHUNK", chunk)
+    cases = {f"{'x' * 50} {SID}6 {SID[1:]}": False, f'{"y" * 40}{{"model": "{SID}"}}': False,
+             f"{'z' * 45}/{SID}.jsonl": True, f'{{"a": 1, "session": "{SID}"}}': True, SID: True}
+    for number, (text, named) in enumerate(cases.items()):
+        path = tmp_path / f"case-{number}"
+        path.write_text(text)
+        assert module._mentions(path, SID) is named, text

@@ -108,7 +108,9 @@ def _named(session_id: str) -> list[Path]:
             found.append(candidate)
     sessions = config.codex_sessions_dir()
     if sessions.is_dir():
-        found += sorted(sessions.rglob(f"rollout-*-{session_id}.jsonl"))
+        # The glob alone would also match a suffix of another session's UUID.
+        found += sorted(path for path in sessions.rglob(f"rollout-*-{session_id}.jsonl")
+                        if (named := _ROLLOUT.fullmatch(path.name)) and named.group(1) == session_id)
     return found
 
 
@@ -232,7 +234,9 @@ def live_job(session_id: str) -> str | None:
 
 # Claude Code's other per-session files under its config dir (forget destroys them too):
 # file edit backups, todo lists, debug logs, the session's shell environment.
-_CLAUDE_SESSION_FILES = ("file-history/{sid}", "todos/{sid}-*.json", "todos/{sid}.json",
+# A todo list is `<sid>-agent-<agent id>.json`: `<sid>-*` would also match a session whose id
+# merely starts with `<sid>-`.
+_CLAUDE_SESSION_FILES = ("file-history/{sid}", "todos/{sid}-agent-*.json", "todos/{sid}.json",
                          "debug/{sid}.txt", "session-env/{sid}")
 
 

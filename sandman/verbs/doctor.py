@@ -2,27 +2,30 @@
 
 One check per line, each OK, WARN or FAIL, in this order: the root resolves,
 is a git repository, is clean; the hooks are registered with Claude Code; the
-claude binary for the minds is found; the dream queue; pending takes; the last
-take, dream and reflect; journal errors in the last 24 h; the remote; the last
-sync. Then one verdict line naming the most important problem.
+claude binary for the minds is found; the SANDMAN_* settings parse; the dream
+queue; pending takes; the last take, dream and reflect; journal errors in the
+last 24 h; the remote; the last sync. Then one verdict line naming the most
+important problem.
 
 doctor only reads: it writes no file and no journal line, so it can be run on
-a root that does not exist yet, or that something is wrong with.
+a root that does not exist yet, or that something is wrong with. A check that
+hits an OSError or a sandman error is a FAIL line naming it; the others still run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from sandman import config
-from sandman.errors import ConfigError, RepositoryError
+from sandman.errors import ConfigError, RepositoryError, SandmanError
 from sandman.journal import iso, now_utc, parse_line
 from sandman.layout import Layout
-from sandman.pointers import parse_time
+from sandman.pointers import parse_time, pending_entries, read_pending_take
 
 SCHEMA_VERSION = 1
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -32,8 +35,14 @@ OK, WARN, FAIL = "ok", "warn", "fail"
 ERROR_DECISIONS = frozenset({"failed", "crashed"})
 HOOKS = {"SessionEnd": "take", "SessionStart": "recall"}  # event -> the verb whose hook it runs
 # Within one severity, the order in which problems matter: the verdict names the first.
-PRIORITY = ("root", "repository", "clean", "hooks", "claude", "sync", "errors", "remote",
+PRIORITY = ("root", "repository", "clean", "hooks", "claude", "env", "sync", "errors", "remote",
             "queue", "dream", "reflect", "pending", "take")
+# The settings doctor parses, each with the config.py function that reads it (and raises
+# ConfigError on a bad value): the same parse the verbs run, never a copy of it.
+ENV_SETTINGS = (
+    ("SANDMAN_MIND_TIMEOUT", config.mind_timeout),
+    ("SANDMAN_DAILY_BUDGET_USD", config.daily_budget_usd),
+)
 
 
 @dataclass
@@ -109,18 +118,62 @@ def doctor(now: datetime | None = None) -> Report:
     if layout is None:
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in ("repository", "clean")]
     else:
-        repo, repo_checks = _repository(layout)
+        try:
+            repo, repo_checks = _repository(layout)
+        except CHECK_ERRORS as error:
+            repo_checks = [_failed("repository", error), Check("clean", WARN, "not checked: no repository")]
         checks += repo_checks
-    checks.append(_hooks())
-    checks.append(_claude())
+    checks.append(_guarded("hooks", _hooks))
+    checks.append(_guarded("claude", _claude))
+    checks.append(_env())
     if layout is None:
         names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
-    checks.append(_errors(layout, now))
-    checks += _sync(layout, repo, now)
+    checks.append(_guarded("errors", _errors, layout, now))
+    try:
+        checks += _sync(layout, repo, now)
+    except CHECK_ERRORS as error:
+        checks += [_failed("remote", error), Check("sync", WARN, "not checked: the remote could not be read")]
     return Report(str(layout.root), checks)
+
+
+# What a check may meet on a broken machine: it becomes that check's FAIL line.
+CHECK_ERRORS = (OSError, SandmanError)
+
+
+def _failed(name: str, error: Exception) -> Check:
+    """The FAIL line of a check that could not run: the error, and the path it names."""
+    if isinstance(error, OSError) and error.filename is not None:
+        text = f"{error.strerror or type(error).__name__}: {error.filename}"
+    else:
+        text = str(error) or type(error).__name__
+    return Check(name, FAIL, f"cannot be checked: {text}", {"error": text})
+
+
+def _guarded(name: str, check, *args) -> Check:
+    """Run one check; an OSError or sandman error is its FAIL line instead of a traceback."""
+    try:
+        return check(*args)
+    except CHECK_ERRORS as error:
+        return _failed(name, error)
+
+
+def _env() -> Check:
+    """Parse every SANDMAN_* setting that holds a value (not a name or a path) as the verbs do."""
+    values = {name: os.environ.get(name) for name, _ in ENV_SETTINGS}
+    bad = []
+    for name, read in ENV_SETTINGS:
+        try:
+            read()
+        except ConfigError as error:
+            bad.append(str(error))
+    details = {"variables": values, "errors": bad}
+    if bad:
+        return Check("env", FAIL, "; ".join(bad) + ": dream and reflect fail until it is fixed or unset", details)
+    shown = ", ".join(f"{name}={value}" for name, value in values.items() if value) or "defaults"
+    return Check("env", OK, f"SANDMAN_* settings parse ({shown})", details)
 
 
 # --- the root ------------------------------------------------------------------
@@ -130,8 +183,11 @@ def _repository(layout: Layout):
     from sandman.store import repo as store
 
     if not layout.root.is_dir():
+        blocker = next((folder for folder in layout.root.parents if folder.exists() and not folder.is_dir()), None)
+        problem = (f"{layout.root} lies under {blocker}, which is not a folder; point SANDMAN_ROOT at a folder"
+                   if blocker else f"{layout.root} does not exist; run `sandman init`")
         return None, [
-            Check("repository", FAIL, f"{layout.root} does not exist; run `sandman init`"),
+            Check("repository", FAIL, problem),
             Check("clean", WARN, "not checked: no repository"),
         ]
     try:
@@ -159,6 +215,16 @@ def _repository(layout: Layout):
         )]
     if not dirty:
         return repo, [head, Check("clean", OK, "no uncommitted changes")]
+    if layout.commit_undo.exists():
+        # banks/commit.recover rolls the killed transaction back from its undo log
+        # before it commits anything; only what the log does not name is left to `recover`.
+        return repo, [head, Check(
+            "clean", WARN,
+            f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}, and {layout.commit_undo.name} left by a killed "
+            f"transaction; the next sandman write rolls that transaction back from {layout.commit_undo.name}, "
+            "then commits any change left as `recover`",
+            {"dirty": dirty[:50], "undo_log": str(layout.commit_undo)},
+        )]
     return repo, [head, Check(
         "clean", WARN,
         f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}; the next sandman write commits them as `recover`",
@@ -329,6 +395,25 @@ def last_line(layout: Layout, verb: str, decisions: frozenset[str] | None = None
 
 
 def _activity(layout: Layout, now: datetime) -> list[Check]:
+    """The queue, pending, take, dream and reflect checks, each a FAIL line of its own when it cannot run."""
+    try:
+        queue_check, queued = _queue(layout, now)
+    except CHECK_ERRORS as error:
+        queue_check, queued = _failed("queue", error), None
+    checks = [queue_check, _guarded("pending", _pending, layout, now)]
+    last = {}
+    for verb in ("take", "dream", "reflect"):
+        try:
+            last[verb] = last_line(layout, verb)
+        except CHECK_ERRORS as error:
+            checks.append(_failed(verb, error))
+            continue
+        checks.append(_last_run(verb, last, queue_check, queued, now))
+    return checks
+
+
+def _queue(layout: Layout, now: datetime):
+    """Return the queue's check and the queued pointers."""
     from sandman.verbs.dream import is_running, queue
 
     queued = queue(layout)
@@ -345,46 +430,51 @@ def _activity(layout: Layout, now: datetime) -> list[Check]:
         status, message = WARN, message + f": older than {config.RECALL_POINTER_HOURS} h, it left recall undreamed"
     elif len(queued) >= 2 * config.DREAM_DUE_POINTERS:
         status, message = WARN, message + f": twice the {config.DREAM_DUE_POINTERS} that trigger a dream"
-    checks = [Check("queue", status, message, details)]
-    checks.append(_pending(layout, now))
-    last = {verb: last_line(layout, verb) for verb in ("take", "dream", "reflect")}
-    for verb in ("take", "dream", "reflect"):
-        line = last[verb]
-        moment = line[0] if line else None
-        text = f"last {verb} {_ago(moment, now)} ({line[2]})" if line else f"{verb} has never run"
-        status = OK
-        if line and line[2] in ERROR_DECISIONS:
-            # The newest line is the run's last word: a failure there is not "OK ... (failed)".
-            status, text = WARN, f"last {verb} {_ago(moment, now)} {line[2]}"
-            if line[3].get("error"):
-                text += f": {line[3]['error']}"
-        elif verb == "dream" and len(queued) >= config.DREAM_DUE_POINTERS and not details["dream_running"] and (
-            moment is None or now - moment > timedelta(hours=config.DOCTOR_DREAM_LATE_HOURS)
-        ):
-            status, text = WARN, text + f"; {len(queued)} pointers are due: run `sandman dream`"
-        if verb == "reflect" and last["take"] and (
-            moment is None or now - moment > timedelta(hours=config.DOCTOR_REFLECT_LATE_HOURS)
-        ):
-            status, text = WARN, text + "; reflect is the daily pass: run `sandman reflect` (or schedule it)"
-        checks.append(Check(verb, status, text, {"at": iso(moment) if moment else None,
-                                                 "decision": line[2] if line else None}))
-    return checks
+    return Check("queue", status, message, details), queued
+
+
+def _last_run(verb: str, last: dict, queue_check: Check, queued: list | None, now: datetime) -> Check:
+    """When ``verb`` last ran and what it decided; ``queued`` is None when the queue could not be read."""
+    line = last[verb]
+    moment = line[0] if line else None
+    text = f"last {verb} {_ago(moment, now)} ({line[2]})" if line else f"{verb} has never run"
+    status = OK
+    if line and line[2] in ERROR_DECISIONS:
+        # The newest line is the run's last word: a failure there is not "OK ... (failed)".
+        status, text = WARN, f"last {verb} {_ago(moment, now)} {line[2]}"
+        if line[3].get("error"):
+            text += f": {line[3]['error']}"
+    elif (verb == "dream" and queued is not None and len(queued) >= config.DREAM_DUE_POINTERS
+          and not queue_check.details["dream_running"]
+          and (moment is None or now - moment > timedelta(hours=config.DOCTOR_DREAM_LATE_HOURS))):
+        status, text = WARN, text + f"; {len(queued)} pointers are due: run `sandman dream`"
+    if verb == "reflect" and last.get("take") and (
+        moment is None or now - moment > timedelta(hours=config.DOCTOR_REFLECT_LATE_HOURS)
+    ):
+        status, text = WARN, text + "; reflect is the daily pass: run `sandman reflect` (or schedule it)"
+    return Check(verb, status, text, {"at": iso(moment) if moment else None, "decision": line[2] if line else None})
 
 
 def _pending(layout: Layout, now: datetime) -> Check:
-    try:
-        entries = [path for path in layout.pending_takes.iterdir() if path.suffix == ".json"]
-    except (FileNotFoundError, NotADirectoryError):
-        entries = []
+    entries = pending_entries(layout)
+    unreadable: list[str] = []
     stale = []
     for path in entries:
+        try:
+            read_pending_take(path)
+        except (OSError, ValueError):
+            unreadable.append(str(path))
+            continue
         try:
             changed = datetime.fromtimestamp(path.stat().st_mtime, tz=now.tzinfo)
         except OSError:
             continue
         if now - changed > timedelta(hours=config.DOCTOR_PENDING_STALE_HOURS):
             stale.append(path.stem)
-    details = {"count": len(entries), "stale": sorted(stale)}
+    details = {"count": len(entries), "stale": sorted(stale), "unreadable": unreadable[:50]}
+    if unreadable:
+        return Check("pending", WARN, f"{len(entries)} pending take(s), {len(unreadable)} not a readable pending-take "
+                     f"record (e.g. {unreadable[0]}): no take will ever settle it; delete it", details)
     if stale:
         return Check("pending", WARN, f"{len(entries)} pending take(s), {len(stale)} waiting over "
                      f"{config.DOCTOR_PENDING_STALE_HOURS} h (e.g. {sorted(stale)[0]}); the next take or reflect retries them", details)

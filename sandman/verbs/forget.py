@@ -5,16 +5,16 @@ What is destroyed, wherever it is found:
 - the live transcript(s) under Claude Code's projects folder or Codex's
   sessions folder, with the Claude Code companion folder ``<session id>/``;
 - Claude Code's other files of the session: ``file-history/<id>/``,
-  ``todos/<id>*.json``, ``debug/<id>.txt``, ``session-env/<id>/``;
+  ``todos/<id>-agent-*.json``, ``debug/<id>.txt``, ``session-env/<id>/``;
 - the archived transcript and companion folder (named by the pointer, by
   take's journal lines, or found by name under ``.archive/``), and archive
   folders left empty;
 - the pointer ``memories/.recent/<id>.json`` and ``pending-takes/<id>.json``;
 - the mind transcripts under ``.dream/``: every file dream's manifest
   ``.dream/by-session/<id>.json`` lists, the manifest, and every file under
-  ``.dream/`` whose bytes name the session id;
-- every journal line that names the session (the ``.trace/`` files are
-  rewritten without them);
+  ``.dream/`` whose bytes name the session id as a whole token (_mentions);
+- every journal line that names the session (_names_session; the ``.trace/``
+  files are rewritten without them);
 - the rendered site's copies: when ``.site/`` exists it is rendered again, so
   the pages and search index of deleted memories and the queue's title of the
   session are gone; when it cannot be rendered it is removed (it is derived).
@@ -53,6 +53,18 @@ _READ_CHUNK = 1 << 20
 # An id this long (a UUID is 36) is matched inside file bytes and journal lines; a shorter
 # one only as a whole field or file name (see _distinctive).
 DISTINCTIVE_CHARS = 16
+# Next to one of these characters an occurrence of the id is part of a longer name (a
+# longer session id, a model name): a prefix of a UUID is followed by a hex digit or `-`.
+# `.` and `:` are allowed in a session id too, but around an id they end it
+# (`<id>.jsonl`, `<id>.<pid>.json`, `Session: <id>`).
+_NAME_CHARS = r"A-Za-z0-9_\-"
+# A Codex rollout's name puts `-` between its time and the id (transcripts/locate.py).
+_ROLLOUT_TIME = r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-"
+# Keys whose whole value, quoted in JSON, is a session id; another key's whole value equal
+# to the id (`"model": "claude-fable-5-1"`) is that field's, not a session's.
+_SESSION_KEYS = ("session", "sessionId", "session_id")
+# How far before an occurrence a JSON key is looked for, in bytes.
+_KEY_CONTEXT = 64
 
 
 @dataclass
@@ -76,18 +88,56 @@ class Forgotten:
     site: str | None = None
 
 
-def _mentions(path: Path, needle: bytes) -> bool:
-    """True when the file's bytes contain ``needle`` (read in chunks, overlap kept)."""
+def _token(session_id: str) -> re.Pattern[str]:
+    """The id as a whole token: not inside a longer name (see _NAME_CHARS), or a Codex rollout's."""
+    return re.compile(rf"(?:(?<![{_NAME_CHARS}])|(?<={_ROLLOUT_TIME})){re.escape(session_id)}(?![{_NAME_CHARS}])")
+
+
+def _quoted_key(before: bytes) -> str | None:
+    """The JSON key whose string value starts right after ``before`` (``"key": "``), else None."""
+    found = re.search(rb'"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*"\Z', before)
+    return found.group(1).decode() if found else None
+
+
+def _names_in_bytes(data: bytes, session_id: str, *, carried: int, complete: bool) -> bool:
+    """True when ``data`` holds the id as a whole token that is not another JSON key's whole value.
+
+    ``carried``: how many leading bytes the previous window held too; an
+    occurrence ending inside them was judged there. ``complete`` is False while
+    more of the file follows: an occurrence at the very end is then undecided
+    (the next byte may continue it) and is judged in the next window.
+    """
+    token = re.compile(_token(session_id).pattern.encode())
+    for found in token.finditer(data):
+        if found.end() < carried or (not complete and found.end() == len(data)):
+            continue
+        whole = data[found.start() - 1 : found.start()] == b'"' and data[found.end() : found.end() + 1] == b'"'
+        key = _quoted_key(data[max(0, found.start() - _KEY_CONTEXT) : found.start()]) if whole else None
+        if key is None or key in _SESSION_KEYS:
+            return True
+    return False
+
+
+def _mentions(path: Path, session_id: str) -> bool:
+    """True when the file's bytes name the session (_names_in_bytes), read in chunks.
+
+    Each window starts with the previous one's last bytes, enough to hold an
+    occurrence split between chunks with the context it is judged by.
+    """
+    overlap = len(session_id.encode()) + _KEY_CONTEXT + 1
     try:
         with open(path, "rb") as stream:
-            tail = b""
-            while chunk := stream.read(_READ_CHUNK):
-                if needle in tail + chunk:
+            window, carried = stream.read(_READ_CHUNK), 0
+            while True:
+                more = stream.read(_READ_CHUNK)
+                if _names_in_bytes(window, session_id, carried=carried, complete=not more):
                     return True
-                tail = chunk[-len(needle):]
+                if not more:
+                    return False
+                tail = window[-overlap:]
+                window, carried = tail + more, len(tail)
     except OSError:
         return False
-    return False
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -103,7 +153,7 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
         named += pointer.data["earlier"]
     needle = session_id.encode()
     for log in sorted(layout.trace.glob("take-*.log")) if layout.trace.is_dir() else []:
-        if not _mentions(log, needle):
+        if needle not in log.read_bytes():
             continue
         for line in log.read_text("utf-8", "replace").splitlines():
             try:
@@ -118,7 +168,9 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
             if _inside(path, layout.archive) and (path.exists() or path.is_symlink()):
                 found.add(path)
     if layout.archive.is_dir():
-        transcript = re.compile(rf"(?:\d{{6}}-)?(?:rollout-.+-)?{re.escape(session_id)}\.jsonl")
+        # The time prefix of the archive, or a Codex rollout's name: never any text before the
+        # id, or a suffix of another session's UUID would match its archived rollout.
+        transcript = re.compile(rf"(?:\d{{6}}-)?(?:{_ROLLOUT_TIME})?{re.escape(session_id)}\.jsonl")
         for folder, dirs, files in os.walk(layout.archive):
             here = Path(folder)
             for name in files:
@@ -148,11 +200,10 @@ def _mind_transcripts(layout: Layout, session_id: str) -> set[Path]:
             if _inside(path, layout.dream_dir) and path.exists():
                 found.add(path)
     if layout.dream_dir.is_dir() and _distinctive(session_id):
-        needle = session_id.encode()
         for folder, _, files in os.walk(layout.dream_dir):
             for name in files:
                 path = Path(folder) / name
-                if _mentions(path, needle):
+                if _mentions(path, session_id):
                     found.add(path)
     return found
 
@@ -189,18 +240,27 @@ def _prune_empty(folder: Path, stop: Path) -> None:
 
 
 def _names_session(line: bytes, session_id: str) -> bool:
-    """True when a journal line names the session: a fact equal to the id, or, for a
-    distinctive id, the id anywhere in it (an archived path, say)."""
-    needle = session_id.encode()
-    if needle not in line:
+    """True when a journal line names the session.
+
+    That is: a ``session=<id>`` fact, or, for a distinctive id, the id as a whole
+    token inside another fact (an archived path, an intent's file name, an error).
+    Another fact whose whole value is the id (``model=claude-fable-5-1``) is that
+    field's value, not a session; a line that is not a journal line names the
+    session when it holds a distinctive id as a whole token.
+    """
+    if session_id.encode() not in line:
         return False
-    if _distinctive(session_id):
-        return True
+    text = line.decode("utf-8", "replace")
     try:
-        facts = parse_line(line.decode("utf-8", "replace"))[3]
+        facts = parse_line(text)[3]
     except ValueError:
-        return False
-    return session_id in facts.values()
+        return _distinctive(session_id) and _token(session_id).search(text) is not None
+    if facts.get("session") == session_id:
+        return True
+    token = _token(session_id)
+    return _distinctive(session_id) and any(
+        value != session_id and token.search(value) for value in facts.values() if isinstance(value, str)
+    )
 
 
 def _scrub_journal(layout: Layout, session_id: str) -> list[Path]:
