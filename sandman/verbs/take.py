@@ -36,7 +36,7 @@ from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import Layout
-from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
+from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.atomic import TEMP_NAME, is_real_dir, move_no_replace, write_atomic
 from sandman.transcripts import HOSTS, Session, locate, summarize
@@ -391,9 +391,8 @@ def drain(layout: Layout) -> list[str]:
 def _settle(layout: Layout, entry: Path) -> bool:
     session_id = entry.stem
     try:
-        data = json.loads(entry.read_bytes())
-        check_session_id(data.get("session") if isinstance(data, dict) else None)
-    except (OSError, ValueError, RecursionError, InputError):
+        data = read_pending_take(entry)
+    except (OSError, ValueError):
         journal.write(layout, VERB, "kept", session=session_id, reason="unreadable-entry")
         return False
     session_id = data["session"]
