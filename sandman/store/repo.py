@@ -10,6 +10,7 @@ Paths here are repo-relative POSIX strings, as git tree entries are.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -29,7 +30,15 @@ def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -
 
 
 def locked(lock: FileLock):
-    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out."""
+    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out.
+
+    Raises OSError (naming the lock file) at once when the lock file cannot be
+    created or opened.
+    """
+    # filelock polls until its timeout when opening the lock file fails with
+    # some errors (ENOENT, as under /proc/self), so a write would hang without
+    # a word: open it once here, so such a failure is raised now.
+    os.close(os.open(lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
     try:
         return lock.acquire()
     except Timeout:
