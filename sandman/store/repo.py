@@ -75,13 +75,19 @@ def ensure_root(layout: Layout) -> bool:
     if is_repository(layout):
         if _gitignore_complete(layout):
             return False
-        _refuse_foreign(layout)
+        try:
+            _refuse_foreign(layout, open_repo(layout))  # before the lock file is made in it
+        except RepositoryError:
+            pass  # another sandman may be creating it right now: decided under the lock
     layout.root.mkdir(parents=True, exist_ok=True)
     with locked(commit_lock(layout)):
         try:
-            if not is_repository(layout):
+            if is_repository(layout):
+                repo = open_repo(layout)
+                _refuse_foreign(layout, repo)
+            else:
                 pygit2.init_repository(str(layout.root), initial_head="main")
-            repo = open_repo(layout)
+                repo = open_repo(layout)
             _complete_gitignore(layout)
             paths = committable_paths(repo)
             if paths:
@@ -95,9 +101,8 @@ def ensure_root(layout: Layout) -> bool:
     return True
 
 
-def _refuse_foreign(layout: Layout) -> None:
+def _refuse_foreign(layout: Layout, repo: pygit2.Repository) -> None:
     """Raise ForeignRepository unless the root's repository has no commit or is a memory root."""
-    repo = open_repo(layout)
     try:
         if repo.head_is_unborn:
             return
