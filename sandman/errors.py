@@ -96,6 +96,7 @@ class SyncError(SandmanError):
     ``credentials``, ``rejected``, ``no-remote``, ``no-root``, ``not-a-branch``,
     ``hidden`` (a commit would carry the hidden tier off the machine),
     ``link`` (a symbolic link would be pushed or checked out),
+    ``secret`` (a commit to be pushed adds a credential),
     ``remote-exists``, ``conflict`` (a merge that would lose a memory, or a path
     both a file and a folder), ``checkout`` (the merged tree could not be
     checked out; the remote already has it, and the next sync fast-forwards).
@@ -123,3 +124,28 @@ class SiteError(SandmanError):
 class ClaudeNotFound(SandmanError):
     """The minds' ``claude`` binary ($SANDMAN_CLAUDE_BIN, else ``claude`` on PATH) is not there:
     no mind could run, so the run stops before starting any."""
+
+
+# --- what a sandman write finds in the root before it commits (breaker3 problems 2 and 6) ---
+
+
+class LeftoverSecret(SandmanError):
+    """A change left in the versioned tier outside sandman (a hand edit, a stray file) carries a
+    credential; ``path`` (repo-relative) and ``kinds`` name it, never the value. Nothing was
+    committed; the file stays as it is for its owner to fix."""
+
+    exit_code = 2
+
+    def __init__(self, root: str, path: str, kinds: list[str]):
+        self.path = path
+        self.kinds = kinds
+        super().__init__(
+            f"{path} in {root} contains a secret ({', '.join(kinds)}), left there outside sandman; "
+            "nothing was committed: remove the credential from that file (or delete it) and try again"
+        )
+
+
+class ForeignRepository(SandmanError):
+    """The memory root is a git repository sandman did not create; sandman commits nothing into it."""
+
+    exit_code = 2

@@ -40,6 +40,10 @@ GITIGNORE_LINES = (
     "# pending takes name jobs of this machine only; they must not travel with git.",
     "/pending-takes/",
 )
+# The rules by which a repository is known as a memory root (store.repo.ensure_root
+# adopts no other repository with history): every root's .gitignore has had them
+# since the first version.
+GITIGNORE_SIGNATURE = (".*", "!/.gitignore")
 
 
 # The records on the hook paths are namedtuples or plain classes, not dataclasses:

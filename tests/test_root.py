@@ -38,3 +38,16 @@ def test_a_hook_with_a_root_that_is_a_file_exits_0_with_one_line(tmp_path: Path,
     assert done.returncode == 0 and done.stdout == b""
     assert done.stderr.decode() == (
         f"sandman {verb} --hook: SANDMAN_ROOT={blocker} is not a directory; point it at a folder\n")
+
+
+# --- a lock file that cannot be created (breaker3 problem 5) ----------------
+
+
+@pytest.mark.parametrize("args", [["remember", "--cwd", "/tmp", "hello"], ["init"]])
+def test_a_root_where_the_lock_cannot_be_created_fails_at_once(args: list[str]) -> None:
+    """filelock would poll for ever when opening its file fails with ENOENT, as it does under /proc/self."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("needs /proc/self (Linux), where creating a file fails with ENOENT")
+    done = sandman(*args, env={"SANDMAN_ROOT": "/proc/self"}, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.decode() == "sandman: No such file or directory (/proc/self/.commit.lock)\n"

@@ -8,7 +8,8 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
    its undo log (sandman.banks.undo); then any other change left in the working
    tree (a hand edit) is committed on its own (``recover: ...``, ``Verb:
    recover``), with the indexes of its banks regenerated, so the next commit
-   holds only its own files.
+   holds only its own files. A leftover file that carries a credential stops
+   the transaction before anything is committed (errors.LeftoverSecret).
 3. The verb's operations run, each recorded in the undo log before it is made:
    a memory written (slug, collision suffix, secrets ban, atomic write), a
    replaced file moved into ``_archive/``, a file archived or (for forget alone)
@@ -35,9 +36,9 @@ from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
-from sandman.banks.secrets import refuse_secrets
+from sandman.banks.secrets import refuse_secret_files, refuse_secrets
 from sandman.banks.undo import UndoLog, remove_created, roll_back
-from sandman.errors import InputError, SandmanError
+from sandman.errors import InputError, LeftoverSecret, SandmanError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
@@ -237,7 +238,9 @@ def bank_transaction(
     Yields a BankTransaction; on a clean exit regenerates the touched indexes
     and commits ``<verb>: <subject>`` (``tx.commit`` holds the id, None when
     nothing changed). On an exception, undoes what was done, commits nothing,
-    and re-raises. Raises LockBusy after 120 s of waiting, RepositoryError.
+    and re-raises. Raises LockBusy after 120 s of waiting, RepositoryError,
+    LeftoverSecret (a change left in the working tree carries a credential:
+    nothing is done), ForeignRepository (store.repo.ensure_root).
     """
     adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
@@ -311,7 +314,7 @@ def index_every_bank(layout: Layout) -> str | None:
     """Regenerate and commit every bank's MEMORY.md under ``.commit.lock`` (``sandman init``).
 
     Returns the commit id, None when every index was current. Raises LockBusy,
-    RepositoryError.
+    RepositoryError, LeftoverSecret, ForeignRepository.
     """
     store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
@@ -325,9 +328,13 @@ def recover(layout: Layout, repo) -> str | None:
     left in the working tree (a hand edit), indexes regenerated; return the commit id.
 
     Orphaned temp files of killed writers are deleted first. Symbolic links are
-    left out (store.repo.committable_paths). The caller holds
-    ``.commit.lock``. Returns None when nothing was left to commit. Raises
-    RepositoryError, OSError (a file the undo log names cannot be put back).
+    left out (store.repo.committable_paths). A leftover change that carries a
+    credential is never committed: LeftoverSecret is raised, naming the file,
+    with nothing committed and every file left as it is (the caller's write
+    does not happen either, so ``git status`` stays what the person left). The
+    caller holds ``.commit.lock``. Returns None when nothing was left to
+    commit. Raises LeftoverSecret, RepositoryError, OSError (a file the undo
+    log names cannot be put back, a leftover file that cannot be read).
     """
     _sweep_temp_files(layout)
     head = store.head_id(repo)
@@ -339,6 +346,13 @@ def recover(layout: Layout, repo) -> str | None:
     dirty = store.committable_paths(repo)
     if not dirty:
         return None
+    # What was left here did not pass the secrets ban remember and dream apply:
+    # a credential in it would be pushed by sync and injected by recall.
+    try:
+        refuse_secret_files(layout.root, dirty)
+    except LeftoverSecret as error:
+        journal.write(layout, "recover", "refused", reason="secret", file=error.path, kinds=",".join(error.kinds))
+        raise
     banks = {
         layout.root / Path(path).parts[0] / Path(path).parts[1]
         for path in dirty
@@ -365,7 +379,7 @@ def settle(layout: Layout) -> str | None:
     what they read until the next transaction recovers it: reflect would plan
     an upkeep over a listing the recovery then rolls back. Under
     ``.commit.lock``, ``recover`` runs now. Raises LockBusy, RepositoryError,
-    OSError.
+    LeftoverSecret, ForeignRepository, OSError.
     """
     store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
@@ -387,7 +401,8 @@ def commit_memory(
     The common case of ``bank_transaction``: one memory written (replacing
     ``replaces`` when given), the index regenerated, one commit
     ``<verb>: <memory name>``. Raises InputError, SecretRefused (nothing
-    written), FileNotFoundError, LockBusy, RepositoryError.
+    written), FileNotFoundError, LockBusy, RepositoryError, LeftoverSecret and
+    ForeignRepository (nothing written).
     """
     name = bank_name(directory)
     folder_directory = None if directory is None else str(normalize_directory(directory))

@@ -12,13 +12,14 @@ that is scanned. A finding is reported by kind, never by value.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import RegexBasedDetector
 from detect_secrets.settings import default_settings
 
 from sandman.banks.memory import ZERO_WIDTH
-from sandman.errors import SecretRefused
+from sandman.errors import LeftoverSecret, SecretRefused
 
 # Findings that are not credentials in prose about software.
 _IGNORED_KINDS = {"Hex High Entropy String", "Public IP (ipv4)"}
@@ -146,3 +147,21 @@ def refuse_secrets(*texts: str) -> None:
     kinds = find_secrets(*texts)
     if kinds:
         raise SecretRefused(kinds)
+
+
+def refuse_secret_files(root: Path, paths: list[str]) -> None:
+    """Raise LeftoverSecret for the first of ``paths`` (repo-relative, under ``root``) holding a secret.
+
+    For changes sandman is about to commit that it did not write itself (a
+    hand edit or a stray file, found by recovery or when a folder is adopted):
+    the whole file is scanned as a memory's text is, its bytes read as UTF-8
+    with undecodable bytes replaced. What is not a file (a deletion) is
+    skipped. Raises LeftoverSecret, OSError (a file that cannot be read).
+    """
+    for path in paths:
+        if not (root / path).is_file():
+            continue
+        text = (root / path).read_bytes().decode("utf-8", errors="replace")
+        kinds = find_secrets(text)
+        if kinds:
+            raise LeftoverSecret(str(root), path, kinds)

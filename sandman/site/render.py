@@ -24,15 +24,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 
 from sandman import __version__, config
-from sandman.errors import InputError, LockBusy, SiteError
+from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
 from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, root_of
 from sandman.store.atomic import write_atomic
+from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
 MANIFEST_FORMAT = 1
@@ -181,10 +182,7 @@ def render_site(layout: Layout) -> RenderStats:
         raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
     layout.site_state.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise LockBusy(f"{layout.site_lock} is held by another render; try again") from None
+    locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
     try:
         return _render(layout, started)
     finally:

@@ -10,6 +10,7 @@ Paths here are repo-relative POSIX strings, as git tree entries are.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pygit2
@@ -17,8 +18,8 @@ from filelock import FileLock, Timeout
 from pygit2.enums import FileStatus
 
 from sandman import config
-from sandman.errors import LockBusy, RepositoryError
-from sandman.layout import GITIGNORE_LINES, Layout
+from sandman.errors import ForeignRepository, LockBusy, RepositoryError
+from sandman.layout import GITIGNORE_LINES, GITIGNORE_SIGNATURE, Layout
 
 DEFAULT_IDENTITY = ("sandman", "sandman@localhost")
 
@@ -29,7 +30,15 @@ def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -
 
 
 def locked(lock: FileLock):
-    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out."""
+    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out.
+
+    Raises OSError (naming the lock file) at once when the lock file cannot be
+    created or opened.
+    """
+    # filelock polls until its timeout when opening the lock file fails with
+    # some errors (ENOENT, as under /proc/self), so a write would hang without
+    # a word: open it once here, so such a failure is raised now.
+    os.close(os.open(lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
     try:
         return lock.acquire()
     except Timeout:
@@ -51,27 +60,61 @@ def open_repo(layout: Layout) -> pygit2.Repository:
 def ensure_root(layout: Layout) -> bool:
     """Create or adopt the memory root as a git repository; return True if it changed.
 
-    Idempotent. A missing root is created; a folder that is not a repository is
-    adopted in place (its visible files become the first commit, nothing is
-    overwritten); a repository gets any missing .gitignore line. Takes
-    ``.commit.lock`` only when there is something to do. Raises RepositoryError
-    or LockBusy; OSError when the root cannot be created.
+    Idempotent (docs/BANK-FORMAT.md, "The data root"). A missing root is
+    created; a folder that is not a repository, or a repository with no commit
+    yet, is adopted in place (its visible files become the first commit,
+    nothing is overwritten); a memory root gets any missing .gitignore line.
+    A repository with history is a memory root only when its committed
+    .gitignore carries sandman's rules (``GITIGNORE_SIGNATURE``); any other is
+    refused before anything is written in it, lest its work in progress be
+    committed as sandman's. Files being adopted are scanned by the secrets ban
+    first. Takes ``.commit.lock`` only when there is something to do. Raises
+    ForeignRepository, LeftoverSecret (nothing committed), RepositoryError,
+    LockBusy; OSError when the root cannot be created.
     """
-    if is_repository(layout) and _gitignore_complete(layout):
-        return False
+    if is_repository(layout):
+        if _gitignore_complete(layout):
+            return False
+        try:
+            _refuse_foreign(layout, open_repo(layout))  # before the lock file is made in it
+        except RepositoryError:
+            pass  # another sandman may be creating it right now: decided under the lock
     layout.root.mkdir(parents=True, exist_ok=True)
     with locked(commit_lock(layout)):
         try:
-            if not is_repository(layout):
+            if is_repository(layout):
+                repo = open_repo(layout)
+                _refuse_foreign(layout, repo)
+            else:
                 pygit2.init_repository(str(layout.root), initial_head="main")
-            repo = open_repo(layout)
+                repo = open_repo(layout)
             _complete_gitignore(layout)
             paths = committable_paths(repo)
+            if paths:
+                from sandman.banks.secrets import refuse_secret_files  # detect-secrets is slow to import
+
+                refuse_secret_files(layout.root, paths)
             if paths or repo.head_is_unborn:
                 commit_paths(repo, paths, "init: memory root", {"Verb": "init"})
         except pygit2.GitError as error:
             raise RepositoryError(f"cannot set up {layout.root} as a git repository: {error}") from None
     return True
+
+
+def _refuse_foreign(layout: Layout, repo: pygit2.Repository) -> None:
+    """Raise ForeignRepository unless the root's repository has no commit or is a memory root."""
+    try:
+        if repo.head_is_unborn:
+            return
+        entry = repo.head.peel(pygit2.Commit).tree[".gitignore"]
+        rules = set(repo[entry.id].data.decode("utf-8", errors="replace").splitlines())
+    except (KeyError, pygit2.GitError):
+        rules = set()
+    if not rules >= set(GITIGNORE_SIGNATURE):
+        raise ForeignRepository(
+            f"{layout.root} is a git repository sandman did not create (its committed .gitignore lacks "
+            "sandman's rules), and sandman will not commit into it; point SANDMAN_ROOT at a new folder"
+        )
 
 
 def _gitignore_complete(layout: Layout) -> bool:

@@ -21,6 +21,8 @@ sync (sandman/verbs/sync.py) is built from these pieces:
 - ``hidden_paths`` finds dotted paths in commits about to be pushed: the hidden
   tier (raw transcripts, the journal) never leaves the machine. ``links``
   finds symbolic links in a tree: none is pushed or checked out.
+  ``added_lines`` gives what those commits add, file by file, for the secrets
+  ban.
 
 The caller holds ``.commit.lock`` around all of it.
 """
@@ -36,7 +38,7 @@ import subprocess
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pygit2
-from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
+from pygit2.enums import CheckoutStrategy, CredentialType, DiffOption, FileMode
 
 from sandman import config
 from sandman.errors import InputError, SyncError
@@ -494,4 +496,25 @@ def hidden_paths(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> list[
             path = delta.new_file.path
             if delta.status_char() != "D" and is_hidden(path):
                 found.append((str(commit.id), path))
+    return found
+
+
+def added_lines(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> list[tuple[str, str, str]]:
+    """Return ``(commit hex, path, text)``: the lines each commit adds to each file, joined by newlines.
+
+    Every file is diffed as text (a binary-looking file too). Merge commits
+    are skipped, as for ``hidden_paths``: their files come from their parents.
+    """
+    found = []
+    for commit in commits:
+        if len(commit.parents) > 1:
+            continue
+        if commit.parents:
+            diff = repo.diff(commit.parents[0].tree, commit.tree, flags=DiffOption.FORCE_TEXT)
+        else:
+            diff = commit.tree.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
+        for patch in diff:
+            lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+            if lines:
+                found.append((str(commit.id), patch.delta.new_file.path, "".join(lines)))
     return found

@@ -255,8 +255,9 @@ def _refuse_incoming_links(name: str, branch: str, ours, theirs) -> None:
 
 
 def _push(repo, name: str, branch: str, target, theirs) -> None:
-    """Push ``target`` after checking no outgoing commit carries the hidden tier off the machine,
-    and that its tree holds no symbolic link."""
+    """Push ``target`` after checking no outgoing commit carries the hidden tier off the machine
+    or adds a credential, and that its tree holds no symbolic link."""
+    from sandman.banks.secrets import find_secrets
     from sandman.store import sync as git
 
     linked = git.links(git.flat_tree(repo, target))
@@ -267,7 +268,8 @@ def _push(repo, name: str, branch: str, target, theirs) -> None:
             f"refusing to push: {linked[0]} is a symbolic link, which would make every machine read "
             "whatever it points at there; delete it (git rm) and sync again",
         )
-    hidden = git.hidden_paths(repo, git.outgoing(repo, target, theirs))
+    outgoing = git.outgoing(repo, target, theirs)
+    hidden = git.hidden_paths(repo, outgoing)
     if hidden:
         commit, path = hidden[0]
         raise SyncError(
@@ -275,6 +277,16 @@ def _push(repo, name: str, branch: str, target, theirs) -> None:
             f"refusing to push: commit {commit[:12]} carries {path}, which belongs to the hidden tier "
             "and never leaves this machine; take it out of that commit's history first",
         )
+    # remember and dream refuse credentials, but a commit made by hand (or by
+    # an older sandman's recover) never met the ban: only what it adds is read.
+    for commit, path, text in git.added_lines(repo, outgoing):
+        kinds = find_secrets(text)
+        if kinds:
+            raise SyncError(
+                "secret",
+                f"refusing to push: commit {commit[:12]} adds a secret ({', '.join(kinds)}) to {path}; "
+                "take it out of that commit's history first",
+            )
     git.push(repo, name, target, branch)
 
 
