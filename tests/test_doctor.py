@@ -117,6 +117,16 @@ def test_dirty_root_warns(healthy):
     assert report.exit_code == 0
 
 
+def test_a_leftover_change_holding_a_credential_fails_and_names_the_file(healthy):
+    (healthy.bank("_user")).mkdir(parents=True, exist_ok=True)
+    (healthy.bank("_user") / "notes.txt").write_text("token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    report = doctor()
+    found = check(report, "clean")
+    assert found.status == "fail" and found.message.startswith("memories/_user/notes.txt in ")
+    assert "GitHub Token" in found.message and "ghp_" not in found.message
+    assert report.exit_code == 1
+
+
 @pytest.mark.parametrize("settings, status, text", [
     ({}, "fail", "neither hook is registered"),
     ({"hooks": {"SessionEnd": SETTINGS["hooks"]["SessionEnd"]}}, "warn", "SessionStart (sandman recall --hook) not registered"),

@@ -225,6 +225,14 @@ def _repository(layout: Layout):
             "then commits any change left as `recover`",
             {"dirty": dirty[:50], "undo_log": str(layout.commit_undo)},
         )]
+    from sandman.banks.secrets import refuse_secret_files
+    from sandman.errors import LeftoverSecret
+
+    try:
+        refuse_secret_files(layout.root, dirty)
+    except LeftoverSecret as error:
+        # recover refuses such a change, so every write fails until the person fixes the file.
+        return repo, [head, Check("clean", FAIL, str(error), {"dirty": dirty[:50], "secret": error.path})]
     return repo, [head, Check(
         "clean", WARN,
         f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}; the next sandman write commits them as `recover`",
