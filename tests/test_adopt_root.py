@@ -55,6 +55,26 @@ def test_a_repository_sandman_did_not_create_is_refused(project: Path, args: lis
     assert files_and_status(project) == before
 
 
+def test_a_take_never_files_a_transcript_into_a_repository_sandman_did_not_create(
+        project: Path, isolated: Path) -> None:
+    import json
+
+    from hardening import transcript
+
+    sid = "6f1c2d3e-0000-4000-8000-000000000009"
+    live = isolated / ".claude" / "projects" / "-tmp-p" / f"{sid}.jsonl"
+    live.parent.mkdir(parents=True)
+    live.write_bytes(transcript(sid, "/tmp/p", "2026-11-30T10:00:00Z", "hi"))
+    before = live.read_bytes()
+    payload = {"session_id": sid, "transcript_path": str(live), "cwd": "/tmp/p", "reason": "clear"}
+    assert sandman("take", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
+    by_hand = sandman("take", "--force", sid)
+    assert by_hand.returncode == 2 and b"sandman did not create" in by_hand.stderr
+    assert live.read_bytes() == before  # still live, for a take into a proper root
+    assert not (project / ".archive").exists() and not (project / "memories").exists()
+    assert any("take failed" in log.read_text() for log in (project / ".trace").iterdir())
+
+
 def test_the_refusal_is_a_foreign_repository_for_library_callers(project: Path, layout: Layout) -> None:
     with pytest.raises(ForeignRepository):
         ensure_root(layout)

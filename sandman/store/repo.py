@@ -76,7 +76,7 @@ def ensure_root(layout: Layout) -> bool:
         if _gitignore_complete(layout):
             return False
         try:
-            _refuse_foreign(layout, open_repo(layout))  # before the lock file is made in it
+            refuse_foreign(layout, open_repo(layout))  # before the lock file is made in it
         except RepositoryError:
             pass  # another sandman may be creating it right now: decided under the lock
     layout.root.mkdir(parents=True, exist_ok=True)
@@ -84,7 +84,7 @@ def ensure_root(layout: Layout) -> bool:
         try:
             if is_repository(layout):
                 repo = open_repo(layout)
-                _refuse_foreign(layout, repo)
+                refuse_foreign(layout, repo)
             else:
                 pygit2.init_repository(str(layout.root), initial_head="main")
                 repo = open_repo(layout)
@@ -101,7 +101,7 @@ def ensure_root(layout: Layout) -> bool:
     return True
 
 
-def _refuse_foreign(layout: Layout, repo: pygit2.Repository) -> None:
+def refuse_foreign(layout: Layout, repo: pygit2.Repository) -> None:
     """Raise ForeignRepository unless the root's repository has no commit or is a memory root."""
     try:
         if repo.head_is_unborn:

@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.hook import MAX_PAYLOAD_BYTES
-from sandman.layout import Layout
+from sandman.layout import GITIGNORE_SIGNATURE, Layout
 from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.atomic import TEMP_NAME, is_real_dir, move_no_replace, write_atomic
@@ -240,16 +240,35 @@ def _ensure_repository(layout: Layout) -> None:
         journal.write(layout, VERB, "init-failed", error=str(error))
 
 
+def _refuse_foreign_root(layout: Layout) -> None:
+    """Raise ForeignRepository when the root is a git repository sandman did not create: a
+    transcript must not be filed into someone's project (store.repo.ensure_root's rule).
+
+    The hook reads only the .gitignore; pygit2 is imported just when that does not settle it.
+    """
+    try:
+        rules = set(layout.gitignore.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        rules = set()
+    if rules >= set(GITIGNORE_SIGNATURE) or not (layout.root / ".git").exists():
+        return
+    from sandman.store.repo import open_repo, refuse_foreign
+
+    refuse_foreign(layout, open_repo(layout))
+
+
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, vet, move, pointer, journal line.
 
     Raises TranscriptLive (not ``force`` and written within the live window),
-    InputError (``vet`` refused it), TranscriptNotFound (another take moved it
-    first), CrossDeviceError, OSError.
+    InputError (``vet`` refused it), ForeignRepository (the root is someone's
+    own git repository), TranscriptNotFound (another take moved it first),
+    CrossDeviceError, OSError.
     """
     if not force:
         check_live(source.path)
+    _refuse_foreign_root(layout)
     session = vet(layout, session_id, source)
     intent = layout.take_intent(session_id, os.getpid())
 
