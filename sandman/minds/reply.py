@@ -101,6 +101,26 @@ def extract_json(text: str) -> object:
     return data
 
 
+def reply_list(text: str, key: str, limit: int, nonce: str | None) -> list:
+    """Return the list under ``key`` of a mind's JSON reply (``{"<key>": [...]}``).
+
+    Raises ReplyRejected: ``echo`` (the text holds the prompt's ``nonce``), the
+    reasons of extract_json, ``not an object``, ``no <key> list``, ``too many
+    <key>`` (more than ``limit`` items).
+    """
+    if nonce and nonce in text:
+        raise ReplyRejected("echo")
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ReplyRejected("not an object")
+    items = data.get(key)
+    if not isinstance(items, list):
+        raise ReplyRejected(f"no {key} list")
+    if len(items) > limit:
+        raise ReplyRejected(f"too many {key}")
+    return items
+
+
 def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> Reply:
     """Return one mind's reply parsed (docs/BANK-FORMAT.md, "Dream replies"), or raise
     ReplyRejected with the reason.
@@ -114,16 +134,7 @@ def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> 
     missing or non-string field, an unknown type, a bank outside the allowed
     ones, a field over its limit).
     """
-    if nonce and nonce in text:
-        raise ReplyRejected("echo")
-    data = extract_json(text)
-    if not isinstance(data, dict):
-        raise ReplyRejected("not an object")
-    memories = data.get("memories")
-    if not isinstance(memories, list):
-        raise ReplyRejected("no memories list")
-    if len(memories) > MAX_MEMORIES:
-        raise ReplyRejected("too many memories")
+    memories = reply_list(text, "memories", MAX_MEMORIES, nonce)
     try:
         banks = allowed_banks(cwd)
     except InputError:

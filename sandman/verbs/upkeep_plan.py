@@ -31,7 +31,7 @@ from sandman.banks.names import MEMORY_TYPES, USER_BANK
 from sandman.banks.secrets import find_secrets
 from sandman.errors import FormatError, InputError, ReplyRejected
 from sandman.minds import prompts
-from sandman.minds.reply import extract_json
+from sandman.minds.reply import extract_json, reply_list
 from sandman.store.atomic import read_regular
 
 OPS = ("prune", "merge", "retitle")
@@ -172,16 +172,7 @@ def parse_plan(text: str, *, nonce: str, bank: str, listed: dict[str, Listed]) -
     listing does not hold is not a fault here: that operation is skipped as a
     conflict when the plan is applied.
     """
-    if nonce in text:
-        raise ReplyRejected("echo")
-    data = extract_json(text)
-    if not isinstance(data, dict):
-        raise ReplyRejected("not an object")
-    items = data.get("operations")
-    if not isinstance(items, list):
-        raise ReplyRejected("no operations list")
-    if len(items) > config.UPKEEP_MAX_OPS:
-        raise ReplyRejected("too many operations")
+    items = reply_list(text, "operations", config.UPKEEP_MAX_OPS, nonce)
     plan, seen = [], set()
     for number, item in enumerate(items, 1):
         operation = _operation(item, number, bank, listed)
