@@ -64,12 +64,11 @@ def rows(runs: int = RUNS, per_mind: int = PER_MIND) -> list[Row]:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
     parser.add_argument("--per-mind", type=int, help=f"proposals per mind (default {PER_MIND})")
 
 
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS, arguments=arguments)
 
 
 if __name__ == "__main__":

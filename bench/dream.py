@@ -96,12 +96,11 @@ def rows(runs: int = RUNS, delay: float = DELAY) -> list[Row]:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"dreams per figure (default {RUNS})")
     parser.add_argument("--delay", type=float, help=f"seconds each fake mind waits (default {DELAY})")
 
 
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS, arguments=arguments)
 
 
 if __name__ == "__main__":

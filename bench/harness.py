@@ -119,13 +119,15 @@ def measure(title: str, produce: Callable[[], list[Row]]) -> None:
     print(table(rows))
 
 
-def script(doc: str, rows: Callable[..., list[Row]], quick: dict,
+def script(doc: str, rows: Callable[..., list[Row]], quick: dict, *, runs: int,
            arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
-    """Run one benchmark as a script: parse ``--quick`` and the module's own options
-    (each defaulting to None, so ``rows``' own defaults hold), then print its rows."""
+    """Run one benchmark as a script: parse ``--quick``, ``--runs`` (``runs`` is ``rows``'
+    default) and the module's own options (each defaulting to None, so ``rows``' own
+    defaults hold), then print its rows."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="a quicker measurement: " + ", ".join(f"{k}={v}" for k, v in quick.items()))
+    parser.add_argument("--runs", type=int, help=f"runs per figure (default {runs})")
     if arguments is not None:
         arguments(parser)
     options = vars(parser.parse_args())

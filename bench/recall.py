@@ -144,13 +144,12 @@ def rows(runs: int = RUNS, importtime: bool = False) -> list[Row]:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
     parser.add_argument("--importtime", action="store_true", default=None,
                         help="also print the hook's costliest imports (python -X importtime)")
 
 
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS, arguments=arguments)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ target is set by the issues.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 
 from harness import (PYTHON_PASS, Row, child_env, environment, fill_banks, interleaved, progress, python_pass,
@@ -61,12 +60,8 @@ def rows(runs: int = RUNS) -> list[Row]:
     ]
 
 
-def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
-
-
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS)
 
 
 if __name__ == "__main__":

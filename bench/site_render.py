@@ -160,11 +160,10 @@ def rows(runs: int = RUNS, banks: int = BANKS, per_bank: int = PER_BANK, days: i
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, help="a root built by an earlier run (built there if missing)")
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
 
 
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS, arguments=arguments)
 
 
 if __name__ == "__main__":

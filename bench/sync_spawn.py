@@ -12,7 +12,6 @@ timing its spawn. No target is set by the issues.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -60,12 +59,8 @@ def rows(runs: int = RUNS) -> list[Row]:
                 baseline, runs)]
 
 
-def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
-
-
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,6 @@ def rows(runs: int = RUNS, transcripts: list[Path] | None = None, importtime: bo
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs", type=int, help=f"runs per figure (default {RUNS})")
     parser.add_argument("--transcript", dest="transcripts", type=Path, action="append",
                         help="a Claude Code transcript to take (repeatable; default: two of the corpus)")
     parser.add_argument("--importtime", action="store_true", default=None,
@@ -99,7 +98,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main() -> None:
-    script(__doc__, rows, QUICK, arguments)
+    script(__doc__, rows, QUICK, runs=RUNS, arguments=arguments)
 
 
 if __name__ == "__main__":
