@@ -34,7 +34,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 # --- values ------------------------------------------------------------------
 
@@ -85,19 +84,49 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
 
 
+def _classes(value: str) -> int:
+    """How many of lowercase, uppercase and digits ``value`` holds."""
+    return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+
+
 def _random(body: str) -> bool:
     """True when ``body`` reads as generated: mixed case and digits with high entropy, or long hex."""
     if re.fullmatch(r"[0-9a-fA-F]{32,}", body):
         return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
-    classes = sum((any(c.islower() for c in body), any(c.isupper() for c in body), any(c.isdigit() for c in body)))
+    classes = _classes(body)
     return len(body) >= 16 and classes >= 3 and entropy(body) >= 3.5 or len(body) >= 24 and classes >= 2 and entropy(body) >= 4.0
+
+
+# What any secret the full check finds has, once normalised: a long run mixing letters with digits,
+# a credential word given a value, a URL with a user part, a key envelope, a command-line credential.
+_SUSPECT = re.compile(
+    r"(?=[\w\-+/=.~:@]*[A-Za-z])(?=[\w\-+/=.~:@]*\d)[\w\-+/=.~:@]{16,}"
+    r"|(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
+
+
+def suspected(text: str) -> bool:
+    """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
+
+    ``text`` is normalised first (as the full check does). False only for text
+    with no run of 16 or more characters mixing letters with digits, no
+    credential word followed by a value, no URL with a user part, no key
+    envelope and no command-line credential flag: no rule of the full check
+    (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
+    holds it to that on every credential kind.
+    """
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+    return bool(_SUSPECT.search(text))
 
 
 # --- rules ---------------------------------------------------------------------
 
 # A prefix of 2-12 characters, one or two separators, a random body; hash names are not prefixes.
-_PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10})?[_.~-]{1,2})([A-Za-z0-9][A-Za-z0-9_\-]{15,})")
-_HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|sha512-|uuid|rev|commit)[_.~-]")
+_PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
+                       r"([A-Za-z0-9][A-Za-z0-9_\-+/]{15,})")
+_HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|uuid|rev|commit|msg|req|toolu|call|chatcmpl|run|thread|asst|file|batch|evt)[_.~-]")
 _AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])")
 # Formats whose body has no separator from a word: Google refresh and access tokens, Telegram bots, Azure app secrets.
 _SHAPED = [
@@ -155,7 +184,9 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     """Yield ``(kind, value)`` for every secret sandman's rules find in normalised ``text``."""
     for match in _PREFIXED.finditer(text):
         prefix, body = match.groups()
-        if not _HASH_PREFIXES.match(prefix) and _random(body.rstrip("_-")):
+        body = body.rstrip("_-")
+        # Object ids (msg_, req_, toolu_, call_, Stripe's cus_ and pi_) are 24 characters or fewer; keys are longer.
+        if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body):
             yield "prefixed-token", match.group(0)
     for match in _AWS_KEY_ID.finditer(text):
         yield "aws-access-key-id", match.group(1)
@@ -175,7 +206,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "url-credentials", match.group(1)
     for match in _URL_PATH.finditer(text):
         for segment in re.split(r"[/:]", match.group(1)):
-            if len(segment) >= 24 and _random(segment) and not re.fullmatch(r"[0-9a-f]+", segment):
+            if re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0:
                 yield "url-credentials", segment
     for match in _ASSIGNED.finditer(text):
         name, value = match.group(1), _strip(match.group(2).strip())
@@ -208,12 +239,16 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "encoded-credential", match.group(1)
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(tuple):
     """A base64 run of the text and the UTF-8 text it decodes to."""
 
-    run: str
-    text: str
+    __slots__ = ()
+
+    def __new__(cls, run: str, text: str):
+        return super().__new__(cls, (run, text))
+
+    run = property(lambda self: self[0])
+    text = property(lambda self: self[1])
 
 
 def decoded_runs(text: str) -> Iterator[Decoded]:

@@ -91,7 +91,7 @@ def ensure_root(layout: Layout) -> bool:
             _complete_gitignore(layout)
             paths = committable_paths(repo)
             if paths:
-                from sandman.banks.secrets import refuse_secret_files  # detect-secrets is slow to import
+                from sandman.banks.secrets import refuse_secret_files  # betterleaks is slow to load
 
                 refuse_secret_files(layout.root, paths)
             if paths or repo.head_is_unborn:
