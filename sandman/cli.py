@@ -595,3 +595,25 @@ def trail_revoke(
     event, appended = run(lambda: verb.revoke(root, target, why))
     say(event.id if appended else f"{target} is already revoked by {event.id}")
     say(f"next: sandman reconcile {target} --dry-run")
+
+
+@app.command(cls=PlainUsage)
+def reconcile(
+    target: Annotated[str, typer.Argument(metavar="EVENT|SHIFT", help="A revoked event id or shift id.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be reverted; change nothing.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Revert every commit of a revoked event or shift, on reconcile/<id>."""
+    import json
+
+    from sandman.verbs import reconcile as verb
+
+    root = layout()
+    result = run(lambda: verb.reconcile(root, target, dry_run=dry_run))
+    if json_:
+        say(json.dumps(result.to_json(), ensure_ascii=False, indent=2), lines=True)
+    else:
+        for text in verb.lines(result):
+            say(text)
+    if result.failed:
+        raise typer.Exit(1)
