@@ -26,9 +26,12 @@ The API the machine verbs call (shift, report, score, breathe, curators):
   the same commit as what it decided::
 
       event = trail.new_event("dream.commit", summary, data={"session": sid})
-      with bank_transaction(layout, verb="dream", subject=..., trailers=trail.trailers(event)) as tx:
+      with bank_transaction(layout, verb="dream", subject=...) as tx:
           ...  # the memories
-          trail.write(tx, event)
+          trail.write(tx, event)  # the line, and Event:/Kind: on this commit
+
+  A commit that only may carry the event (dream's second memory of one
+  session) passes ``trailers=trail.trailers(event)`` and writes no line.
 
 - ``read(layout, since=None) -> Trail`` (events in file order, lines skipped
   counted), ``find(layout, id) -> Event | None``, ``Trail.descendants(id)``,
@@ -231,8 +234,17 @@ def write(tx, event: Event) -> Path:
     The day file is rewritten whole (old bytes, then the line), atomically, under
     the transaction's ``.commit.lock``, and committed with the transaction. A
     last line a killed writer left without its newline is closed first, so the
-    new line stays whole (the broken one is skipped by readers).
+    new line stays whole (the broken one is skipped by readers). The commit's
+    trailers gain ``Event: <id>`` (a commit may carry several: an upkeep plan
+    and its merges), and ``Kind:`` and ``Shift:`` when it has none yet.
     """
+    named = tx.trailers.get("Event")
+    named = [] if not named else [named] if isinstance(named, str) else list(named)
+    if event.id not in named:
+        tx.trailers["Event"] = named + [event.id] if named else event.id
+    tx.trailers.setdefault("Kind", event.kind)
+    if event.shift:
+        tx.trailers.setdefault("Shift", event.shift)
     path = tx.layout.trail_day(event.day)
     old = path.read_bytes() if path.exists() else b""
     if old and not old.endswith(b"\n"):
