@@ -259,3 +259,61 @@ def test_old_category_words_in_event_trailers_are_not_events(layout, isolated):
     trail.revoke(layout, event.id, "wrong")
     result = reconcile(layout, event.id)
     assert not result.failed and all(not r.commits for r in result.repos)
+
+
+def test_undo_what_one_dream_learned_from_one_session(layout, fake_claude, isolated):
+    """A dream commits memories under a dream.commit event; revoke + reconcile removes exactly those."""
+    from dream_helpers import archive_session, bank_memories, model, proposal
+    from sandman.banks.commit import commit_memory
+    from sandman.verbs.dream import dream
+    from sandman.verbs.recall import recall
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    good, bad = "1b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e", "2b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+    mine = commit_memory(layout, Memory(name="Typed by hand", description="a person remembered this",
+                                        type="project", body="By hand.\n"), directory=str(cwd), verb="remember")
+    archive_session(layout, good, cwd, ended="2026-11-29T10:00:00Z")
+    archive_session(layout, bad, cwd, ended="2026-11-30T10:00:00Z")
+    replies = {
+        good: [("Build with make", "Run make build to build the project")],
+        bad: [("Deploys go through ftp", "Production deploys upload by ftp by hand"),
+              ("Passwords live in notes", "The team keeps shared notes of the staging setup")],
+    }
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.rules(model(mind), [
+            {"match": sid, "result": {"memories": [proposal(cwd, *p) for p in wanted]}}
+            for sid, wanted in replies.items()])
+    dream(layout, now=True)
+    names = {m.name: m.file for m in bank_memories(layout, cwd)}
+    assert set(names) == {"Typed by hand", "Build with make", "Deploys go through ftp", "Passwords live in notes"}
+    bank = mine.path.parent
+    kept = {name: (bank / names[name]).read_bytes() for name in ("Typed by hand", "Build with make")}
+    history = git(layout.root, "rev-list", "HEAD").split()
+
+    listed = sandman("trail", "log", "--kind", "dream.commit").stdout.decode().splitlines()
+    (line,) = [text for text in listed if f"session={bad}" in text]
+    event_id = line.split()[1]
+    event = trail.find(layout, event_id)
+    assert event.data["session"] == bad and event.cost_usd is not None and event.model
+    assert sandman("trail", "revoke", event_id, "--why", "that session was a test").returncode == 0
+    result = sandman("reconcile", event_id)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+
+    live = {m.name for m in bank_memories(layout, cwd)}
+    assert live == {"Typed by hand", "Build with make"}
+    for path in ("Deploys go through ftp", "Passwords live in notes"):
+        relpath = (bank / names[path]).relative_to(layout.root).as_posix()
+        assert f"retired: {relpath}" in out
+    index = (bank / "MEMORY.md").read_text()
+    assert "ftp" not in index and "Build with make" in index and "Typed by hand" in index
+    surface = recall(layout, str(cwd)).text
+    assert "ftp" not in surface and "Build with make" in surface
+    assert {name: (bank / names[name]).read_bytes() for name in kept} == kept
+    # Reverts on top of the history, never a rewrite: every old commit is still an ancestor.
+    after = git(layout.root, "rev-list", "HEAD").split()
+    assert after[-len(history):] == history
+    subjects = git(layout.root, "log", "--format=%s", f"{history[0]}..HEAD").splitlines()
+    assert sum(s.startswith('reconcile: revert "dream: ') for s in subjects) == 2
+    assert git(layout.root, "status", "--porcelain") == ""
