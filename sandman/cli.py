@@ -465,7 +465,7 @@ def reflect(
 # --- the machine: the trail and reconcile (issue 13) ---
 
 trail_app = typer.Typer(
-    help="The append-only event log: every machine commit names its event by Event: trailer.",
+    help="The event log of machine decisions.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -603,7 +603,7 @@ def reconcile(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be reverted; change nothing.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Revert every commit of a revoked event or shift, on reconcile/<id>."""
+    """Revert the commits of a revoked event or shift."""
     import json
 
     from sandman.verbs import reconcile as verb
