@@ -151,13 +151,16 @@ def reconcile(layout: Layout, target: str, *, dry_run: bool = False) -> Result:
 
 def _find(repo, tip, ids, shift, *, trunk: str) -> tuple[list[git.Found], list[git.Found], set[str]]:
     """(commits on trunk carrying a target, those only other branches reach, commits already reverted)."""
-    on_trunk = repositories.carriers(repo, [tip], ids, shift)
+    # One walk of the trunk finds both the target commits and the reverts already made.
+    on_trunk, reverted = [], set()
+    needles = ("Event:", "Reverts:") + (("Shift:",) if shift else ())
+    for found in git.walk(repo, [tip], needles=needles):
+        reverted.update(git.values(list(found.trailers), "Reverts"))
+        if repositories.carries(found, ids, shift):
+            on_trunk.append(found)
     others = [t for name in git.local_branches(repo)
               if name != trunk and not name.startswith("reconcile/") and (t := git.branch_tip(repo, name))]
     off = repositories.carriers(repo, others, ids, shift, hide=[tip]) if others else []
-    reverted = set()
-    for found in git.walk(repo, [tip], needles=("Reverts:",)):
-        reverted.update(git.values(list(found.trailers), "Reverts"))
     return on_trunk, off, reverted
 
 

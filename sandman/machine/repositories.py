@@ -36,7 +36,11 @@ def places(layout: Layout, trail: Trail) -> list[Place]:
     candidates += [(path, False) for path in git.discover(config.machine_roots(layout))]
     seen: set[Path] = set()
     found: list[Place] = []
+    named: set[Path] = set()
     for path, memory_root in candidates:
+        if path in named:  # a repository the trail names a thousand times is opened once
+            continue
+        named.add(path)
         try:
             key = git.common_dir(git.open_at(path))
         except RepositoryError as error:
@@ -53,16 +57,18 @@ def places(layout: Layout, trail: Trail) -> list[Place]:
     return found
 
 
+def carries(found: git.Found, ids: set[str], shift: str | None = None) -> bool:
+    """True when a commit's ``Event:`` is in ``ids`` or its ``Shift:`` is ``shift``."""
+    pairs = list(found.trailers)
+    return bool(set(event_ids(git.values(pairs, "Event"))) & ids) or bool(
+        shift and shift in git.values(pairs, "Shift"))
+
+
 def carriers(repo, tips, ids: set[str], shift: str | None = None, hide=()) -> list[git.Found]:
     """The commits ``tips`` reach (``hide`` left out) whose ``Event:`` is in ``ids`` or whose
     ``Shift:`` is ``shift``, newest first."""
     needles = ("Event:",) + (("Shift:",) if shift else ())
-    matched = []
-    for found in git.walk(repo, tips, list(hide), needles=needles):
-        events = set(event_ids(git.values(list(found.trailers), "Event")))
-        if events & ids or (shift and shift in git.values(list(found.trailers), "Shift")):
-            matched.append(found)
-    return matched
+    return [found for found in git.walk(repo, tips, list(hide), needles=needles) if carries(found, ids, shift)]
 
 
 def all_tips(repo) -> list:

@@ -422,12 +422,21 @@ def log(layout: Layout, *, since: str | None = None, kind: str | None = None, re
         shift: str | None = None) -> Trail:
     """Read the trail filtered: ``kind`` matches a kind or its family (``dream`` or ``dream.commit``),
     ``repo`` the path as given (normalised), ``shift`` the shift id. Raises InputError for a bad ``since``."""
-    if since is not None:
-        try:
-            since = datetime.strptime(since, "%Y-%m-%d").strftime("%Y-%m-%d")
-        except ValueError:
-            raise InputError(f"--since {since!r} is not a date YYYY-MM-DD") from None
-    trail = read(layout, since)
+    since = check_day(since) if since is not None else None
+    return select(read(layout, since), since=since, kind=kind, repo=repo, shift=shift)
+
+
+def check_day(value: str) -> str:
+    """Return ``value`` as ``YYYY-MM-DD``; raise InputError naming it when it is not a date."""
+    try:
+        return datetime.strptime(value, "%Y-%m-%d").strftime("%Y-%m-%d")
+    except ValueError:
+        raise InputError(f"--since {value!r} is not a date YYYY-MM-DD") from None
+
+
+def select(trail: Trail, *, since: str | None = None, kind: str | None = None, repo: str | None = None,
+           shift: str | None = None) -> Trail:
+    """The events of an already read ``trail`` that pass ``log``'s filters (``since`` already checked)."""
     wanted = os.path.normpath(repo) if repo else None
     events = [
         event for event in trail.events

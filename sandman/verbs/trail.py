@@ -36,8 +36,9 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
 def log(layout: Layout, *, since: str | None = None, kind: str | None = None, repo: str | None = None,
         shift: str | None = None) -> tuple[Trail, Trail]:
     """Return ``(the events filtered, the whole trail)``: the whole trail says which are revoked."""
+    since = store.check_day(since) if since is not None else None
     whole = store.read(layout)
-    return store.log(layout, since=since, kind=kind, repo=repo, shift=shift), whole
+    return store.select(whole, since=since, kind=kind, repo=repo, shift=shift), whole
 
 
 def today(layout: Layout) -> tuple[Trail, Trail]:
