@@ -68,6 +68,9 @@ def test_phase_one_acceptance_two_events_child_revoked_with_parent_reverted_on_a
     trunk_before = git(app, "rev-parse", "main").strip()
     keep_bytes = keep.read_bytes()
 
+    shown = sandman("trail", "show", first.id).stdout.decode()
+    assert f"commit: {app} {a[:12]} add parser.py" in shown and f"commit: {app} {b[:12]} add lexer.py" in shown
+    assert f"descendant: {second.id}" in shown and "revoked: no" in shown
     revoked = sandman("trail", "revoke", first.id, "--why", "the parser split was wrong")
     assert revoked.returncode == 0, revoked.stderr
     result = sandman("reconcile", first.id)
@@ -317,3 +320,14 @@ def test_undo_what_one_dream_learned_from_one_session(layout, fake_claude, isola
     subjects = git(layout.root, "log", "--format=%s", f"{history[0]}..HEAD").splitlines()
     assert sum(s.startswith('reconcile: revert "dream: ') for s in subjects) == 2
     assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_a_worktree_counts_as_its_repository(layout, app, isolated):
+    from sandman.machine.repositories import places
+
+    worktree = isolated / "wt" / "app-feature"
+    git(app, "worktree", "add", "-q", "-b", "feature", str(worktree))
+    set_roots(layout, isolated / "code")
+    trail.append(layout, "shift.commit", "in the worktree", repo=str(worktree))
+    found = places(layout, trail.read(layout))
+    assert [str(place.path) for place in found] == [str(layout.root), str(worktree)]
