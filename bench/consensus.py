@@ -2,7 +2,7 @@
 
 All 600 proposals go to one bank and one type (the worst case: every pair is
 compared), a third of them paraphrases of another mind's proposal so claims
-form. The baseline, timed in the same run (interleaved), is tokenising the
+form. The baseline, timed in the same run (interleaved), is reading the evidence of the
 600 proposals (the linear part every consensus must do); the ratio shows what
 the pairwise grouping costs on top, on any machine. No target is set by the
 issues.
@@ -16,7 +16,7 @@ import argparse
 import random
 
 from harness import Row, interleaved, script, timed
-from sandman.minds.consensus import claims, tokens
+from sandman.minds.consensus import claims, evidence
 from sandman.minds.reply import Proposal
 
 RUNS = 21
@@ -57,10 +57,10 @@ def rows(runs: int = RUNS, per_mind: int = PER_MIND) -> list[Row]:
     agreed = sum(1 for claim in found if claim.agreed())
     consensus, baseline = interleaved([
         lambda: timed(lambda: claims(batch)),
-        lambda: timed(lambda: [tokens(p.name, p.description) for p in batch]),
+        lambda: timed(lambda: [evidence(p) for p in batch]),
     ], runs)
     name = f"consensus, 3 × {per_mind} proposals, one bank ({len(found)} claims, {agreed} agreed)"
-    return [Row(name, consensus, f"tokenising the {len(batch)} alone", baseline, runs)]
+    return [Row(name, consensus, f"reading the evidence of the {len(batch)} alone", baseline, runs)]
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:

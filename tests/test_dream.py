@@ -167,6 +167,30 @@ def test_dedupe_ignores_other_types_and_the_archive(layout, fake_claude, cwd):
     assert sorted(m.type for m in bank_memories(layout, cwd)) == ["feedback", "project"]
 
 
+def test_one_fact_filed_in_the_cwd_and_its_parent_commits_once_in_the_cwd(layout, fake_claude, cwd):
+    # Regression (issue 23): one mind filed a fact under the session's directory, another
+    # under its parent, and consensus never let them meet.
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    fake_claude.answer(model("fable"), {"memories": [proposal(cwd, *MAKE)]})
+    fake_claude.answer(model("opus"), {"memories": [proposal(cwd.parent, *MAKE_TOO)]})
+    fake_claude.answer(model("sonnet"), {"memories": []})
+    dream(layout, now=True)
+    (memory,) = bank_memories(layout, cwd)
+    assert (memory.name, memory.witnesses) == (MAKE[0], ["fable", "opus"])
+    assert bank_memories(layout, cwd.parent) == []
+
+
+def test_dedupe_finds_the_fact_in_a_bank_above_the_filing_bank(layout, fake_claude, cwd):
+    existing = commit_memory(layout, Memory(name=MAKE_TOO[0], description=MAKE_TOO[1], type="project",
+                                            body="Curated by hand.\n"), directory=cwd.parent, verb="remember")
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE])
+    dream(layout, now=True)
+    assert bank_memories(layout, cwd) == []
+    (line,) = journal_lines(layout, "deduped")
+    assert line["deduped"] == existing.path.relative_to(layout.root).as_posix()
+
+
 def test_minds_never_reenter_hooks(layout, fake_claude, cwd):
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
     dream(layout, now=True)

@@ -103,8 +103,10 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
     after every listed one (by name). Every proposal lands in exactly one claim.
     """
     found_evidence = [evidence(p) for p in proposals]
-    token_sets = [e.tokens for e in found_evidence]
-    sizes = [len(t) for t in token_sets]
+    # Each token is one bit: the shared tokens of two proposals are one AND and a bit count.
+    bits: dict[str, int] = {}
+    masks = [sum(1 << bits.setdefault(token, len(bits)) for token in e.tokens) for e in found_evidence]
+    sizes = [len(e.tokens) for e in found_evidence]
     parent = list(range(len(proposals)))
     deepest = [p.bank for p in proposals]  # per root: the deepest bank of its component
 
@@ -118,16 +120,16 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
     for i, proposal in enumerate(proposals):
         groups.setdefault((proposal.type, proposal.bank == USER_BANK), []).append(i)
     for members in groups.values():
+        group_masks = [masks[i] for i in members]
+        group_sizes = [sizes[i] for i in members]
         for x, i in enumerate(members):
-            tokens_i, size_i = token_sets[i], sizes[i]
-            for j in members[x + 1:]:
-                # same() needs 6·|a∩b| ≥ |a|+|b|, and |a∩b| ≤ the smaller: a set over five
-                # times the other's size never meets it.
-                size_j = sizes[j]
-                if size_i > 5 * size_j or size_j > 5 * size_i:
-                    continue
-                if 6 * len(tokens_i & token_sets[j]) < size_i + size_j:
-                    continue
+            mask, size = masks[i], sizes[i]
+            # same() needs 6·|a∩b| ≥ |a|+|b| at the least: only those pairs are looked at closer.
+            near = [y for y, other, other_size in zip(range(x + 1, len(members)), group_masks[x + 1:],
+                                                       group_sizes[x + 1:])
+                    if 6 * (mask & other).bit_count() >= size + other_size]
+            for y in near:
+                j = members[y]
                 ri, rj = root(i), root(j)
                 if ri == rj or not on_chain(deepest[ri], deepest[rj]):
                     continue

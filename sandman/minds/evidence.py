@@ -33,6 +33,8 @@ Standard library only, like the rest of consensus.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from functools import lru_cache
 
 # Words that carry no fact of their own: articles, pronouns, auxiliaries, prepositions.
 STOP_WORDS = frozenset("""
@@ -67,6 +69,8 @@ _TERM = re.compile(
     """,
     re.VERBOSE,
 )
+_TICKS = re.compile(r"`([^`\n]+)`")
+_PUNCTUATION = ",.;:!?()[]{}\"'<>*"
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[^\W_]+")
 # Anchors live in the same set as words, marked by a character no word holds.
@@ -82,15 +86,42 @@ def depluralise(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=65536)
+def word_token(raw: str) -> str | None:
+    """Return the token of one word (lowercased, depluralised), None for a stop word, a
+    negator or a single letter. Cached: a pure function of a word, called for every word."""
+    word = raw.lower()
+    if word in STOP_WORDS or word in NEGATORS or word in WEAK_NEGATORS or (len(word) < 2 and not word.isdigit()):
+        return None
+    return depluralise(word)
+
+
 def words_of(text: str) -> list[str]:
     """Return the meaningful words of ``text``: CamelCase split, lowercased, depluralised, stop words dropped."""
-    found = []
-    for raw in _WORD.findall(_HUMP.sub(" ", text)):
-        word = raw.lower()
-        if word in STOP_WORDS or word in NEGATORS or word in WEAK_NEGATORS or (len(word) < 2 and not word.isdigit()):
+    return [token for token in map(word_token, _WORD.findall(_HUMP.sub(" ", text))) if token]
+
+
+def _terms(text: str) -> Iterator[tuple[str, str]]:
+    """Yield ``(kind, text)`` of each term of ``text``, in order (kinds: the groups of ``_TERM``).
+
+    Most of a memory is plain words: a whitespace-separated chunk that is one
+    lowercase or capitalised word, or a number, is taken as it is; only the
+    others go through ``_TERM``.
+    """
+    parts = _TICKS.split(text) if "`" in text else [text]
+    for n, part in enumerate(parts):
+        if n % 2:
+            yield "tick", part
             continue
-        found.append(depluralise(word))
-    return found
+        for chunk in part.split():
+            bare = chunk.strip(_PUNCTUATION)
+            if bare.isalpha() and (bare.islower() or bare[1:].islower()):
+                yield "word", bare
+            elif bare.isdigit():
+                yield "number", bare
+            else:
+                for match in _TERM.finditer(chunk):
+                    yield match.lastgroup, match.group(match.lastgroup)
 
 
 def _read(text: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, bool | None]]) -> None:
@@ -98,9 +129,7 @@ def _read(text: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, 
     ``numbers``; append each term's key and whether it is negated (None: after a weak
     negator, so neither) to ``keys``."""
     negate: bool | None = False
-    for match in _TERM.finditer(text):
-        kind = match.lastgroup
-        value = match.group(kind)
+    for kind, value in _terms(text):
         if kind == "word":
             word = value.lower()
             if word in NEGATORS:
@@ -109,9 +138,9 @@ def _read(text: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, 
             if word in WEAK_NEGATORS:
                 negate = None
                 continue
-            if word in STOP_WORDS or len(word) < 2:
+            key = word_token(word)
+            if key is None:
                 continue
-            key = depluralise(word)
             tokens.add(key)
         elif kind == "number":
             key = value
