@@ -125,26 +125,34 @@ def _old_tokens(name: str, description: str) -> frozenset[str]:
 
 
 def old_rule(proposals: Sequence[Proposal]) -> list[Formed]:
-    """Claims as consensus formed them before issue 23: one bank and one type, name and the
-    description's slug (60 characters) as tokens, Jaccard at least one half, made transitive."""
+    """Claims as consensus formed them before issue 23 (the code as it was): one bank and one
+    type, the name and the description's slug (60 characters) as tokens, Jaccard at least one
+    half, made transitive."""
     tokens = [_old_tokens(p.name, p.description) for p in proposals]
+    sizes = [len(t) for t in tokens]
     parent = list(range(len(proposals)))
 
     def root(i: int) -> int:
         while parent[i] != i:
+            parent[i] = parent[parent[i]]
             i = parent[i]
         return i
 
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, proposal in enumerate(proposals):
+        groups.setdefault((proposal.bank, proposal.type), []).append(i)
+    for members in groups.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1:]:
+                if sizes[i] > 2 * sizes[j] or sizes[j] > 2 * sizes[i]:
+                    continue
+                if root(i) != root(j) and 3 * len(tokens[i] & tokens[j]) >= sizes[i] + sizes[j]:
+                    parent[root(j)] = root(i)
+    found: dict[int, list[int]] = {}
     for i in range(len(proposals)):
-        for j in range(i + 1, len(proposals)):
-            a, b = proposals[i], proposals[j]
-            if (a.bank, a.type) == (b.bank, b.type) and 3 * len(tokens[i] & tokens[j]) >= len(tokens[i]) + len(tokens[j]):
-                parent[root(j)] = root(i)
-    groups: dict[int, list[int]] = {}
-    for i in range(len(proposals)):
-        groups.setdefault(root(i), []).append(i)
+        found.setdefault(root(i), []).append(i)
     return [Formed(members, proposals[members[0]].bank,
-                   len({proposals[i].mind for i in members}) >= config.DREAM_QUORUM) for members in groups.values()]
+                   len({proposals[i].mind for i in members}) >= config.DREAM_QUORUM) for members in found.values()]
 
 
 def new_rule(proposals: Sequence[Proposal]) -> list[Formed]:

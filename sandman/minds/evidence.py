@@ -64,7 +64,7 @@ _TERM = re.compile(
     | (?P<path>(?:[\w.~@-]*\w)?/[\w.~@-]*\w[\w.~@/-]*|\b[\w-]{2,}\.[a-z][a-z0-9]{0,4}\b)
     | (?P<flag>(?<![\w-])--?[A-Za-z][\w-]*)
     | (?P<ident>@?\b[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+\b|\b[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+\b|\b[A-Z]{2,}[a-z]\w*\b)
-    | (?P<number>\b\d+(?:\.\d+)*\b)
+    | (?P<number>\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:\.\d+)*\b)
     | (?P<word>[^\W_]+)
     """,
     re.VERBOSE,
@@ -143,9 +143,9 @@ def _read(text: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, 
                 continue
             tokens.add(key)
         elif kind == "number":
-            key = value
-            tokens.add(value)
-            numbers.add(value)
+            key = value.replace(",", "")  # 9,000 is 9000
+            tokens.add(key)
+            numbers.add(key)
         else:
             key = ANCHOR + " ".join(value.lower().split()).rstrip(".,;:")
             tokens.add(key)
