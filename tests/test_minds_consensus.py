@@ -92,6 +92,19 @@ def test_a_weak_negator_or_a_description_negation_is_no_contradiction():
                            ev("Benchmarks print medians", "never a timed assertion"))
 
 
+def test_texts_of_stop_words_alone_are_never_the_same():
+    assert ev("It is", "to be").tokens == frozenset()
+    assert not same(ev("It is", "to be"), ev("This was", "it"))
+    found = claims([p("fable", "It is", "to be"), p("opus", "This was", "it")])
+    assert not any(claim.agreed() for claim in found)
+
+
+def test_words_beyond_ascii_count():
+    a = ev("Die Übersetzung läuft über Crowdin", "Änderungen an de.json gehen über Crowdin, nie direkt")
+    b = ev("Übersetzung über Crowdin", "Änderungen an de.json laufen über Crowdin")
+    assert {"übersetzung", "änderungen", "`de.json"} <= a.tokens and same(a, b)
+
+
 def test_one_number_set_inside_the_other_is_no_contradiction():
     assert not contradicts(ev("Credo max depth 2", "was 3"), ev("Credo max depth 2", "x"))
 

@@ -185,11 +185,6 @@ class Evidence:
         self._body_anchors: frozenset[str] | None = None
 
     @property
-    def size(self) -> int:
-        """The weight of the evidence: words count once, anchors twice (their words are in ``tokens`` too)."""
-        return len(self.tokens)
-
-    @property
     def body_anchors(self) -> frozenset[str]:
         """The anchors (never the plain words) of the body."""
         if self._body_anchors is None:
@@ -228,11 +223,12 @@ def same(a: Evidence, b: Evidence) -> bool:
     (an anchor counts as its words and once more), the Dice overlap is
     ``2·s/n``. Same when it is at least 5/9 (``18·s ≥ 5·n``); or, from 1/3
     (``6·s ≥ n``), when the anchors of the two bodies overlap by at least one
-    half by the same measure (``4·s_body ≥ n_body``). Never when ``contradicts``.
+    half by the same measure (``4·s_body ≥ n_body``). Never when ``contradicts``
+    or when they share nothing (two names of stop words alone).
     """
     shared = len(a.tokens & b.tokens)
     total = len(a.tokens) + len(b.tokens)
-    if 6 * shared < total:
+    if not shared or 6 * shared < total:  # nothing shared: two texts of stop words say nothing alike
         return False
     if 18 * shared < 5 * total:
         body_a, body_b = a.body_anchors, b.body_anchors
