@@ -23,9 +23,10 @@ import remember
 import site_render
 import sync_spawn
 import take
+import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render)
+MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

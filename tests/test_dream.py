@@ -432,7 +432,7 @@ def test_a_failed_commit_leaves_the_pointer_queued(layout, fake_claude, cwd, mon
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
     answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE])
 
-    def busy(*_args):
+    def busy(*_args, **_kwargs):
         raise LockBusy("timed out waiting for .commit.lock")
 
     monkeypatch.setattr(dream_run, "commit_claim", busy)

@@ -60,9 +60,13 @@ def test_an_entry_is_written_with_its_stamps_and_the_index_in_one_reflect_commit
     assert commits(layout) == before + 1
     message = git(layout.root, "log", "-1", "--format=%B")
     assert message.startswith(f"reflect: voyage {DAY}: The proj bank learned its build\n")
-    assert "Verb: reflect" in message and "Event: voyage" in message
-    assert sorted(git(layout.root, "show", "--name-only", "--format=", "HEAD").split()) == [
-        "log/2026-11-29.md", "log/INDEX.md"]
+    assert "Verb: reflect" in message and "Kind: reflect.entry" in message
+    files = sorted(git(layout.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert files[:2] == ["log/2026-11-29.md", "log/INDEX.md"] and files[2].startswith("trail/") and len(files) == 3
+    from sandman.machine import trail
+
+    (event,) = trail.read(layout).events  # the entry's event, in the entry's commit
+    assert f"Event: {event.id}" in message and event.kind == "reflect.entry" and event.data["day"] == DAY
     assert git(layout.root, "status", "--porcelain") == ""
     (call,) = minds.calls()
     assert "--no-session-persistence" in call["argv"] and call["prompt_via"] == "stdin"

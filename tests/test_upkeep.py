@@ -136,7 +136,14 @@ def test_a_due_bank_gets_its_plan_applied_in_one_commit(layout, minds, bank):
     assert commits(layout) == before + 1 and git(layout.root, "status", "--porcelain") == ""
     message = git(layout.root, "log", "-1", "--format=%B")
     assert message.startswith(f"reflect: upkeep of {PROJECT}\n") and "Verb: reflect" in message
-    assert "Event: upkeep" in message
+    assert "Kind: upkeep.apply" in message
+    # One event for the plan, one child for its merge, both named by the commit and on the trail.
+    from sandman.machine import trail
+
+    apply_event, merge_event = trail.read(layout).events[-2:]
+    assert (apply_event.kind, merge_event.kind, merge_event.parent) == ("upkeep.apply", "upkeep.merge", apply_event.id)
+    assert f"Event: {apply_event.id}\nEvent: {merge_event.id}\n" in message
+    assert merge_event.data["into"] == "project_build_with_make_j8.md" and apply_event.model == UPKEEP_MODEL
     plan_call, merge_call = minds.calls()
     for call in (plan_call, merge_call):
         assert call["model"] == UPKEEP_MODEL and "--no-session-persistence" in call["argv"]
