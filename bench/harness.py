@@ -1,7 +1,7 @@
 """What every benchmark shares: the row, the timing loops, the child environment, the table.
 
 A benchmark module (take, recall, remember, consensus, dream, site_render,
-sync_spawn) exposes ``rows(**options) -> list[Row]`` and a ``QUICK`` dict of
+sync_spawn, trail) exposes ``rows(**options) -> list[Row]`` and a ``QUICK`` dict of
 options for ``--quick``; its ``main()`` and ``bench/run.py`` both print those
 rows with ``measure``. Every figure is a median, and every row names a baseline
 measured in the same run (interleaved with it where the two are cheap), so a

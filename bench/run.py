@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import consensus
+import consensus_quality
 import dream
 import recall
 import remember
@@ -23,9 +24,10 @@ import secrets_ban
 import site_render
 import sync_spawn
 import take
+import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, secrets_ban, consensus, dream, site_render)
+MODULES = (take, recall, sync_spawn, remember, secrets_ban, consensus, consensus_quality, dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

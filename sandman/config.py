@@ -271,6 +271,36 @@ def sync_remote(layout: Layout) -> str:
     return _sync_setting(layout, "remote", SYNC_DEFAULT_REMOTE) or SYNC_DEFAULT_REMOTE
 
 
+# --- the machine (sandman.machine; docs/BANK-FORMAT.md § trail, § reconcile) ---
+
+SHIFT_ENV = "SANDMAN_SHIFT"  # the shift a session works in: trail append's default --shift
+
+
+def current_shift() -> str | None:
+    """Return ``$SANDMAN_SHIFT`` (the shift id a shift session runs under), or None when unset."""
+    return os.environ.get(SHIFT_ENV, "").strip() or None
+
+
+def machine_roots(layout: Layout) -> list[Path]:
+    """Return ``[machine] roots`` of ``<root>/.settings.toml``: folders whose git repositories the
+    machine may work (reconcile scans them). Empty when unset (the machine is off).
+
+    ``~`` is expanded. Raises ConfigError when it is not a list of absolute paths.
+    """
+    section = settings(layout).get("machine", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{layout.settings_file}: [machine] must be a table")
+    value = section.get("roots", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{layout.settings_file}: machine.roots must be a list of folders, not {value!r}")
+    roots = [Path(item).expanduser() for item in value]
+    for path in roots:
+        if not path.is_absolute():
+            raise ConfigError(f"{layout.settings_file}: machine.roots holds {str(path)!r}, which is relative; "
+                              "give absolute folders")
+    return roots
+
+
 def ssh_agent_socket() -> str:
     """Return ``$SSH_AUTH_SOCK`` (the running SSH agent's socket), or "" when no agent is running."""
     return os.environ.get("SSH_AUTH_SOCK", "")

@@ -278,14 +278,16 @@ def signature(repo: pygit2.Repository) -> pygit2.Signature:
     return pygit2.Signature(*identity)
 
 
-def format_message(subject: str, trailers: dict[str, str], body: str = "") -> str:
+def format_message(subject: str, trailers: dict[str, str | list[str]], body: str = "") -> str:
     """Return a commit message: one subject line, a blank line, ``Key: value`` trailers.
 
     A ``body`` (sync's list of kept conflicts) goes between the subject and the
-    trailers, separated by blank lines.
+    trailers, separated by blank lines. A list value gives one trailer line per
+    item (an upkeep commit carries ``Event:`` of its plan and of each merge).
     """
     subject = " ".join(subject.split())
-    lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items() if value]
+    lines = [f"{key}: {' '.join(str(item).split())}" for key, value in trailers.items()
+             for item in (value if isinstance(value, (list, tuple)) else [value]) if item]
     text = subject + "\n"
     if body.strip():
         text += "\n" + body.strip() + "\n"

@@ -10,8 +10,9 @@ every pick and no pointer tried twice in a run:
 3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
    fewer than two answering minds leave the pointer queued;
 4. the proposals become claims (sandman.minds.consensus); an agreed claim is
-   committed through ``bank_transaction``, unless a live memory of its bank
-   already states it (deduped, under the commit lock);
+   committed through ``bank_transaction`` into the bank consensus files it in,
+   unless a live memory of that bank or a bank above it already states it
+   (deduped, under the commit lock);
 5. the pointer is stamped ``"dreamed": "<ISO time>"`` and a journal line
    records the counts and each mind's cost.
 
@@ -221,12 +222,13 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
+    event = dream_event(session, material.title, material.cwd, results, verdicts)
     for claim in found:
         if not claim.agreed():
             outcome.forgotten += 1
             continue
         try:
-            decision, path, commit = commit_claim(layout, claim, session)
+            decision, path, commit = commit_claim(layout, claim, session, event=event)
         except SessionForgotten:
             return _forgotten(layout, session, kept)
         except (SandmanError, OSError) as error:
@@ -368,39 +370,64 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     return prompts.fill(prompts.load("dream"), values), nonce
 
 
-def _live(folder: Path, memory_type: str):
-    """Yield ``(file name, name, description)`` of the bank's live memories of one type."""
-    for path in memory_files(folder):
-        try:
-            memory = read_memory(path)
-        except (FormatError, OSError):
-            continue
-        if memory.type == memory_type:
-            yield path.name, memory.name, memory.description
+def _live(layout: Layout, claim: Claim):
+    """Yield ``(path, name, description, body)`` of the live memories of the claim's type in
+    its bank and every bank above it that recall reads (docs/BANK-FORMAT.md, "Consensus")."""
+    directories = [None] if claim.directory is None else allowed_banks(claim.directory)
+    for directory in directories:
+        for path in memory_files(layout.bank(bank_name(directory))):
+            try:
+                memory = read_memory(path)
+            except (FormatError, OSError):
+                continue
+            if memory.type == claim.type:
+                yield path, memory.name, memory.description, memory.body
 
 
-def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
+def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str]):
+    """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
+    read, the answering minds' models and their summed reported cost (None when none reported one)."""
+    from sandman.machine import trail
+
+    answered = [result for result in results if verdicts.get(result.mind) == "answered"]
+    costs = [result.cost_usd for result in answered if result.cost_usd is not None]
+    minds = {result.mind: {"model": result.model, "cost_usd": result.cost_usd, "verdict": verdicts.get(result.mind)}
+             for result in results}
+    return trail.new_event(
+        "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        model=",".join(sorted({result.model for result in answered if result.model})) or None,
+        cost_usd=round(sum(costs), 6) if costs else None,
+        data={"session": session, "cwd": cwd, "minds": minds})
+
+
+def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> tuple[str, Path, str | None]:
     """Commit an agreed claim, or find the live memory that already states it.
 
     Returns ``("committed", memory path, commit id)`` or ``("deduped", the
     existing file, None)``. The dedupe check runs under the commit lock, so a
-    memory written meanwhile is seen. Raises LockBusy, RepositoryError,
+    memory written meanwhile is seen. ``event`` (machine.trail.Event, the
+    session's ``dream.commit``) goes on the commit as ``Event:``; its trail line
+    lands in the first commit that carries it. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
+    from sandman.machine import trail
+
     wording = claim.wording
-    name = bank_name(wording.directory)
-    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
+    name = bank_name(claim.directory)
+    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session,
+                          trailers=trail.trailers(event) if event is not None else None) as tx:
         # Under the commit lock: forget deletes the pointer before it looks for the
         # session's memories under the same lock, so a forgotten session never gains one.
         if not layout.pointer(session).exists():
             raise SessionForgotten(f"session {session} was forgotten while it was dreamt")
-        folder = layout.bank(name)
-        held = held_by(claim, _live(folder, claim.type))
+        held = held_by(claim, _live(layout, claim))
         if held is not None:
-            return "deduped", folder / held, None
+            return "deduped", held, None
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
-        path = tx.write_memory(name, memory, directory=wording.directory)
+        path = tx.write_memory(name, memory, directory=claim.directory)
+        if event is not None and trail.find(layout, event.id) is None:
+            trail.write(tx, event)
     return "committed", path, tx.commit
 
 
