@@ -20,13 +20,14 @@ import consensus_quality
 import dream
 import recall
 import remember
+import secrets_ban
 import site_render
 import sync_spawn
 import take
 import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, trail)
+MODULES = (take, recall, sync_spawn, remember, secrets_ban, consensus, consensus_quality, dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -123,7 +123,7 @@ def test_a_leftover_change_holding_a_credential_fails_and_names_the_file(healthy
     report = doctor()
     found = check(report, "clean")
     assert found.status == "fail" and found.message.startswith("memories/_user/notes.txt in ")
-    assert "GitHub Token" in found.message and "ghp_" not in found.message
+    assert "prefixed-token" in found.message and "ghp_" not in found.message
     assert report.exit_code == 1
 
 

@@ -592,6 +592,6 @@ def test_a_mind_proposing_one_memory_with_a_secret_keeps_its_clean_memories(layo
     assert read_pointer(layout.pointer(SID)).dreamed and summary.count("routed") == 1  # not queued and retried
     dropped = journal_lines(layout, "dropped-secret")
     assert sorted(line["mind"] for line in dropped) == ["fable", "opus", "sonnet"]
-    assert {(line["memory"], line["kinds"]) for line in dropped} == {("2", "AWS Access Key")}
+    assert {(line["memory"], line["kinds"]) for line in dropped} == {("2", "aws-access-key-id")}
     assert journal_lines(layout, "abstained") == []
     assert not any("AKIA" in log.read_text() for log in layout.trace.glob("*.log"))

@@ -131,7 +131,7 @@ def modules(*args: str, stdin: bytes = b"") -> set[str]:
 def test_the_recall_hook_imports_nothing_heavy(layout, corpus, project) -> None:
     loaded = modules("recall", "--hook", stdin=payload(corpus, "startup.full", cwd=str(project)))
     assert "sandman" in loaded
-    heavy = {"typer", "click", "pygit2", "jinja2", "markdown_it", "rich", "yaml", "mcp", "pydantic", "detect_secrets"}
+    heavy = {"typer", "click", "pygit2", "jinja2", "markdown_it", "rich", "yaml", "mcp", "pydantic", "betterleaks"}
     assert loaded.isdisjoint(heavy), loaded & heavy
 
 
