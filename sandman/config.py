@@ -162,7 +162,8 @@ def git_identity() -> tuple[str, str] | None:
 
 # --- the design's constants --------------------------------------------------
 
-RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
+HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200

@@ -44,3 +44,71 @@ def test_a_dream_under_the_live_hook_environment_starts_blind_minds(layout, fake
         assert "--strict-mcp-config" in argv and "--disable-slash-commands" in argv
 
 
+
+
+# --- the recall budget in UTF-16 code units --------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from sandman import config  # noqa: E402
+from sandman.banks.index import render_index  # noqa: E402
+from sandman.banks.memory import Memory  # noqa: E402
+from sandman.banks.names import USER_BANK, bank_name, slug  # noqa: E402
+from sandman.verbs.recall import recall, utf16_units  # noqa: E402
+
+# Emoji (two UTF-16 units each), CJK, combining marks, and plain text.
+WIDE = st.sampled_from(["😀", "🚀", "👩‍💻", "🇯🇵", "𝔘", "中", "文", "記", "憶", "e\u0301", "a\u0308\u0323",
+                        "\u0915\u094d\u0937", " ", "x", "-", "."])
+TEXT = st.lists(WIDE, min_size=1, max_size=80).map("".join)
+
+
+def _write_bank(layout, directory, memories) -> None:
+    folder = layout.bank(bank_name(directory) if directory else USER_BANK)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (name, description, body) in enumerate(memories):
+        memory = Memory(name=f"{name} {i}", description=description, type="project", body=body)
+        (folder / f"project_{slug(name) or 'm'}_{i}.md").write_text(memory.text(), encoding="utf-8")
+    (folder / "MEMORY.md").write_text(render_index(folder, str(directory) if directory else None),
+                                      encoding="utf-8")
+
+
+def test_utf16_units_count_as_claude_code_does() -> None:
+    assert utf16_units("abc") == 3
+    assert utf16_units("😀") == 2 and len("😀") == 1
+    assert utf16_units("e\u0301") == 2 and utf16_units("中文") == 2
+    assert utf16_units("\ud800") == 1  # a lone surrogate from a transcript's JSON is one unit
+
+
+def test_regression_a_recall_of_8891_characters_was_11441_units(tmp_path) -> None:
+    # The fault the issue names: characters under the budget, UTF-16 units far over the cap.
+    from sandman.layout import Layout
+
+    layout = Layout(tmp_path / "root")
+    cwd = tmp_path / "proj"
+    body = "Deploy 🚀 with care 😀.\n" * 60
+    _write_bank(layout, cwd, [(f"Emoji fact {n}", "Rockets 🚀🚀🚀", body) for n in range(12)])
+    text = recall(layout, str(cwd)).text
+    assert utf16_units(text) <= config.RECALL_BUDGET_UTF16
+    assert len(text) < utf16_units(text)  # the surface does hold emoji
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(banks=st.lists(st.lists(st.tuples(TEXT, TEXT, st.lists(TEXT, min_size=1, max_size=40).map("\n".join)),
+                               min_size=1, max_size=12), min_size=1, max_size=3),
+       user=st.lists(st.tuples(TEXT, TEXT, TEXT), max_size=5))
+def test_a_recall_never_exceeds_the_hook_cap_in_utf16_units(tmp_path_factory, banks, user) -> None:
+    from sandman.layout import Layout
+
+    base = tmp_path_factory.mktemp("bank")
+    layout = Layout(base / "root")
+    cwd = base / "home" / "a" / "b"
+    directories = [cwd.parents[i] for i in range(len(banks) - 1, -1, -1)][-len(banks):]
+    directories[-1] = cwd
+    for directory, memories in zip(directories, banks):
+        _write_bank(layout, directory, memories)
+    if user:
+        _write_bank(layout, None, user)
+    text = recall(layout, str(cwd)).text
+    assert utf16_units(text) <= config.RECALL_BUDGET_UTF16 < config.HOOK_CONTEXT_MAX_UTF16
