@@ -112,3 +112,77 @@ def test_a_recall_never_exceeds_the_hook_cap_in_utf16_units(tmp_path_factory, ba
         _write_bank(layout, None, user)
     text = recall(layout, str(cwd)).text
     assert utf16_units(text) <= config.RECALL_BUDGET_UTF16 < config.HOOK_CONTEXT_MAX_UTF16
+
+
+# --- the reader: queued prompts and the record types of 2.1.332 -----------------
+
+from sandman.transcripts import mind_text, read_session  # noqa: E402
+
+QUEUED = "also rename the flag to --dry-run while you are at it"
+
+
+def transcript_2_1_332(sid: str, cwd: Path) -> str:
+    """A transcript in 2.1.332's shape: every record type it writes in a session, a queued prompt."""
+    at = "2026-11-30T10:00:00.000Z"
+    base = {"sessionId": sid, "cwd": str(cwd), "timestamp": at, "version": "2.1.332"}
+    records = [
+        {"type": "atis-latch", "latched": True, **base},
+        {"type": "mode", "mode": "default", "sessionId": sid},
+        {"type": "user", "uuid": "u1", "parentUuid": None, **base,
+         "message": {"role": "user", "content": "add a --check flag to the build script"}},
+        {"type": "api-request", "requestId": "r1", **base},
+        {"type": "api-request-shape", "requestId": "r1", "shape": {"messages": 1}, **base},
+        {"type": "api-request-blob", "requestId": "r1", "blob": "…", **base},
+        {"type": "queue-operation", "operation": "enqueue", "content": QUEUED, **base},
+        {"type": "attachment", "uuid": "a1", "parentUuid": "u1", **base,
+         "attachment": {"type": "queued_command", "commandMode": "prompt", "origin": {"kind": "human"},
+                        "prompt": QUEUED}},
+        {"type": "queue-operation", "operation": "remove", "reason": "absorbed_mid_turn", **base},
+        {"type": "attachment", "uuid": "a2", **base,
+         "attachment": {"type": "queued_command", "commandMode": "prompt", "isMeta": True,
+                        "prompt": "META PROMPT NOT TYPED"}},
+        {"type": "attachment", "uuid": "a3", **base,
+         "attachment": {"type": "queued_command", "commandMode": "prompt", "origin": {"kind": "plugin"},
+                        "prompt": "PLUGIN PROMPT NOT TYPED"}},
+        {"type": "attachment", "uuid": "a4", **base,
+         "attachment": {"type": "queued_command", "commandMode": "task-notification",
+                        "prompt": "<task-notification>NOTIFICATION NOT TYPED</task-notification>"}},
+        {"type": "attachment", "uuid": "a5", **base,
+         "attachment": {"type": "queued_command", "commandMode": "prompt", "origin": {"kind": "human"},
+                        "prompt": [{"type": "text", "text": "and keep the old flag as an alias"}]}},
+        {"type": "attachment", "uuid": "a6", **base, "attachment": {"type": "hook_success", "content": "ok"}},
+        {"type": "assistant", "uuid": "u2", "parentUuid": "a1", **base,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done: --check and --dry-run."}]}},
+        {"type": "cost-state", "totalCostUsd": 0.01, **base},
+        {"type": "tools-used", "tools": ["Edit"], **base},
+        {"type": "last-prompt", "lastPrompt": QUEUED, "sessionId": sid},
+    ]
+    return "".join(json.dumps(record) + "\n" for record in records)
+
+
+def test_a_2_1_332_transcript_has_no_unknown_lines_and_keeps_the_queued_prompt(tmp_path) -> None:
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text(transcript_2_1_332(SID, tmp_path / "proj"), encoding="utf-8")
+    session = read_session(path)
+    assert session.skipped == {}
+    users = [turn.text for turn in session.turns if turn.role == "user"]
+    assert users == ["add a --check flag to the build script", QUEUED, "and keep the old flag as an alias"]
+    text = mind_text(session, config.MIND_TRANSCRIPT_HEAD_CHARS, config.MIND_TRANSCRIPT_TAIL_CHARS)
+    assert QUEUED in text
+    assert "NOT TYPED" not in text
+
+
+def test_regression_a_mind_never_saw_a_queued_prompt(layout, fake_claude, isolated) -> None:
+    from sandman.pointers import write_pointer
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    relpath = f".archive/claude/2026/11/30/100000-proj/{SID}.jsonl"
+    (layout.root / relpath).parent.mkdir(parents=True)
+    (layout.root / relpath).write_text(transcript_2_1_332(SID, cwd), encoding="utf-8")
+    write_pointer(layout, SID, {"host": "claude", "archived": relpath, "cwd": str(cwd),
+                                "started": "2026-11-30T10:00:00Z", "ended": "2026-11-30T10:00:00Z",
+                                "title": "flags", "highlights": []})
+    dream(layout, now=True)
+    calls = fake_claude.calls()
+    assert calls and all(QUEUED in call["prompt"] for call in calls)
