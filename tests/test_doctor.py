@@ -493,6 +493,8 @@ def test_settings_that_parse_are_ok(healthy, monkeypatch):
 
 @pytest.mark.parametrize("scope, settings_file", [("project", "settings.json"), ("local", "settings.local.json")])
 def test_regression_doctor_saw_only_user_scope_plugins(healthy, isolated, tmp_path, scope, settings_file):
+    from conftest import REPO
+
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / settings_file).write_text(json.dumps({"enabledPlugins": {"sandman@repo": True}}))
@@ -508,6 +510,8 @@ def test_regression_doctor_saw_only_user_scope_plugins(healthy, isolated, tmp_pa
 
 
 def test_a_project_scope_plugin_not_enabled_there_is_not_counted(healthy, isolated, tmp_path):
+    from conftest import REPO
+
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"sandman@repo": False}}))
