@@ -22,9 +22,10 @@ import remember
 import site_render
 import sync_spawn
 import take
+import take_budget
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render)
+MODULES = (take, take_budget, recall, sync_spawn, remember, consensus, dream, site_render)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -186,3 +186,56 @@ def test_regression_a_mind_never_saw_a_queued_prompt(layout, fake_claude, isolat
     dream(layout, now=True)
     calls = fake_claude.calls()
     assert calls and all(QUEUED in call["prompt"] for call in calls)
+
+
+# --- the plugin's SessionEnd budget: take --hook --detach ------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+LIVE_SID = "dfc45ed6-cad1-409a-b518-e3cd2434929f"
+
+
+def test_take_hook_detach_returns_at_once_and_the_child_takes(corpus, isolated, layout) -> None:
+    source = corpus / "transcripts" / "claude" / "spotter" / "short.jsonl"
+    text = source.read_text(encoding="utf-8")
+    first = json.loads(text.splitlines()[0])
+    live = isolated / ".claude" / "projects" / "-home-user-proj" / f"{LIVE_SID}.jsonl"
+    live.parent.mkdir(parents=True)
+    named = first.get("sessionId")
+    live.write_text(text.replace(named, LIVE_SID) if named else text, encoding="utf-8")
+    payload = (corpus / "hooks" / "session-end.other.live-2.1.332.json").read_text()
+    payload = payload.replace("/home/user/.claude", str(isolated / ".claude"))
+    done_r, done_w = os.pipe()  # the detached child holds done_w until it exits: EOF says it is done
+    proc = subprocess.Popen([sys.executable, "-m", "sandman", "take", "--hook", "--detach"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            pass_fds=[done_w])
+    os.close(done_w)
+    out, err = proc.communicate(payload.encode(), timeout=120)
+    assert (proc.returncode, out, err) == (0, b"", b"")
+    with os.fdopen(done_r, "rb") as done:
+        assert done.read() == b""  # blocks until the child has exited
+    assert not live.exists()
+    pointer = json.loads(layout.pointer(LIVE_SID).read_text())
+    assert (layout.root / pointer["archived"]).is_file()
+
+
+def test_the_plugin_takes_detached_and_settings_hooks_do_not(isolated) -> None:
+    from conftest import REPO
+
+    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    assert plugin["SessionEnd"][0]["hooks"][0]["command"] == "sandman take --hook --detach"
+    from sandman.verbs.hooks import install
+
+    install(None)
+    settings = json.loads((isolated / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    assert command.endswith("take --hook") and "--detach" not in command
+
+
+def test_detach_without_hook_is_refused(isolated) -> None:
+    from helpers import sandman
+
+    done = sandman("take", "--detach")
+    assert done.returncode == 2 and b"--detach goes with --hook" in done.stderr
