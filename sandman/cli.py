@@ -339,7 +339,7 @@ def hooks_uninstall(
 @app.command()
 def recall(
     cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
-    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="UTF-16 code units the surface may take (an emoji is two) [default: 9000].")] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
 ) -> None:
     """Print the memory surface a session starts with."""
