@@ -61,6 +61,14 @@ from sandman.verbs.recall import recall, utf16_units  # noqa: E402
 WIDE = st.sampled_from(["😀", "🚀", "👩‍💻", "🇯🇵", "𝔘", "中", "文", "記", "憶", "e\u0301", "a\u0308\u0323",
                         "\u0915\u094d\u0937", " ", "x", "-", "."])
 TEXT = st.lists(WIDE, min_size=1, max_size=80).map("".join)
+# A body: a few generated lines, repeated so it is long without much generated data.
+BODY = st.tuples(st.lists(st.lists(WIDE, min_size=20, max_size=60).map("".join), min_size=1, max_size=3),
+                 st.integers(8, 30)).map(lambda parts: "\n".join(parts[0] * parts[1]))
+
+
+def units(text: str) -> int:
+    """UTF-16 code units, counted here independently of the code under test."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _write_bank(layout, directory, memories) -> None:
@@ -87,31 +95,35 @@ def test_regression_a_recall_of_8891_characters_was_11441_units(tmp_path) -> Non
     layout = Layout(tmp_path / "root")
     cwd = tmp_path / "proj"
     body = "Deploy 🚀 with care 😀.\n" * 60
-    _write_bank(layout, cwd, [(f"Emoji fact {n}", "Rockets 🚀🚀🚀", body) for n in range(12)])
+    _write_bank(layout, cwd, [(f"Emoji fact {n}", "Rockets 🚀🚀🚀 land 😀 " * 6, body) for n in range(200)])
     text = recall(layout, str(cwd)).text
-    assert utf16_units(text) <= config.RECALL_BUDGET_UTF16
-    assert len(text) < utf16_units(text)  # the surface does hold emoji
+    assert units(text) <= config.RECALL_BUDGET_UTF16
+    assert len(text) < units(text)  # the surface does hold emoji
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+# A bank: a few generated (name, description, body) triples repeated ``count`` times, so its
+# index alone passes the budget and the cut falls line by line, close to the budget.
+DESCRIPTION = st.lists(WIDE, min_size=30, max_size=80).map("".join)
+BANK = st.tuples(st.lists(st.tuples(TEXT, DESCRIPTION, BODY), min_size=1, max_size=3),
+                 st.integers(150, 260)).map(lambda parts: [parts[0][i % len(parts[0])] for i in range(parts[1])])
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
-@given(banks=st.lists(st.lists(st.tuples(TEXT, TEXT, st.lists(TEXT, min_size=1, max_size=40).map("\n".join)),
-                               min_size=1, max_size=12), min_size=1, max_size=3),
-       user=st.lists(st.tuples(TEXT, TEXT, TEXT), max_size=5))
+@given(banks=st.lists(BANK, min_size=1, max_size=2), user=st.lists(st.tuples(TEXT, TEXT, TEXT), max_size=5))
 def test_a_recall_never_exceeds_the_hook_cap_in_utf16_units(tmp_path_factory, banks, user) -> None:
     from sandman.layout import Layout
 
     base = tmp_path_factory.mktemp("bank")
     layout = Layout(base / "root")
     cwd = base / "home" / "a" / "b"
-    directories = [cwd.parents[i] for i in range(len(banks) - 1, -1, -1)][-len(banks):]
-    directories[-1] = cwd
+    directories = [cwd.parent, cwd][-len(banks):]
     for directory, memories in zip(directories, banks):
         _write_bank(layout, directory, memories)
     if user:
         _write_bank(layout, None, user)
     text = recall(layout, str(cwd)).text
-    assert utf16_units(text) <= config.RECALL_BUDGET_UTF16 < config.HOOK_CONTEXT_MAX_UTF16
+    assert units(text) <= config.RECALL_BUDGET_UTF16 < config.HOOK_CONTEXT_MAX_UTF16
 
 
 # --- the reader: queued prompts and the record types of 2.1.332 -----------------
