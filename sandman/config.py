@@ -201,7 +201,8 @@ TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
 # sniff() decides the host from at most this many bytes at the head of a file.
 SNIFF_MAX_BYTES = 1024 * 1024
 # Seconds Claude Code may let each registered hook run (hooks install and the
-# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s, and a
+# plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 # A take's intent record (.taking/) whose process still lives is left to it this many
