@@ -101,8 +101,8 @@ class MindResult:
     (``reason`` says why: ``timeout``, ``exit <n>``, ``signal <n>``,
     ``is_error``, ``subtype <s>`` (either followed by ``: <detail>`` from the
     error envelope's ``errors``, ``api_error_status`` and ``terminal_reason``),
-    ``unparseable output``, ``no result``, ``no model call``, ``echo``, ``refusal``, ``spawn failed``). ``cost_usd``
-    is what the CLI reported, None when it reported nothing (never 0 for
+    ``unparseable output``, ``no result``, ``no model call``, ``echo``,
+    ``refusal``, ``spawn failed``). ``cost_usd`` is what the CLI reported, None when it reported nothing (never 0 for
     unknown); ``tokens`` the numeric fields of its ``usage`` (None when
     absent); ``duration_s`` the wall time in seconds. ``detail`` is the last
     line the process wrote on stderr (at most 200 characters), for the
