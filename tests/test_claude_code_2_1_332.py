@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dream_helpers import archive_session, model, proposal
+from sandman import config
+from sandman.banks.index import render_index
+from sandman.banks.memory import Memory
+from sandman.banks.names import USER_BANK, bank_name, slug
+from sandman.transcripts import mind_text, read_session
 from sandman.verbs.dream import dream
+from sandman.verbs.recall import recall, utf16_units
 
 SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
 # What a session's hook process carries and no mind may see (corpus/hooks, live 2.1.332).
@@ -44,18 +54,8 @@ def test_a_dream_under_the_live_hook_environment_starts_blind_minds(layout, fake
         assert "--strict-mcp-config" in argv and "--disable-slash-commands" in argv
 
 
-
-
 # --- the recall budget in UTF-16 code units --------------------------------------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from sandman import config  # noqa: E402
-from sandman.banks.index import render_index  # noqa: E402
-from sandman.banks.memory import Memory  # noqa: E402
-from sandman.banks.names import USER_BANK, bank_name, slug  # noqa: E402
-from sandman.verbs.recall import recall, utf16_units  # noqa: E402
 
 # Emoji (two UTF-16 units each), CJK, combining marks, and plain text.
 WIDE = st.sampled_from(["😀", "🚀", "👩‍💻", "🇯🇵", "𝔘", "中", "文", "記", "憶", "e\u0301", "a\u0308\u0323",
@@ -128,7 +128,6 @@ def test_a_recall_never_exceeds_the_hook_cap_in_utf16_units(tmp_path_factory, ba
 
 # --- the reader: queued prompts and the record types of 2.1.332 -----------------
 
-from sandman.transcripts import mind_text, read_session  # noqa: E402
 
 QUEUED = "also rename the flag to --dry-run while you are at it"
 
@@ -202,9 +201,6 @@ def test_regression_a_mind_never_saw_a_queued_prompt(layout, fake_claude, isolat
 
 # --- the plugin's SessionEnd budget: take --hook --detach ------------------------
 
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 
 LIVE_SID = "dfc45ed6-cad1-409a-b518-e3cd2434929f"
 
