@@ -168,14 +168,28 @@ def take(
     project: Annotated[Optional[str], typer.Option(
         metavar="DIR", help="With --all: only sessions whose cwd is DIR or below.")] = None,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --all: list what would be taken and why the rest is skipped; change nothing.")] = False,
+        "--dry-run", help="With --all or --missed: list what would be taken and why the rest is skipped; change nothing.")] = False,
+    missed: Annotated[bool, typer.Option(
+        "--missed", help="Take the recent sessions whose ending was missed (the backstop SessionStart runs).")] = False,
+    except_: Annotated[Optional[str], typer.Option(
+        "--except", metavar="SESSION", help="With --missed: never take this session (the one starting).")] = None,
+    background: Annotated[bool, typer.Option(
+        "--background", help="With --missed: as SessionStart runs it, report to the journal only.")] = False,
 ) -> None:
     """Archive a session by move and drop its pointer.
 
-    --all takes every ended session the hosts keep (the backfill).
+    --all takes every ended session the hosts keep (the backfill); --missed
+    takes the recent ones whose SessionEnd never fired (the backstop).
     """
     from pathlib import Path
 
+    if missed:
+        if all_ or session is not None or force or transcript is not None or hook or older_than or project:
+            raise fail("take --missed takes only --except, --dry-run and --background", 2)
+        _take_missed(except_, dry_run, background)
+        return
+    if except_ is not None or background:
+        raise fail("--except and --background go with --missed", 2)
     if all_:
         _take_all(session, force, transcript, hook, older_than, project, dry_run)
         return
@@ -201,6 +215,25 @@ def take(
         say(f"reclaimed pending take: {reclaimed}")
     if taken.dream_pid is not None:
         say(f"dream started (pid {taken.dream_pid})")
+
+
+def _take_missed(starting: str | None, dry_run: bool, background: bool) -> None:
+    """``take --missed``: the backstop's wiring (sandman/verbs/take_missed.py)."""
+    from sandman.verbs import take_all
+    from sandman.verbs.take_missed import take_missed, take_missed_background
+
+    root = layout()
+    if background:
+        take_missed_background(root, starting)
+        return
+    result = run(lambda: take_missed(root, starting=starting, dry_run=dry_run))
+    for item in result.items:
+        if item.reason is None:
+            say(f"{'would take' if dry_run else 'taken'}  {item.session}  {item.cwd}  {item.title or ''}".rstrip())
+    for line in take_all.listing(result):
+        if not line.startswith("would take"):
+            say(line)
+    say(f"missed endings: {len(result.taken)} {'to take' if dry_run else 'taken'}, {len(result.skipped)} skipped")
 
 
 def _take_all(session, force, transcript, hook, older_than, project, dry_run) -> None:

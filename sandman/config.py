@@ -90,6 +90,12 @@ def in_pipeline() -> bool:
     return os.environ.get(PIPELINE_ENV, "") == "1"
 
 
+def claude_pid() -> int | None:
+    """Return ``$CLAUDE_PID``, the Claude Code process a hook runs under (None: unset or not a pid)."""
+    value = os.environ.get("CLAUDE_PID", "").strip()
+    return int(value) if value.isdigit() and int(value) > 1 else None
+
+
 def no_take() -> bool:
     """True when ``$SANDMAN_NO_TAKE`` is set: ``take --hook`` declines before reading."""
     return _flag("SANDMAN_NO_TAKE")
@@ -167,6 +173,8 @@ RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
+BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
+BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2

@@ -509,7 +509,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     ``source: "compact"`` the text is the short note of ``compact``. Returns
     None, with a journal line, for an unreadable payload, a payload without an
     absolute ``cwd``, and a root without ``memories/``. A new session (not a
-    compaction) also starts the background sync when the settings ask for it.
+    compaction) also starts the background sync when the settings ask for it,
+    and the backstop for missed endings, detached (take_missed.start).
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
@@ -530,6 +531,9 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         text, trims = compact(layout, cwd), []
     else:
         _fetch_in_background(layout)
+        from sandman.verbs.take_missed import start as backstop
+
+        backstop(layout, session)
         recalled = recall(layout, cwd)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
