@@ -315,6 +315,27 @@ def forget(
         say("git history still holds what was committed before; docs/forget.md says how to purge it")
 
 
+import_app = typer.Typer(help="Bring memories kept by another system into the banks.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("claude-memory")
+def import_claude_memory(
+    project: Annotated[Optional[str], typer.Option(
+        metavar="DIR", help="Only the auto memory of this directory's project folder (and it names the bank).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be imported; write nothing.")] = False,
+) -> None:
+    """Import Claude Code's native auto memory into the matching banks (idempotent)."""
+    from sandman.verbs import import_memory
+
+    root = layout()
+    result = run(lambda: import_memory.import_claude_memory(root, project=project, dry_run=dry_run))
+    for line in import_memory.lines(result):
+        say(line)
+    if result.commit:
+        say(f"commit: {result.commit[:12]}")
+
+
 hooks_app = typer.Typer(help="Register sandman's hooks in Claude Code's settings.", no_args_is_help=True)
 app.add_typer(hooks_app, name="hooks")
 
@@ -334,13 +355,28 @@ def hooks_install(
     settings: Annotated[
         Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
     ] = None,
+    auto_memory: Annotated[Optional[str], typer.Option(
+        "--auto-memory", metavar="on|off",
+        help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
 ) -> None:
     """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
     from pathlib import Path
 
-    from sandman.verbs.hooks import install
+    from sandman.verbs import hooks as verb
 
-    _print_hooks_change(run(lambda: install(Path(settings) if settings else None)))
+    if auto_memory not in (None, "on", "off"):
+        raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
+    path = Path(settings) if settings else None
+    _print_hooks_change(run(lambda: verb.install(path)))
+    if auto_memory is not None:
+        written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
+        state = "off (autoMemoryEnabled: false)" if auto_memory == "off" else "back to its default, on"
+        say(f"Claude Code's native auto memory: {state}{'' if written else ', already so'}")
+    enabled, why = run(lambda: verb.auto_memory(path))
+    if enabled:
+        say(f"Claude Code's native auto memory is also on ({why}): sessions start with both memories. "
+            "To keep sandman's alone: `sandman import claude-memory`, then "
+            "`sandman hooks install --auto-memory off`.")
 
 
 @hooks_app.command("uninstall")

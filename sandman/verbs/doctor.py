@@ -125,6 +125,7 @@ def doctor(now: datetime | None = None) -> Report:
         checks += repo_checks
     checks.append(_guarded("hooks", _hooks))
     checks.append(_guarded("claude", _claude))
+    checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
         names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
@@ -342,6 +343,25 @@ def _hooks() -> Check:
         ) + "; run `sandman hooks install` again to keep only the working one", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
+
+
+def _auto_memory(checks: list[Check]) -> Check:
+    """WARN when Claude Code's native auto memory and sandman's recall both start every session."""
+    from sandman.verbs.hooks import auto_memory
+
+    enabled, why = auto_memory()
+    hooks = next((check for check in checks if check.name == "hooks"), None)
+    registered = hooks is not None and bool((hooks.details or {}).get("registered", {}).get("SessionStart"))
+    details = {"native_auto_memory": enabled, "why": why, "recall_registered": registered}
+    if enabled and registered:
+        return Check("memory", WARN, f"Claude Code's native auto memory is on ({why}) beside sandman's recall: "
+                     "every session starts with both. Keep sandman's: `sandman import claude-memory`, then "
+                     "`sandman hooks install --auto-memory off`; keep the native one: `sandman hooks uninstall`",
+                     details)
+    if enabled:
+        return Check("memory", OK, f"Claude Code's native auto memory is on ({why}); sandman's recall is not registered",
+                     details)
+    return Check("memory", OK, f"Claude Code's native auto memory is off ({why})", details)
 
 
 def _claude() -> Check:
