@@ -315,6 +315,30 @@ def forget(
         say("git history still holds what was committed before; docs/forget.md says how to purge it")
 
 
+banks_app = typer.Typer(help="Work on whole banks.", no_args_is_help=True)
+app.add_typer(banks_app, name="banks")
+
+
+@banks_app.command("merge")
+def banks_merge(
+    source: Annotated[str, typer.Argument(metavar="FROM", help="The bank folded in: its name or its directory.")],
+    target: Annotated[str, typer.Argument(metavar="INTO", help="The bank that keeps the memories: its name or directory.")],
+) -> None:
+    """Fold every memory of one bank into another, one commit (the old files go to _archive/)."""
+    from sandman.verbs.banks import merge
+
+    root = layout()
+    merged = run(lambda: merge(root, source, target))
+    for path in merged.written:
+        say(f"merged: {path}")
+    for name in merged.duplicates:
+        say(f"already in {merged.target}: {name}")
+    for name in merged.unreadable:
+        say(f"left in place, unreadable: {name}")
+    say(f"banks merge: {len(merged.moved)} moved, {len(merged.duplicates)} already there"
+        + (f", commit {merged.commit[:12]}" if merged.commit else ", nothing to commit"))
+
+
 import_app = typer.Typer(help="Bring memories kept by another system into the banks.", no_args_is_help=True)
 app.add_typer(import_app, name="import")
 

@@ -257,7 +257,18 @@ def settings(layout: Layout) -> dict:
     for key, kind in _SYNC_SETTINGS.items():
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    banks = data.get("banks", {})
+    if not isinstance(banks, dict):
+        raise ConfigError(f"{path}: [banks] must be a table")
+    if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
+        raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
+
+
+def share_worktrees(layout: Layout) -> bool:
+    """``[banks] share_worktrees`` (default true): a linked git worktree uses its main worktree's banks
+    (banks/worktrees.py). Raises ConfigError for a bad settings file."""
+    return settings(layout).get("banks", {}).get("share_worktrees", True)
 
 
 def _sync_setting(layout: Layout, key: str, default):

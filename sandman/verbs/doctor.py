@@ -128,10 +128,11 @@ def doctor(now: datetime | None = None) -> Report:
     checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
-        names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
+        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "errors", "remote", "sync")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
+    checks.append(_guarded("worktrees", _worktrees, layout))
     checks.append(_guarded("errors", _errors, layout, now))
     try:
         checks += _sync(layout, repo, now)
@@ -362,6 +363,23 @@ def _auto_memory(checks: list[Check]) -> Check:
         return Check("memory", OK, f"Claude Code's native auto memory is on ({why}); sandman's recall is not registered",
                      details)
     return Check("memory", OK, f"Claude Code's native auto memory is off ({why})", details)
+
+
+def _worktrees(layout: Layout) -> Check:
+    """WARN for each bank a linked git worktree got before worktrees shared their main worktree's bank."""
+    from sandman.verbs.banks import worktree_banks
+
+    if not config.share_worktrees(layout):
+        return Check("worktrees", OK, "linked worktrees keep banks of their own (banks.share_worktrees = false)")
+    found = worktree_banks(layout)
+    details = {"banks": [{"bank": bank.name, "directory": bank.directory, "shared": str(shared)}
+                         for bank, shared in found]}
+    if not found:
+        return Check("worktrees", OK, "no bank belongs to a linked git worktree", details)
+    first, shared = found[0]
+    return Check("worktrees", WARN, f"{len(found)} bank(s) of linked worktrees are no longer recalled, "
+                 f"such as {first.name} ({first.directory}); fold each into its main worktree's: "
+                 f"`sandman banks merge {first.directory} {shared}`", details)
 
 
 def _claude() -> Check:

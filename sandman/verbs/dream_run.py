@@ -30,6 +30,7 @@ from pathlib import Path
 
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
+from sandman.banks.worktrees import bank_directory
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name
@@ -319,6 +320,8 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     title = data.get("title") if isinstance(data.get("title"), str) else session.title
     highlights = data.get("highlights")
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
+    # A session of a linked worktree dreams into its main worktree's banks (banks/worktrees.py).
+    cwd = str(bank_directory(layout, cwd))
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
                      turns=len(session.turns))

@@ -34,6 +34,7 @@ from datetime import datetime, timedelta, timezone
 from sandman import config, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.marks import visible
@@ -421,14 +422,15 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
            now: datetime | None = None) -> Recalled:
     """Compose the recall surface of ``cwd`` within ``budget`` characters (default 9,000).
 
-    ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
+    ``cwd`` is an absolute directory (it need not exist; inside a linked git
+    worktree, the main worktree's place is recalled: banks/worktrees.py); ``now`` (aware) dates
     the pointers' 72 h window, default the current time. The text never exceeds
     the budget and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
     ``memories/.recent/`` and ``log/``; never the archive.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     now = now or datetime.now(timezone.utc)
     blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
@@ -449,7 +451,7 @@ def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     recall does.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
     head = ["sandman: this session continues after compaction; its memory surface was given at the "
             "start and is not repeated."]
