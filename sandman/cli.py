@@ -432,10 +432,10 @@ def recall(
         raise typer.Exit(hooks.main(["recall", "--hook"]))
     import os
 
-    from sandman.verbs.recall import recall as run_recall
+    from sandman.verbs.recall import recall_by_hand
 
     root = layout()
-    recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
+    recalled = run(lambda: recall_by_hand(root, cwd or os.getcwd(), budget))
     sys.stdout.write(visible(recalled.text))
 
 

@@ -60,7 +60,7 @@ class PointerOutcome:
     proposed: int = 0
     claims: int = 0
     committed: int = 0
-    deduped: int = 0
+    deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
     abstained: int = 0
     failed: int = 0
@@ -78,7 +78,8 @@ class RunSummary:
         return sum(1 for outcome in self.outcomes if outcome.decision == decision)
 
     def total(self, key: str) -> int:
-        return sum(getattr(outcome, key) for outcome in self.outcomes)
+        values = [getattr(outcome, key) for outcome in self.outcomes]
+        return sum(len(value) if isinstance(value, list) else value for value in values)
 
     def text(self) -> str:
         """One line for a person: what the run did and what is still queued."""
@@ -237,7 +238,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
             continue
         relpath = path.relative_to(layout.root).as_posix()
         if decision == "deduped":
-            outcome.deduped += 1
+            outcome.deduped.append(relpath)
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
             outcome.committed += 1
@@ -452,8 +453,10 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "forgotten", "abstained"):
         facts[key] = getattr(outcome, key)
+    # The seed's form: deduped= names the files matched (- for none), not a count.
+    facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:
         facts["failed"] = outcome.failed
     for result in results:

@@ -213,6 +213,7 @@ def install(settings: Path | None = None) -> HooksChange:
     if change.added or change.updated or change.removed:
         _save(path, raw, data)
         change.written = True
+    _journal("installed", change)
     return change
 
 
@@ -263,6 +264,15 @@ def set_auto_memory(enabled: bool, settings: Path | None = None) -> bool:
             return False
         data[AUTO_MEMORY_KEY] = False
     _save(path, raw, data)
+    from sandman import journal
+    from sandman.layout import Layout
+
+    try:
+        layout = Layout(config.root())
+    except ConfigError:
+        return True
+    if layout.root.is_dir():
+        journal.write(layout, "hooks", "auto-memory", settings=str(path), enabled=enabled)
     return True
 
 
@@ -287,4 +297,19 @@ def uninstall(settings: Path | None = None) -> HooksChange:
             del data["hooks"]
         _save(path, raw, data)
         change.written = True
+    _journal("uninstalled", change)
     return change
+
+
+def _journal(decision: str, change: HooksChange) -> None:
+    """One line in ``.trace/hooks-<date>.log`` when the memory root exists (hooks never create it)."""
+    from sandman import journal
+    from sandman.layout import Layout
+
+    try:
+        layout = Layout(config.root())
+    except ConfigError:
+        return
+    if layout.root.is_dir():
+        journal.write(layout, "hooks", decision, settings=str(change.settings), written=change.written,
+                      added=len(change.added), updated=len(change.updated), removed=len(change.removed))

@@ -442,6 +442,14 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     return Recalled(text=text, trims=composer.trims(plan))
 
 
+def recall_by_hand(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> Recalled:
+    """``sandman recall`` run by a person: ``recall`` and its journal line (``recalled hook=false``)."""
+    recalled = recall(layout, cwd, budget)
+    journal.write(layout, VERB, "recalled", hook=False, cwd=str(cwd), chars=len(recalled.text),
+                  trimmed=",".join(recalled.trims) or None)
+    return recalled
+
+
 def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
     """Return the short note for a session continuing after compaction.
 
