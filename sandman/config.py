@@ -67,6 +67,18 @@ def claude_settings_file() -> Path:
     return claude_config_dir() / "settings.json"
 
 
+def systemd_user_dir() -> Path:
+    """Return the user's systemd unit folder: ``$XDG_CONFIG_HOME/systemd/user``, else ``~/.config/systemd/user``."""
+    value = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / ".config"
+    return base / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Return the user's launchd agent folder, ``~/Library/LaunchAgents``."""
+    return Path.home() / "Library" / "LaunchAgents"
+
+
 def codex_home() -> Path:
     """Return Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
     value = os.environ.get("CODEX_HOME", "")

@@ -128,11 +128,12 @@ def doctor(now: datetime | None = None) -> Report:
     checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
-        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "errors", "remote", "sync")
+        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
     checks.append(_guarded("worktrees", _worktrees, layout))
+    checks.append(_guarded("schedule", _schedule, layout, now))
     checks.append(_guarded("errors", _errors, layout, now))
     try:
         checks += _sync(layout, repo, now)
@@ -363,6 +364,29 @@ def _auto_memory(checks: list[Check]) -> Check:
         return Check("memory", OK, f"Claude Code's native auto memory is on ({why}); sandman's recall is not registered",
                      details)
     return Check("memory", OK, f"Claude Code's native auto memory is off ({why})", details)
+
+
+def _schedule(layout: Layout, now: datetime) -> Check:
+    """Whether the nightly reflect and report serve are installed for this platform's scheduler,
+    and when reflect last ran (from its journal)."""
+    from sandman.verbs import schedule
+
+    kind = schedule.detect()
+    files = schedule.installed(layout, kind)
+    line = last_line(layout, "reflect", frozenset({"finished"}))
+    ran = f"reflect last ran {_ago(line[0], now)}" if line else "reflect has not run"
+    details = {"kind": kind, "files": files, "reflect_last": iso(line[0]) if line else None}
+    if kind == "cron":
+        return Check("schedule", OK, f"no systemd or launchd here: `sandman schedule show` prints the crontab "
+                     f"line; {ran}", details)
+    present = [path for path, there in files.items() if there]
+    if not present:
+        return Check("schedule", OK, f"not installed for {kind} (`sandman schedule install` adds it); {ran}", details)
+    if len(present) < len(files):
+        missing = next(path for path, there in files.items() if not there)
+        return Check("schedule", WARN, f"partly installed for {kind}: {missing} is missing; run "
+                     f"`sandman schedule install` again; {ran}", details)
+    return Check("schedule", OK, f"installed for {kind} ({len(present)} files); {ran}", details)
 
 
 def _worktrees(layout: Layout) -> Check:
