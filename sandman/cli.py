@@ -339,7 +339,7 @@ def banks_merge(
         + (f", commit {merged.commit[:12]}" if merged.commit else ", nothing to commit"))
 
 
-schedule_app = typer.Typer(help="Run reflect nightly and serve the site, with the platform's user scheduler.",
+schedule_app = typer.Typer(help="Schedule the nightly reflect and the site service.",
                            no_args_is_help=True)
 app.add_typer(schedule_app, name="schedule")
 _KIND = typer.Option("--kind", metavar="systemd|launchd|cron", help="The scheduler [default: this platform's].")
