@@ -17,6 +17,7 @@ import argparse
 
 import backstop
 import consensus
+import consensus_quality
 import dream
 import recall
 import remember
@@ -25,7 +26,7 @@ import sync_spawn
 import take
 from harness import measure, progress
 
-MODULES = (take, recall, backstop, sync_spawn, remember, consensus, dream, site_render)
+MODULES = (take, recall, backstop, sync_spawn, remember, consensus, consensus_quality, dream, site_render)
 
 
 def main(argv: list[str] | None = None) -> None:
