@@ -67,6 +67,18 @@ def claude_settings_file() -> Path:
     return claude_config_dir() / "settings.json"
 
 
+def systemd_user_dir() -> Path:
+    """Return the user's systemd unit folder: ``$XDG_CONFIG_HOME/systemd/user``, else ``~/.config/systemd/user``."""
+    value = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / ".config"
+    return base / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Return the user's launchd agent folder, ``~/Library/LaunchAgents``."""
+    return Path.home() / "Library" / "LaunchAgents"
+
+
 def codex_home() -> Path:
     """Return Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
     value = os.environ.get("CODEX_HOME", "")
@@ -88,6 +100,12 @@ def _flag(name: str) -> bool:
 def in_pipeline() -> bool:
     """True inside a mind (``CLAUDE_MEMORY_PIPELINE=1``): hooks stay silent there."""
     return os.environ.get(PIPELINE_ENV, "") == "1"
+
+
+def claude_pid() -> int | None:
+    """Return ``$CLAUDE_PID``, the Claude Code process a hook runs under (None: unset or not a pid)."""
+    value = os.environ.get("CLAUDE_PID", "").strip()
+    return int(value) if value.isdigit() and int(value) > 1 else None
 
 
 def no_take() -> bool:
@@ -168,6 +186,8 @@ RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
+BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
+BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2
@@ -251,7 +271,18 @@ def settings(layout: Layout) -> dict:
     for key, kind in _SYNC_SETTINGS.items():
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    banks = data.get("banks", {})
+    if not isinstance(banks, dict):
+        raise ConfigError(f"{path}: [banks] must be a table")
+    if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
+        raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
+
+
+def share_worktrees(layout: Layout) -> bool:
+    """``[banks] share_worktrees`` (default true): a linked git worktree uses its main worktree's banks
+    (banks/worktrees.py). Raises ConfigError for a bad settings file."""
+    return settings(layout).get("banks", {}).get("share_worktrees", True)
 
 
 def _sync_setting(layout: Layout, key: str, default):

@@ -52,7 +52,7 @@ def test_two_of_three_commits_one_memory_with_both_witnesses(layout, fake_claude
     assert read_pointer(layout.pointer(SID)).dreamed
     (line,) = journal_lines(layout, "routed")
     assert {k: line[k] for k in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained")} == {
-        "proposed": "3", "claims": "2", "committed": "1", "deduped": "0", "forgotten": "1", "abstained": "0"}
+        "proposed": "3", "claims": "2", "committed": "1", "deduped": "-", "forgotten": "1", "abstained": "0"}
     assert line["cost_fable"] == "0.0123" and line["tokens_opus"] == (
         "input_tokens:1200,cache_creation_input_tokens:0,cache_read_input_tokens:0,output_tokens:340")
     (committed,) = journal_lines(layout, "committed")
@@ -153,7 +153,7 @@ def test_dedupe_skips_an_existing_memory_and_names_it(layout, fake_claude, cwd):
     (line,) = journal_lines(layout, "deduped")
     assert line["deduped"] == existing.path.relative_to(layout.root).as_posix()
     (routed,) = journal_lines(layout, "routed")
-    assert (routed["deduped"], routed["committed"]) == ("1", "0")
+    assert (routed["deduped"], routed["committed"]) == (existing.path.relative_to(layout.root).as_posix(), "0")
 
 
 def test_dedupe_ignores_other_types_and_the_archive(layout, fake_claude, cwd):

@@ -96,6 +96,17 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert "- [Tea](user_tea.md) — The user likes tea" in text(seen["by-name"])
     assert seen["unknown"].is_error and "no bank '/no/such/dir'" in text(seen["unknown"])
 
+    # Each tool call is a journal line (issue 17).
+    from sandman import journal
+
+    lines = [journal.parse_line(line) for path in sorted(layout.trace.glob("mcp-*.log"))
+             for line in path.read_text().splitlines()]
+    assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
+        ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
+        ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
+        ("called", "banks"), ("called", "banks")]
+    assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
+
 
 class RawServer:
     """A real ``sandman mcp`` process spoken to line by line, as a client that sends any bytes would."""

@@ -125,12 +125,15 @@ def doctor(now: datetime | None = None) -> Report:
         checks += repo_checks
     checks.append(_guarded("hooks", _hooks))
     checks.append(_guarded("claude", _claude))
+    checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
-        names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
+        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
+    checks.append(_guarded("worktrees", _worktrees, layout))
+    checks.append(_guarded("schedule", _schedule, layout, now))
     checks.append(_guarded("errors", _errors, layout, now))
     try:
         checks += _sync(layout, repo, now)
@@ -382,6 +385,65 @@ def _hooks() -> Check:
         ) + "; run `sandman hooks install` again to keep only the working one", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
+
+
+def _auto_memory(checks: list[Check]) -> Check:
+    """WARN when Claude Code's native auto memory and sandman's recall both start every session."""
+    from sandman.verbs.hooks import auto_memory
+
+    enabled, why = auto_memory()
+    hooks = next((check for check in checks if check.name == "hooks"), None)
+    registered = hooks is not None and bool((hooks.details or {}).get("registered", {}).get("SessionStart"))
+    details = {"native_auto_memory": enabled, "why": why, "recall_registered": registered}
+    if enabled and registered:
+        return Check("memory", WARN, f"Claude Code's native auto memory is on ({why}) beside sandman's recall: "
+                     "every session starts with both. Keep sandman's: `sandman import claude-memory`, then "
+                     "`sandman hooks install --auto-memory off`; keep the native one: `sandman hooks uninstall`",
+                     details)
+    if enabled:
+        return Check("memory", OK, f"Claude Code's native auto memory is on ({why}); sandman's recall is not registered",
+                     details)
+    return Check("memory", OK, f"Claude Code's native auto memory is off ({why})", details)
+
+
+def _schedule(layout: Layout, now: datetime) -> Check:
+    """Whether the nightly reflect and report serve are installed for this platform's scheduler,
+    and when reflect last ran (from its journal)."""
+    from sandman.verbs import schedule
+
+    kind = schedule.detect()
+    files = schedule.installed(layout, kind)
+    line = last_line(layout, "reflect", frozenset({"finished"}))
+    ran = f"reflect last ran {_ago(line[0], now)}" if line else "reflect has not run"
+    details = {"kind": kind, "files": files, "reflect_last": iso(line[0]) if line else None}
+    if kind == "cron":
+        return Check("schedule", OK, f"no systemd or launchd here: `sandman schedule show` prints the crontab "
+                     f"line; {ran}", details)
+    present = [path for path, there in files.items() if there]
+    if not present:
+        return Check("schedule", OK, f"not installed for {kind} (`sandman schedule install` adds it); {ran}", details)
+    if len(present) < len(files):
+        missing = next(path for path, there in files.items() if not there)
+        return Check("schedule", WARN, f"partly installed for {kind}: {missing} is missing; run "
+                     f"`sandman schedule install` again; {ran}", details)
+    return Check("schedule", OK, f"installed for {kind} ({len(present)} files); {ran}", details)
+
+
+def _worktrees(layout: Layout) -> Check:
+    """WARN for each bank a linked git worktree got before worktrees shared their main worktree's bank."""
+    from sandman.verbs.banks import worktree_banks
+
+    if not config.share_worktrees(layout):
+        return Check("worktrees", OK, "linked worktrees keep banks of their own (banks.share_worktrees = false)")
+    found = worktree_banks(layout)
+    details = {"banks": [{"bank": bank.name, "directory": bank.directory, "shared": str(shared)}
+                         for bank, shared in found]}
+    if not found:
+        return Check("worktrees", OK, "no bank belongs to a linked git worktree", details)
+    first, shared = found[0]
+    return Check("worktrees", WARN, f"{len(found)} bank(s) of linked worktrees are no longer recalled, "
+                 f"such as {first.name} ({first.directory}); fold each into its main worktree's: "
+                 f"`sandman banks merge {first.directory} {shared}`", details)
 
 
 def _claude() -> Check:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
+from sandman.banks.worktrees import bank_directory
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name
@@ -60,7 +61,7 @@ class PointerOutcome:
     proposed: int = 0
     claims: int = 0
     committed: int = 0
-    deduped: int = 0
+    deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
     abstained: int = 0
     failed: int = 0
@@ -78,7 +79,8 @@ class RunSummary:
         return sum(1 for outcome in self.outcomes if outcome.decision == decision)
 
     def total(self, key: str) -> int:
-        return sum(getattr(outcome, key) for outcome in self.outcomes)
+        values = [getattr(outcome, key) for outcome in self.outcomes]
+        return sum(len(value) if isinstance(value, list) else value for value in values)
 
     def text(self) -> str:
         """One line for a person: what the run did and what is still queued."""
@@ -238,7 +240,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
             continue
         relpath = path.relative_to(layout.root).as_posix()
         if decision == "deduped":
-            outcome.deduped += 1
+            outcome.deduped.append(relpath)
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
             outcome.committed += 1
@@ -321,6 +323,8 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     title = data.get("title") if isinstance(data.get("title"), str) else session.title
     highlights = data.get("highlights")
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
+    # A session of a linked worktree dreams into its main worktree's banks (banks/worktrees.py).
+    cwd = str(bank_directory(layout, cwd))
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
                      turns=len(session.turns))
@@ -479,8 +483,10 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "forgotten", "abstained"):
         facts[key] = getattr(outcome, key)
+    # The seed's form: deduped= names the files matched (- for none), not a count.
+    facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:
         facts["failed"] = outcome.failed
     for result in results:

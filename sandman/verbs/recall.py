@@ -37,6 +37,7 @@ from datetime import datetime, timedelta, timezone
 from sandman import config, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.marks import visible
@@ -430,14 +431,15 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
            now: datetime | None = None) -> Recalled:
     """Compose the recall surface of ``cwd`` within ``budget`` UTF-16 code units (default 9,000).
 
-    ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
+    ``cwd`` is an absolute directory (it need not exist; inside a linked git
+    worktree, the main worktree's place is recalled: banks/worktrees.py); ``now`` (aware) dates
     the pointers' 72 h window, default the current time. The text never exceeds
     the budget (``utf16_units``) and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
     ``memories/.recent/`` and ``log/``; never the archive.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     now = now or datetime.now(timezone.utc)
     blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
@@ -449,6 +451,14 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     return Recalled(text=text, trims=composer.trims(plan))
 
 
+def recall_by_hand(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> Recalled:
+    """``sandman recall`` run by a person: ``recall`` and its journal line (``recalled hook=false``)."""
+    recalled = recall(layout, cwd, budget)
+    journal.write(layout, VERB, "recalled", hook=False, cwd=str(cwd), chars=len(recalled.text),
+                  units=utf16_units(recalled.text), trimmed=",".join(recalled.trims) or None)
+    return recalled
+
+
 def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
     """Return the short note for a resumed (or forked) session, whose context still holds its surface.
 
@@ -457,7 +467,7 @@ def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     lines dropped first. Raises InputError as recall does.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
     head = ["sandman: this session continues; its memory surface is already in its context and is not "
             "repeated."]
@@ -525,7 +535,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     Returns None, with a journal line, for an unreadable payload, a
     ``hook_event_name`` other than SessionStart, a payload without an absolute
     ``cwd``, and a root without ``memories/``. A new session (startup or
-    clear) also starts the background sync when the settings ask for it.
+    clear) also starts the background sync when the settings ask for it,
+    and the backstop for missed endings, detached (take_missed.start).
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
@@ -553,6 +564,9 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     else:
         if source != "compact":
             _fetch_in_background(layout)
+            from sandman.verbs.take_missed import start as backstop
+
+            backstop(layout, session)
         recalled = recall(layout, cwd)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,

@@ -19,6 +19,7 @@ from sandman.banks.commit import Committed, bank_transaction
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
 from sandman.pointers import check_session_id
@@ -97,7 +98,7 @@ def remember(
         _utf8(label, text)
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
-    directory = None if memory_type == "user" else normalize_directory(cwd or os.getcwd())
+    directory = None if memory_type == "user" else bank_directory(layout, normalize_directory(cwd or os.getcwd()))
     memory = Memory(
         name=name or derive_name(body),
         description=description or derive_description(body),
