@@ -95,6 +95,20 @@ def no_take() -> bool:
     return _flag("SANDMAN_NO_TAKE")
 
 
+DREAM_LOCK_FD_ENV = "SANDMAN_DREAM_LOCK_FD"
+
+
+def inherited_dream_lock() -> int | None:
+    """Return the descriptor of the dream lock take handed this process (``$SANDMAN_DREAM_LOCK_FD``,
+    set by take on the detached dream it spawns), None when absent or not a descriptor number.
+
+    The variable is removed from this process's environment as it is read: no
+    mind or other child of the dream inherits it.
+    """
+    value = os.environ.pop(DREAM_LOCK_FD_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
 # --- the minds ---------------------------------------------------------------
 
 PIPELINE_ENV = "CLAUDE_MEMORY_PIPELINE"
