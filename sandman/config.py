@@ -187,6 +187,7 @@ DREAM_QUORUM = 2
 DREAM_LOCK_STALE_S = 2 * 3600
 DREAM_RETRY_MAX_S = 24 * 3600  # a pointer that failed waits 1 h, 2 h, 4 h... at most this
 MIND_TIMEOUT_S = 300.0
+MIND_OUTPUT_MAX_BYTES = 4 * 1024 * 1024  # a mind printing more abstains; a real reply is a few KB
 SWEEP_AFTER_HOURS = 72
 UPKEEP_DUE_FILES = 5
 UPKEEP_DUE_HOURS = 20
@@ -236,6 +237,7 @@ SYNC_DEFAULT_REMOTE = "origin"
 SYNC_CONNECT_TIMEOUT_S = 15.0  # libgit2 gives up connecting after this
 SYNC_SERVER_TIMEOUT_S = 60.0  # ...and on a server that stops answering after this
 CREDENTIAL_HELPER_TIMEOUT_S = 20.0  # a git credential helper that takes longer is skipped
+CREDENTIAL_HELPER_MAX_BYTES = 64 * 1024  # ...and one that prints more
 _SYNC_SETTINGS = {"after_commit": bool, "fetch_at_start": bool, "remote": str}
 
 

@@ -42,6 +42,7 @@ from pygit2.enums import CheckoutStrategy, CredentialType, DiffOption, FileMode
 
 from sandman import config
 from sandman.errors import InputError, SyncError
+from sandman.store.capture import EXITED, TIMEOUT, Capture
 from sandman.store.repo import format_message, signature
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
@@ -244,22 +245,39 @@ def helper_credentials(repo: pygit2.Repository, url: str, username: str | None) 
         argv = _helper_argv(helper)
         if argv is None:
             continue
-        try:
-            done = subprocess.run(
-                [*argv, "get"], input=request, capture_output=True, text=True,
-                timeout=config.CREDENTIAL_HELPER_TIMEOUT_S,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-            )
-        except (OSError, subprocess.TimeoutExpired):
+        answer = _ask_helper([*argv, "get"], request)
+        if answer is None:
             continue
-        if done.returncode != 0:
-            continue
-        fields = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        fields = dict(line.split("=", 1) for line in answer.splitlines() if "=" in line)
         if fields.get("password"):
             return fields.get("username") or username or "", fields["password"]
         if fields.get("quit", "").lower() in ("1", "true", "yes", "on"):
             break
     return None
+
+
+def _ask_helper(argv: list[str], request: str) -> str | None:
+    """Run one credential helper; return what it printed, None when it failed, took over
+    ``config.CREDENTIAL_HELPER_TIMEOUT_S`` seconds, or printed over
+    ``config.CREDENTIAL_HELPER_MAX_BYTES`` (it is killed, never read whole)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except OSError:
+        return None
+    capture = Capture(proc, request.encode("utf-8", "replace"), config.CREDENTIAL_HELPER_MAX_BYTES)
+    try:
+        ended = capture.until(config.CREDENTIAL_HELPER_TIMEOUT_S)
+    except OSError:
+        ended = TIMEOUT
+    finally:
+        capture.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    if ended != EXITED or proc.returncode != 0:
+        return None
+    return capture.stdout.decode("utf-8", "replace")
 
 
 def _helpers(repo: pygit2.Repository) -> list[str]:
