@@ -7,8 +7,9 @@ every pick and no pointer tried twice in a run:
 1. its archived transcript is read (sandman.transcripts) and capped for the minds;
 2. the three minds (``config.MINDS``) dream it at the same time, with the
    same prompt (prompts/dream.md), each bounded by ``$SANDMAN_MIND_TIMEOUT``;
-3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
-   fewer than two answering minds leave the pointer queued;
+3. a reply that is not a proposal list (sandman.minds.reply) is an abstention;
+   an unusable memory in a reply (a defect or a secret) is dropped, the rest
+   of the reply counts; fewer than two answering minds leave the pointer queued;
 4. the proposals become claims (sandman.minds.consensus); an agreed claim is
    committed through ``bank_transaction``, unless a live memory of its bank
    already states it (deduped, under the commit lock);
@@ -61,6 +62,7 @@ class PointerOutcome:
     committed: int = 0
     deduped: int = 0
     forgotten: int = 0
+    dropped: int = 0
     abstained: int = 0
     failed: int = 0
 
@@ -206,6 +208,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
                 for number, kinds in reply.dropped:  # the kinds, never the value
                     journal.write(layout, VERB, "dropped-secret", session=session, mind=result.mind,
                                   memory=number, kinds=",".join(kinds))
+                for number, defect in reply.rejected:  # the rest of the reply still counts
+                    journal.write(layout, VERB, "dropped-memory", session=session, mind=result.mind,
+                                  memory=number, reason=defect)
+                outcome.dropped += len(reply.dropped) + len(reply.rejected)
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1
@@ -449,7 +455,7 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "dropped", "abstained"):
         facts[key] = getattr(outcome, key)
     if outcome.failed:
         facts["failed"] = outcome.failed
