@@ -446,3 +446,25 @@ def test_hand_take_of_a_fifo_says_it_is_not_a_regular_file_not_already_taken(iso
     assert done.stderr.decode() == (f"sandman: transcript {path} is not a regular file "
                                     "(a FIFO, device, socket or folder); nothing was taken\n")
     assert not layout.pointer(SID).exists()
+
+
+def test_a_truncated_last_line_is_counted_by_take_and_by_dream(corpus: Path, isolated: Path, layout: Layout,
+                                                               fake_claude):
+    """Issue 20, fault 4: a transcript whose last line stops mid-JSON was archived byte-identical
+    but take's journal said skipped_lines=0, and nothing downstream said a line was cut."""
+    case = next(c for c in CASES if c.file.endswith("short.jsonl"))
+    whole = (corpus / "transcripts" / case.file).read_bytes()
+    last = whole.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    cut = whole[: len(whole) - len(last) - 1] + last[: len(last) // 2]  # the last line stops mid-JSON
+    live = _live(isolated, case.session, cut)
+    taken = take(layout, case.session, force=True)
+    assert taken.archived.read_bytes() == cut and not live.exists()
+    decision, facts = _journal(layout)[-1]
+    assert decision == "archived" and facts["skipped_lines"] == "1"
+
+    from dream_helpers import journal_lines as dream_journal
+    from sandman.verbs.dream import dream
+
+    dream(layout, now=True)  # the fake minds answer {"memories": []}
+    (line,) = dream_journal(layout, "routed")
+    assert line["skipped_lines"] == "1"

@@ -65,6 +65,7 @@ class PointerOutcome:
     dropped: int = 0
     abstained: int = 0
     failed: int = 0
+    skipped_lines: int = 0  # transcript lines the reader could not use (a last line cut short included)
 
 
 @dataclass
@@ -105,6 +106,7 @@ class _Material:
     title: str
     highlights: list[str]
     turns: int
+    skipped: int
 
 
 def run_queue(
@@ -184,7 +186,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         return PointerOutcome(session, "skipped", reason=reason)
 
     if not material.turns and not material.highlights:
-        return _nothing_to_dream(layout, session)
+        return _nothing_to_dream(layout, session, material.skipped)
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
@@ -193,7 +195,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     if not layout.pointer(session).exists():
         return _forgotten(layout, session, kept)
 
-    outcome = PointerOutcome(session, "queued")
+    outcome = PointerOutcome(session, "queued", skipped_lines=material.skipped)
     proposals: list[Proposal] = []
     verdicts: dict[str, str] = {}
     for result in results:
@@ -258,10 +260,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     return outcome
 
 
-def _nothing_to_dream(layout: Layout, session: str) -> PointerOutcome:
+def _nothing_to_dream(layout: Layout, session: str, skipped: int) -> PointerOutcome:
     """Route a session whose transcript holds no turn (an empty file, say) without paying
     three minds to read nothing."""
-    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript")
+    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript", skipped_lines=skipped)
     if not stamp_dreamed(layout, session):
         outcome.decision, outcome.reason = "queued", "pointer gone"
     _journal_pointer(layout, outcome, [], {})
@@ -327,7 +329,7 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
-                     turns=len(session.turns))
+                     turns=len(session.turns), skipped=sum(session.skipped.values()))
 
 
 def claude_project(layout: Layout, archived: Path, host: str) -> str:
@@ -459,6 +461,7 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
         facts[key] = getattr(outcome, key)
     if outcome.failed:
         facts["failed"] = outcome.failed
+    facts["skipped_lines"] = outcome.skipped_lines
     for result in results:
         facts[result.mind] = verdicts[result.mind]
         facts[f"{budget.COST_PREFIX}{result.mind}"] = budget.cost_fact(result.cost_usd)

@@ -656,7 +656,7 @@ def dream_if_due(layout: Layout) -> int | None:
         journal.write(layout, VERB, "dream-failed", queued=depth, error=str(error))
         return None
     if not acquired:
-        journal.write(layout, VERB, "dream-running", queued=depth, spawned=0)
+        journal.write(layout, VERB, "dream-running", queued=depth)
         return None
     try:
         pid = spawn_dream(layout, lock)
