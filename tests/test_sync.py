@@ -338,3 +338,22 @@ def test_sync_refuses_a_remote_name_git_would_not_accept(tmp_path, layout, name)
             f"sandman: remote name {name!r} is not one git accepts (it may not start with '-' or '.', nor hold "
             "a space, '..', '~', '^', ':', '?', '*', '[' or a backslash); pass another --remote NAME\n")
     assert git(layout.root, "remote").strip() == ""
+
+
+@pytest.mark.parametrize("initial", ["master", "trunk"])
+def test_setup_to_a_fresh_bare_remote_makes_a_git_clone_of_it_work(tmp_path, layout, initial):
+    """Issue 20, fault 5: a bare remote made by `git init --bare` names refs/heads/master as its
+    HEAD while sandman pushes main; `git clone` then warned 'remote HEAD refers to nonexistent
+    ref' and checked out nothing."""
+    import subprocess
+
+    remote = tmp_path / "fresh.git"
+    subprocess.run(["git", "-c", f"init.defaultBranch={initial}", "init", "-q", "--bare", str(remote)], check=True)
+    result = sandman("sync", "--setup", str(remote))
+    assert result.returncode == 0, result.stderr
+    clone = subprocess.run(["git", "clone", str(remote), str(tmp_path / "second")], capture_output=True, text=True)
+    assert clone.returncode == 0, clone.stderr
+    assert "nonexistent ref" not in clone.stderr and "warning" not in clone.stderr, clone.stderr
+    assert git(tmp_path / "second", "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert (tmp_path / "second" / ".gitignore").read_bytes() == layout.gitignore.read_bytes()
+    assert git(remote, "symbolic-ref", "HEAD").strip() == "refs/heads/main"

@@ -399,6 +399,30 @@ def push(repo: pygit2.Repository, name: str, target: pygit2.Oid, branch: str) ->
         ref, message = callbacks.rejected[0]
         raise SyncError("rejected", f"{name} refused the push of {ref}: {' '.join(message.split())}")
     repo.references.create(tracking_ref(name, branch), target, force=True)
+    point_unborn_head(remote.url or "", branch)
+
+
+def point_unborn_head(url: str, branch: str) -> bool:
+    """Point a local remote's HEAD at ``refs/heads/<branch>`` when it names a branch that does
+    not exist; return True when it did.
+
+    ``git init --bare`` makes HEAD name ``master`` (or ``init.defaultBranch``)
+    while sandman pushes ``main``: a ``git clone`` of that remote then checks
+    out nothing (docs/sync.md, "Setting up a private remote"). Only a remote
+    on a path (or ``file://``) can be fixed here; a server sets its own default
+    branch. Best effort: any error leaves the remote as it was.
+    """
+    local = _local_path(url)
+    if local is None:
+        return False
+    try:
+        remote = pygit2.Repository(local)
+        if not remote.head_is_unborn or f"refs/heads/{branch}" not in remote.references:
+            return False
+        remote.set_head(f"refs/heads/{branch}")
+        return True
+    except (pygit2.GitError, KeyError, OSError, ValueError):
+        return False
 
 
 # --- trees and commits -------------------------------------------------------
