@@ -43,6 +43,16 @@ def root() -> Path:
     return path
 
 
+def deleted_cwd() -> str | None:
+    """Return the current directory's name when it no longer exists (deleted under this
+    process): ``$PWD``, the shell's name for it, else ``"."``; None when it exists."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return os.environ.get("PWD") or "."
+    return None
+
+
 # --- the host: Claude Code and Codex -----------------------------------------
 
 
@@ -181,6 +191,7 @@ RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
+TAKE_CLOCK_SLACK_S = 2  # a transcript written further in the future means a clock is off
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -128,6 +129,19 @@ def test_a_transcript_written_in_the_live_window_is_refused_unless_forced(isolat
     assert live.exists() and not layout.pointer(SID).exists()
     take(layout, SID, force=True)
     assert not live.exists()
+
+
+def test_a_transcript_written_in_the_future_says_the_clock_is_off_not_wait(isolated: Path, layout: Layout):
+    """Issue 20, fault 6: an mtime in the future was refused with 'written 0 s ago ... wait 121 s'."""
+    live = _live(isolated, age=-3600)
+    result = sandman("take", SID)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        rf"sandman: transcript {re.escape(str(live))} was written 35\d\d s in the future by this machine's clock: "
+        r"the clock \(or the file's time\) is off, so waiting will not help; pass --force to take it now\n",
+        result.stderr.decode())
+    assert live.exists()
+    assert sandman("take", SID, "--force").returncode == 0 and not live.exists()
 
 
 def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):

@@ -69,13 +69,19 @@ def _rel(layout: Layout, path: Path) -> str:
 
 
 def check_live(path: Path, now: float | None = None) -> None:
-    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds,
-    TranscriptNotFound when it is gone."""
+    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds
+    or more than ``config.TAKE_CLOCK_SLACK_S`` seconds in the future (a clock is off: the
+    message says so, since waiting would not help), TranscriptNotFound when it is gone."""
     try:
         mtime = path.stat().st_mtime
     except FileNotFoundError:
         raise TranscriptNotFound(f"transcript {path} is already gone") from None
     age = (time.time() if now is None else now) - mtime
+    if age < -config.TAKE_CLOCK_SLACK_S:
+        raise TranscriptLive(
+            f"transcript {path} was written {int(-age)} s in the future by this machine's clock: the clock "
+            "(or the file's time) is off, so waiting will not help; pass --force to take it now"
+        )
     if age < config.TAKE_LIVE_WINDOW_S:
         wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
         raise TranscriptLive(
