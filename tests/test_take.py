@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -482,3 +483,40 @@ def test_a_truncated_last_line_is_counted_by_take_and_by_dream(corpus: Path, iso
     dream(layout, now=True)  # the fake minds answer {"memories": []}
     (line,) = dream_journal(layout, "routed")
     assert line["skipped_lines"] == "1"
+
+
+def test_a_cross_device_take_leaves_no_empty_archive_folder(isolated: Path):
+    """Issue 20, fault 8: each cross-device attempt left an empty .archive/<host>/<date>/<project>/."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(isolated).st_dev:
+        pytest.skip("needs /dev/shm on another filesystem than the test's folder")
+    live = _live(isolated)
+    with tempfile.TemporaryDirectory(dir=shm) as elsewhere:
+        other = Layout(Path(elsewhere) / "root")  # a memory root on another filesystem
+        for _ in range(2):
+            with pytest.raises(CrossDeviceError, match="different filesystems"):
+                take(other, SID, force=True)
+        assert live.exists()
+        assert not other.archive.exists() or not any(other.archive.rglob("*"))
+
+
+def test_a_transcript_in_a_linked_project_folder_is_refused_like_a_linked_transcript(isolated: Path,
+                                                                                     layout: Layout,
+                                                                                     tmp_path: Path):
+    """Issue 20, fault 8: a project folder that is a symbolic link was followed while a linked
+    transcript was refused; both are refused now, and the transcript stays where it is."""
+    real = tmp_path / "elsewhere" / "-home-user-proj"
+    real.mkdir(parents=True)
+    (real / f"{SID}.jsonl").write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj",
+                                                   "message": {"role": "user", "content": "x"}}) + "\n")
+    projects = isolated / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    (projects / "-home-user-proj").symlink_to(real)
+    linked = projects / "-home-user-proj" / f"{SID}.jsonl"
+    with pytest.raises(InputError, match="a symbolic link; pass the path of the folder it points to"):
+        take(layout, SID, force=True, transcript=linked)
+    payload = {"session_id": SID, "transcript_path": str(linked), "cwd": "/home/user/proj",
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    assert sandman("take", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
+    assert (real / f"{SID}.jsonl").exists() and not layout.pointer(SID).exists()
+    assert any("symbolic link" in facts.get("error", "") for _, facts in _journal(layout))
