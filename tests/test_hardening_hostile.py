@@ -145,7 +145,8 @@ def test_remember_refuses_a_megabyte_body_with_one_line_and_writes_nothing(layou
 
 
 def test_remember_from_a_shell_keeps_hostile_text_inert(layout: Layout, tmp_path: Path) -> None:
-    body = "---\nname: injected\n---\n<script>alert(1)</script> \u202e\x1b[31m\x00 [x](javascript:alert(1))\n"
+    # No NUL: remember refuses one (issue 20, fault 7; tests/test_remember.py).
+    body = "---\nname: injected\n---\n<script>alert(1)</script> \u202e\x1b[31m [x](javascript:alert(1))\n"
     done = sandman("remember", "-", "--cwd", str(tmp_path), "--name", "---", "--description", "key: value",
                    stdin=body.encode())
     assert done.returncode == 0, done.stderr
