@@ -90,6 +90,9 @@ def run(action: Callable[[], T]) -> T:
     except SandmanError as error:
         raise fail(str(error), error.exit_code) from None
     except OSError as error:
+        gone = config.deleted_cwd() if isinstance(error, FileNotFoundError) and not error.filename else None
+        if gone is not None:  # os.getcwd() names no file: say which directory is missing
+            raise fail(f"the current directory {gone} no longer exists; cd to one that does and run it again") from None
         target = f" ({error.filename})" if error.filename else ""
         raise fail(f"{error.strerror or error}{target}") from None
 
@@ -318,7 +321,8 @@ def forget(
     if result.memories and not result.deleted:
         say("pass --memories to delete the memories above")
     if result.site == "re-rendered":
-        say(f"site re-rendered without them: {root.site}")
+        what = "the session and the memories deleted" if result.deleted else "the session (no memory was removed)"
+        say(f"site re-rendered without {what}: {root.site}")
     elif result.site == "removed":
         say(f"site removed (it could not be re-rendered; `sandman site` makes it again): {root.site}")
     if not (result.destroyed or result.scrubbed or result.memories or result.shared):

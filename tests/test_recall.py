@@ -114,9 +114,11 @@ def test_the_tool_index_puts_remember_first_within_1200_characters() -> None:
     assert TOOL_INDEX[1].startswith('- `sandman remember "<body>"`: when you learn something worth keeping')
 
 
-def test_recall_of_an_empty_root_reports_the_empty_log(layout, tmp_path: Path) -> None:
+def test_recall_of_an_empty_root_reports_the_empty_log_without_calling_it_a_trim(layout, tmp_path: Path) -> None:
+    """Issue 20, fault 6: 'trimmed: the voyage log (it is empty)' read as a cut when nothing was cut."""
     result = recall(layout, tmp_path)
-    assert result.text.splitlines()[-1] == "[sandman recall trimmed: the voyage log (it is empty)]"
+    assert result.text.splitlines()[-1] == "[sandman recall: the voyage log has no entries yet; nothing was cut]"
+    assert "trimmed" not in result.text
     assert result.trims == ["log-empty"]
 
 

@@ -72,40 +72,52 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     ClaudeNotFound (journalled; the queue untouched) when the minds' binary is
     missing.
     """
-    from sandman.minds.runner import require_claude
     from sandman.verbs import dream_run
 
     lock = RunLock(layout.dream_lock)
-    if not lock.acquire():
+    inherited = config.inherited_dream_lock()
+    handed = inherited is not None and lock.adopt(inherited)
+    if not handed and not lock.acquire():
         raise _busy(layout, lock)
-    with lock:
-        depth = len(queue(layout)) if now else queue_depth(layout)
-        if not now and depth < config.DREAM_DUE_POINTERS:
-            journal.write(layout, "dream", "idle", reason="not due", queued=depth)
-            return dream_run.RunSummary(left=depth, stopped="not due")
-        if depth:
-            try:
-                require_claude()
-            except ClaudeNotFound as error:
-                # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
-                journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
-                raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
-            try:
-                config.mind_timeout(), config.daily_budget_usd()
-            except ConfigError as error:
-                # A detached dream's stderr is only its log: the journal is where doctor looks.
-                journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))
-                raise
-        if not interactive or depth == 0:
-            summary = dream_run.run_queue(layout, everything=now)
-        else:
-            summary = _with_progress(layout, dream_run, everything=now)
-    if summary.total("committed"):
-        # Outside both locks: a sync takes the commit lock itself (docs/sync.md, "Automation").
-        from sandman.verbs.sync import maybe_sync_after_commit
+    try:
+        summary = _run_locked(layout, dream_run, now=now, interactive=interactive)
+        if summary.total("committed"):
+            # Outside the commit lock: a sync takes it itself (docs/sync.md, "Automation").
+            from sandman.verbs.sync import maybe_sync_after_commit
 
-        maybe_sync_after_commit(layout)
+            maybe_sync_after_commit(layout)
+    finally:
+        # A lock take handed over is held until this process exits: no take may see it
+        # free and start a second dream while this one is still alive.
+        if not handed:
+            lock.release()
     return summary
+
+
+def _run_locked(layout: Layout, dream_run, *, now: bool, interactive: bool):
+    """The run itself, under the dream lock; return its RunSummary."""
+    from sandman.minds.runner import require_claude
+
+    depth = len(queue(layout)) if now else queue_depth(layout)
+    if not now and depth < config.DREAM_DUE_POINTERS:
+        journal.write(layout, "dream", "idle", reason="not due", queued=depth)
+        return dream_run.RunSummary(left=depth, stopped="not due")
+    if depth:
+        try:
+            require_claude()
+        except ClaudeNotFound as error:
+            # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
+            journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
+            raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
+        try:
+            config.mind_timeout(), config.daily_budget_usd()
+        except ConfigError as error:
+            # A detached dream's stderr is only its log: the journal is where doctor looks.
+            journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))
+            raise
+    if not interactive or depth == 0:
+        return dream_run.run_queue(layout, everything=now)
+    return _with_progress(layout, dream_run, everything=now)
 
 
 def _busy(layout: Layout, lock: RunLock) -> LockBusy:

@@ -214,6 +214,9 @@ class _Plan:
         self.tools, self.pointers, self.full, self.kept = tools, pointers, full, kept
 
 
+EMPTY_LOG = "[sandman recall: the voyage log has no entries yet; nothing was cut]"
+
+
 class Recalled(namedtuple("Recalled", "text trims")):
     """A composed recall: the payload ``text`` (str) and one short key per trim (a list of str,
     for the journal)."""
@@ -263,9 +266,7 @@ class _Composer:
                 notes.append(f"{total - kept} of {total} index lines of {block.bank.name}/")
         if len(notes) > (0 if plan.tools else 1):
             notes.append(f"read them whole in {self.layout.memories}/<folder>")
-        if self.log_trim == "empty":
-            notes.append("the voyage log (it is empty)")
-        elif self.log_trim == "wide":
+        if self.log_trim == "wide":
             notes.append(f"the voyage log tail ({self.log_chars:,} UTF-16 units, wider than the budget; "
                          f"{self.layout.log}/)")
         return notes
@@ -291,10 +292,15 @@ class _Composer:
         return self._compact_line(worst, log_trimmed=True)
 
     def trim_line(self, plan: _Plan) -> str:
+        """The line saying what was cut, and that the voyage log is empty when it is: an empty
+        log is reported (the design counts it among the log's ways out) but never as a cut."""
         if self.compact:
             return self._compact_line(plan, log_trimmed=self.log_trim is not None)
         notes = self._notes(plan)
-        return f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        line = f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        if self.log_trim == "empty":
+            line = f"{line} {EMPTY_LOG}" if line else EMPTY_LOG
+        return line
 
     # -- costing --
     def _fixed_cost(self, plan: _Plan) -> int:
