@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 
+import cli_help
 import consensus
 import dream
 import recall
@@ -24,7 +25,7 @@ import sync_spawn
 import take
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render)
+MODULES = (take, recall, sync_spawn, remember, cli_help, consensus, dream, site_render)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""The ``sandman`` executable: hook calls go to the stdlib-only hook.py, the rest to cli.py.
+"""The ``sandman`` executable: hook calls go to the stdlib-only hook.py, remember and help pages
+to the thin dispatcher (dispatch.py), the rest to cli.py.
 
 Claude Code runs ``sandman take --hook`` and ``sandman recall --hook`` on every
 session end and start, so those must not pay for importing typer, pygit2 or
@@ -20,6 +21,12 @@ def main(argv: list[str] | None = None) -> None:
         from sandman import hook
 
         raise SystemExit(hook.main(args))
+    # remember and every `<command> --help` run before typer, which imports pydantic (dispatch.py).
+    from sandman.dispatch import dispatch
+
+    status = dispatch(args)
+    if status is not None:
+        raise SystemExit(status)
     from sandman.cli import app
 
     app(args=args, prog_name="sandman")
