@@ -21,13 +21,20 @@ def main(argv: list[str] | None = None) -> None:
         from sandman import hook
 
         raise SystemExit(hook.main(args))
-    # remember and every `<command> --help` run before typer, which imports pydantic (dispatch.py).
-    from sandman.dispatch import dispatch
+    # remember and every `<command> --help` run before typer parses, which imports pydantic (dispatch.py).
+    from sandman import dispatch
 
-    status = dispatch(args)
-    if status is not None:
-        raise SystemExit(status)
+    if args and args[0] == "remember" and not dispatch.is_help(args):
+        parsed = dispatch.parse_remember(args[1:])
+        if parsed is not None:
+            raise SystemExit(dispatch.remember_command(**parsed))
     from sandman.cli import app
+
+    if dispatch.is_help(args):
+        page = dispatch.help_page(app, args)
+        if page is not None:
+            print(page)
+            raise SystemExit(0)
 
     app(args=args, prog_name="sandman")
 

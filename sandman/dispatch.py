@@ -100,14 +100,18 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
     return 0
 
 
-def help_page(args: list[str]) -> str | None:
-    """Return typer's help page for ``args`` = ``[<group>] <command> --help``, or None when
-    ``args`` is not that shape (then typer parses them as usual)."""
-    if len(args) < 2 or args[-1] != "--help" or any(arg.startswith("-") for arg in args[:-1]):
+def is_help(args: list[str]) -> bool:
+    """True when ``args`` are ``[<group>] <command> --help``: a help page ``help_page`` may render."""
+    return len(args) >= 2 and args[-1] == "--help" and not any(arg.startswith("-") for arg in args[:-1])
+
+
+def help_page(app, args: list[str]) -> str | None:
+    """Return the help page of the typer ``app``'s command ``args`` names (``[<group>] <command>
+    --help``), or None when ``args`` is not that shape or names no command (then typer parses
+    them as usual). ``app`` is passed in, so that the imports run one way: cli -> dispatch."""
+    if not is_help(args):
         return None
     import typer.main
-
-    from sandman.cli import app
 
     # Contexts made directly, not by make_context: parsing would process (and coerce) parameters.
     command = typer.main.get_command(app)
@@ -119,16 +123,3 @@ def help_page(args: list[str]) -> str | None:
         command = sub
         ctx = command.context_class(command, info_name=name, parent=ctx, **command.context_settings)
     return command.get_help(ctx)
-
-
-def dispatch(args: list[str]) -> int | None:
-    """Run ``args`` when they are a hot command's plain shape; return its exit status, else None."""
-    page = help_page(args)
-    if page is not None:
-        print(page)
-        return 0
-    if args and args[0] == "remember":
-        parsed = parse_remember(args[1:])
-        if parsed is not None:
-            return remember_command(**parsed)
-    return None

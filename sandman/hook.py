@@ -24,8 +24,6 @@ from sandman import config, journal
 from sandman.errors import ConfigError, SandmanError
 from sandman.layout import Layout
 
-MAX_PAYLOAD_BYTES = 1 << 20
-
 
 def _verb_hook(verb: str):
     if verb == "take":
@@ -51,7 +49,7 @@ def main(args: list[str]) -> int:
         journal.write(layout, verb, "declined", hook=True, reason="no-take")
         return 0
     try:
-        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        payload = sys.stdin.buffer.read(config.HOOK_PAYLOAD_MAX_BYTES + 1)
         output = _verb_hook(verb)(layout, payload)
     except SandmanError as error:
         journal.write(layout, verb, "failed", hook=True, error=str(error))

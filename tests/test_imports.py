@@ -100,6 +100,7 @@ def test_help_pages_before_typer_are_typers_own() -> None:
 
 
 def test_shapes_the_dispatcher_is_unsure_of_go_to_typer() -> None:
+    from sandman.cli import app
     from sandman.dispatch import help_page, parse_remember
 
     for args in (["--cwd"], ["a", "b"], ["--bogus", "x", "a"], ["--name", "n", "--name", "m", "a"], ["--", "-x"],
@@ -107,6 +108,29 @@ def test_shapes_the_dispatcher_is_unsure_of_go_to_typer() -> None:
         assert parse_remember(args) is None, args
     assert parse_remember(["a body", "--type=user", "--cwd", "/x"]) == {
         "body": "a body", "cwd": "/x", "type_": "user", "name": None, "description": None, "session": None}
-    assert help_page(["nosuchverb", "--help"]) is None
-    assert help_page(["remember", "x", "--help"]) is None
-    assert help_page(["--version", "--help"]) is None
+    assert help_page(app, ["nosuchverb", "--help"]) is None
+    assert help_page(app, ["remember", "x", "--help"]) is None
+    assert help_page(app, ["--version", "--help"]) is None
+
+
+def imported_sandman_modules(module: str) -> set[str]:
+    """The sandman modules ``module`` imports anywhere in its source (inside functions too)."""
+    import ast
+
+    import sandman
+
+    source = Path(sandman.__file__).parent.parent / (module.replace(".", "/") + ".py")
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sandman"):
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_hook_take_dream_and_cli_imports_run_one_way() -> None:
+    for upper, lower in (("sandman.hook", "sandman.verbs.take"), ("sandman.verbs.dream", "sandman.verbs.dream_run"),
+                         ("sandman.cli", "sandman.dispatch")):
+        assert upper not in imported_sandman_modules(lower), (lower, upper)
+    assert "sandman.verbs.dream" not in imported_sandman_modules("sandman.verbs.take")

@@ -26,7 +26,7 @@ from sandman.errors import FormatError, RepositoryError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store.atomic import is_real_dir, is_regular, read_regular
 from sandman.store.history import PathHistory
-from sandman.verbs.dream import queue
+from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
 CACHE_FORMAT = 1
