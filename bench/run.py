@@ -17,6 +17,7 @@ import argparse
 
 import cli_help
 import consensus
+import consensus_quality
 import dream
 import recall
 import remember
@@ -25,7 +26,7 @@ import sync_spawn
 import take
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, cli_help, consensus, dream, site_render)
+MODULES = (take, recall, sync_spawn, remember, cli_help, consensus, consensus_quality, dream, site_render)
 
 
 def main(argv: list[str] | None = None) -> None:
