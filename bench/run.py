@@ -21,12 +21,16 @@ import consensus_quality
 import dream
 import recall
 import remember
+import secrets_ban
 import site_render
 import sync_spawn
 import take
+import take_budget
+import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, cli_help, consensus, consensus_quality, dream, site_render)
+MODULES = (take, take_budget, recall, sync_spawn, remember, cli_help, secrets_ban, consensus, consensus_quality,
+           dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -162,7 +162,8 @@ def git_identity() -> tuple[str, str] | None:
 
 # --- the design's constants --------------------------------------------------
 
-RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
+HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
@@ -202,7 +203,8 @@ TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
 # sniff() decides the host from at most this many bytes at the head of a file.
 SNIFF_MAX_BYTES = 1024 * 1024
 # Seconds Claude Code may let each registered hook run (hooks install and the
-# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s, and a
+# plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 # A take's intent record (.taking/) whose process still lives is left to it this many
@@ -271,6 +273,36 @@ def sync_fetch_at_start(layout: Layout) -> bool:
 def sync_remote(layout: Layout) -> str:
     """Return the remote sync uses when none is given: ``sync.remote``, else ``origin``. Raises ConfigError."""
     return _sync_setting(layout, "remote", SYNC_DEFAULT_REMOTE) or SYNC_DEFAULT_REMOTE
+
+
+# --- the machine (sandman.machine; docs/BANK-FORMAT.md § trail, § reconcile) ---
+
+SHIFT_ENV = "SANDMAN_SHIFT"  # the shift a session works in: trail append's default --shift
+
+
+def current_shift() -> str | None:
+    """Return ``$SANDMAN_SHIFT`` (the shift id a shift session runs under), or None when unset."""
+    return os.environ.get(SHIFT_ENV, "").strip() or None
+
+
+def machine_roots(layout: Layout) -> list[Path]:
+    """Return ``[machine] roots`` of ``<root>/.settings.toml``: folders whose git repositories the
+    machine may work (reconcile scans them). Empty when unset (the machine is off).
+
+    ``~`` is expanded. Raises ConfigError when it is not a list of absolute paths.
+    """
+    section = settings(layout).get("machine", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{layout.settings_file}: [machine] must be a table")
+    value = section.get("roots", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{layout.settings_file}: machine.roots must be a list of folders, not {value!r}")
+    roots = [Path(item).expanduser() for item in value]
+    for path in roots:
+        if not path.is_absolute():
+            raise ConfigError(f"{layout.settings_file}: machine.roots holds {str(path)!r}, which is relative; "
+                              "give absolute folders")
+    return roots
 
 
 def ssh_agent_socket() -> str:

@@ -15,6 +15,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
+    ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -212,6 +213,22 @@ class Layout(namedtuple("Layout", "root")):
 
     def pending_take(self, session_id: str) -> Path:
         return self.pending_takes / f"{session_id}.json"
+
+    # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
+    @property
+    def trail(self) -> Path:
+        return self.root / "trail"
+
+    def trail_day(self, day: str) -> Path:
+        """``trail/<yyyy>/<mm>/<dd>.jsonl`` of one UTC day (``day`` is ``YYYY-MM-DD``)."""
+        year, month, date = day.split("-")
+        return self.trail / year / month / f"{date}.jsonl"
+
+    def trail_days(self) -> list[Path]:
+        """Every day file of the trail, oldest first (the path order is the date order)."""
+        if not self.trail.is_dir():
+            return []
+        return sorted(self.trail.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9].jsonl"))
 
     # -- reflect (issue 6) --
     @property

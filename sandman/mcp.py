@@ -1,12 +1,15 @@
 """``sandman mcp``: the stdio tool server (design, "Verbs", mcp; contract docs/MCP.md).
 
-Three tools, over the very functions the CLI calls, so no MCP client
+Five tools, over the very functions the CLI calls, so no MCP client
 re-implements the bank format:
 
 - ``recall(cwd, budget?)``: sandman.verbs.recall.recall, the text a session starts with;
 - ``remember(body, cwd, type?, name?, description?)``: sandman.verbs.remember.remember;
 - ``banks(bank?)``: every bank with its directory, memory count and folder, or one
-  bank's MEMORY.md lines (sandman.banks.listing).
+  bank's MEMORY.md lines (sandman.banks.listing);
+- ``trail_log(since?, kind?, repo?, shift?)`` and ``trail_show(id)``: the trail's
+  read side, as ``sandman trail log`` and ``sandman trail show`` print it
+  (sandman.verbs.trail).
 
 A deliberate refusal (a secret in a memory, a relative cwd, an unknown type) is
 a tool error the client reads (``is_error`` with the one-line reason), never a
@@ -76,7 +79,7 @@ def build_server(layout: Layout) -> MCPServer:
     @server.tool(structured_output=False)
     def recall(
         cwd: Annotated[str, Field(description="Absolute working directory to recall for.")],
-        budget: Annotated[int | None, Field(description="Characters the text may take (default 9000).")] = None,
+        budget: Annotated[int | None, Field(description="UTF-16 code units the text may take (default 9000; an emoji is two).")] = None,
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
@@ -129,6 +132,47 @@ def build_server(layout: Layout) -> MCPServer:
             raise ToolError(f"no bank {bank!r} under {layout.memories}/; call banks without arguments to list them")
         lines = [f"# {one.label} · {memories(len(one.entries))} · {one.folder}/"]
         return "\n".join(lines + [entry.line for entry in one.entries])
+
+    @server.tool(structured_output=False)
+    def trail_log(
+        since: Annotated[str | None, Field(description="Only events of this UTC day (YYYY-MM-DD) and later.")] = None,
+        kind: Annotated[str | None, Field(description="Only this kind or family: dream, dream.commit, shift.")] = None,
+        repo: Annotated[str | None, Field(description="Only events naming this repository (absolute).")] = None,
+        shift: Annotated[str | None, Field(description="Only events of this shift id.")] = None,
+    ) -> str:
+        """List the machine's events on the trail, oldest first, one line each, revoked ones marked
+        (as `sandman trail log` prints them)."""
+        from sandman.verbs import trail as verb
+
+        check_utf8(since=since, kind=kind, repo=repo, shift=shift)
+        try:
+            found, whole = verb.log(layout, since=since, kind=kind, repo=repo, shift=shift)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        lines = [verb.line(event, whole) for event in found.events] or ["no events"]
+        if found.skipped:
+            lines.append(f"({len(found.skipped)} trail line(s) skipped: not events)")
+        return "\n".join(lines)
+
+    @server.tool(structured_output=False)
+    def trail_show(
+        id: Annotated[str, Field(description="An event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx).")],
+    ) -> str:
+        """Show one event as JSON: the event, its revoked state, its descendants and the commits
+        carrying it in every known repository (as `sandman trail show --json`)."""
+        from sandman.verbs import trail as verb
+
+        check_utf8(id=id)
+        try:
+            shown = verb.show(layout, id)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        return json.dumps({
+            "event": shown.event.to_json(),
+            "revoked_by": shown.revoked_by.id if shown.revoked_by else None,
+            "descendants": [event.to_json() for event in shown.descendants],
+            "commits": [{"repo": r, "commit": c, "subject": s} for r, c, s in shown.commits],
+        }, ensure_ascii=False, indent=2)
 
     return server
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -43,10 +44,34 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
     return seen
 
 
+async def trail_session(event_id: str) -> dict[str, object]:
+    server = StdioServerParameters(command=sys.executable, args=["-m", "sandman", "mcp"], env=dict(os.environ))
+    seen: dict[str, object] = {}
+    async with Client(server, read_timeout_seconds=60) as client:
+        seen["log"] = await client.call_tool("trail_log", {"kind": "dream"})
+        seen["show"] = await client.call_tool("trail_show", {"id": event_id})
+        seen["bad"] = await client.call_tool("trail_show", {"id": "ev-nope"})
+        seen["since"] = await client.call_tool("trail_log", {"since": "yesterday"})
+    return seen
+
+
+def test_mcp_serves_the_trails_read_side(layout: Layout) -> None:
+    from sandman.machine import trail
+
+    event = trail.append(layout, "dream.commit", "dream of session s1", data={"session": "s1"})
+    trail.revoke(layout, event.id, "wrong")
+    seen = anyio.run(trail_session, event.id)
+    assert f"{event.id} dream.commit session=s1" in text(seen["log"]) and "REVOKED by" in text(seen["log"])
+    shown = json.loads(text(seen["show"]))
+    assert shown["event"]["id"] == event.id and shown["revoked_by"] and len(shown["commits"]) == 1
+    assert seen["bad"].is_error and "is not an event id" in text(seen["bad"])
+    assert seen["since"].is_error and "is not a date" in text(seen["since"])
+
+
 def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     project = isolated / "proj"
     seen = anyio.run(session, project, layout)
-    assert seen["tools"] == ["banks", "recall", "remember"]
+    assert seen["tools"] == ["banks", "recall", "remember", "trail_log", "trail_show"]
     assert text(seen["empty"]).startswith("no banks yet")
 
     assert not seen["remember"].is_error and text(seen["remember"]).startswith("remembered: ")
@@ -55,7 +80,7 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert (layout.bank("_user") / "user_tea.md").is_file()
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
-    assert "contains a secret (AWS Access Key)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
+    assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
     assert seen["relative"].is_error and "is relative" in text(seen["relative"])
 
     recalled = text(seen["recall"])

@@ -222,12 +222,13 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
+    event = dream_event(session, material.title, material.cwd, results, verdicts)
     for claim in found:
         if not claim.agreed():
             outcome.forgotten += 1
             continue
         try:
-            decision, path, commit = commit_claim(layout, claim, session)
+            decision, path, commit = commit_claim(layout, claim, session, event=event)
         except SessionForgotten:
             return _forgotten(layout, session, kept)
         except (SandmanError, OSError) as error:
@@ -353,12 +354,15 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     highlights and transcript are fenced as data under a nonce that none of
     them contains. Raises FileNotFoundError when the template is missing.
     """
-    highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
-    title = material.title or "(none)"
+    from sandman.banks.secrets import mask_secrets
+
+    # The minds read the session with its secrets masked: what they never see, they cannot propose.
+    highlights = "\n".join(f"- {mask_secrets(item)}" for item in material.highlights) or "(none)"
+    title = mask_secrets(material.title) if material.title else "(none)"
     banks = "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd))
     # The cwd, the banks under it and the archive path (a folder's name) are the session's words too.
     fenced = {"cwd": material.cwd, "archived": str(material.archived), "title": title,
-              "highlights": highlights, "transcript": material.text, "banks": banks}
+              "highlights": highlights, "transcript": mask_secrets(material.text), "banks": banks}
     nonce = prompts.new_nonce(fenced.values())
     values = {label: prompts.fence(label, text, nonce) for label, text in fenced.items()}
     values.update(session=pointer.session, started=_when(pointer.data.get("started")),
@@ -380,17 +384,38 @@ def _live(layout: Layout, claim: Claim):
                 yield path, memory.name, memory.description, memory.body
 
 
-def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
+def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str]):
+    """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
+    read, the answering minds' models and their summed reported cost (None when none reported one)."""
+    from sandman.machine import trail
+
+    answered = [result for result in results if verdicts.get(result.mind) == "answered"]
+    costs = [result.cost_usd for result in answered if result.cost_usd is not None]
+    minds = {result.mind: {"model": result.model, "cost_usd": result.cost_usd, "verdict": verdicts.get(result.mind)}
+             for result in results}
+    return trail.new_event(
+        "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        model=",".join(sorted({result.model for result in answered if result.model})) or None,
+        cost_usd=round(sum(costs), 6) if costs else None,
+        data={"session": session, "cwd": cwd, "minds": minds})
+
+
+def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> tuple[str, Path, str | None]:
     """Commit an agreed claim, or find the live memory that already states it.
 
     Returns ``("committed", memory path, commit id)`` or ``("deduped", the
     existing file, None)``. The dedupe check runs under the commit lock, so a
-    memory written meanwhile is seen. Raises LockBusy, RepositoryError,
+    memory written meanwhile is seen. ``event`` (machine.trail.Event, the
+    session's ``dream.commit``) goes on the commit as ``Event:``; its trail line
+    lands in the first commit that carries it. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
+    from sandman.machine import trail
+
     wording = claim.wording
     name = bank_name(claim.directory)
-    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
+    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session,
+                          trailers=trail.trailers(event) if event is not None else None) as tx:
         # Under the commit lock: forget deletes the pointer before it looks for the
         # session's memories under the same lock, so a forgotten session never gains one.
         if not layout.pointer(session).exists():
@@ -401,6 +426,8 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
         path = tx.write_memory(name, memory, directory=claim.directory)
+        if event is not None and trail.find(layout, event.id) is None:
+            trail.write(tx, event)
     return "committed", path, tx.commit
 
 

@@ -36,6 +36,7 @@ from sandman.banks.memory import Memory, clean_body, one_line, read_memory
 from sandman.banks.secrets import find_secrets
 from sandman.errors import FormatError, InputError, LockBusy, ReplyRejected, SandmanError
 from sandman.layout import Layout
+from sandman.machine import trail
 from sandman.minds import budget, prompts
 from sandman.minds.reply import extract_json
 from sandman.minds.runner import run_mind
@@ -290,8 +291,10 @@ def voyage_entry(layout: Layout, day: str, *, timeout: float, cap: float | None)
                       **extra, **cost)
         return EntryOutcome(day, "abstained", reason=reason, sources=len(sources))
     keys = sorted(source.key for source in sources)
-    with bank_transaction(layout, verb=VERB, subject=f"voyage {day}: {reply['title']}",
-                          trailers={"Event": "voyage"}) as tx:
+    event = trail.new_event("reflect.entry", f"voyage {day}: {reply['title']}", model=result.model,
+                            cost_usd=result.cost_usd, data={"day": day, "sources": len(sources)})
+    with bank_transaction(layout, verb=VERB, subject=f"voyage {day}: {reply['title']}") as tx:
+        trail.write(tx, event)
         entry = LogEntry(day=day, kind=reply["kind"], title=reply["title"], body=reply["body"],
                          position=day_position(layout, day), next=reply["next"], fingerprint=print_,
                          sources=keys, front=current.front if current is not None else Frontmatter())
@@ -317,7 +320,8 @@ def _refresh_index(layout: Layout) -> str | None:
         current = None
     if current == voyage.render_log_index(layout):
         return None
-    with bank_transaction(layout, verb=VERB, subject="voyage log index", trailers={"Event": "voyage"}) as tx:
+    with bank_transaction(layout, verb=VERB, subject="voyage log index") as tx:
+        trail.write(tx, trail.new_event("reflect.entry", "voyage log index regenerated"))
         tx.write_file(layout.log_index, voyage.render_log_index(layout))
     return tx.commit
 
