@@ -333,7 +333,7 @@ def test_commit_memory_writes_the_recall_head_and_a_stale_one_is_rebuilt(layout,
     cache = layout.recall_cache(bank_name(app))
     record = json.loads(cache.read_text())
     assert record["count"] == 130 and 0 < len(record["head"]) < 130
-    assert sum(len(line) + 1 for line in record["head"]) <= config.RECALL_BUDGET_CHARS
+    assert sum(len(line) + 1 for line in record["head"]) <= config.RECALL_BUDGET_UTF16
     before = recall(layout, app, now=NOW).text
     # A hand edit of MEMORY.md (a new file: new identity) makes the cache stale: never trusted.
     index = layout.bank(bank_name(app)) / "MEMORY.md"

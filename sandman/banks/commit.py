@@ -196,7 +196,7 @@ class BankTransaction:
                 write_atomic(index, text)
                 # The derived recall head, in the same transaction (a rollback leaves it stale,
                 # and readers rebuild a stale one): the next SessionStart reads 9,000 characters, not the bank.
-                write_recall_cache(self.layout, folder, config.RECALL_BUDGET_CHARS)
+                write_recall_cache(self.layout, folder, config.RECALL_BUDGET_UTF16)
             self.changed.add(index)
 
 

@@ -462,8 +462,8 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     budget = check_budget(budget)
     directory = str(normalize_directory(cwd))
     now = now or datetime.now(timezone.utc)
-    if cache and budget <= config.RECALL_BUDGET_CHARS:
-        heads = bank_heads(layout, directory, config.RECALL_BUDGET_CHARS)
+    if cache and budget <= config.RECALL_BUDGET_UTF16:
+        heads = bank_heads(layout, directory, config.RECALL_BUDGET_UTF16)
         blocks = [_BankBlock(bank, directory, count) for bank, count in heads if count]
     else:
         blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
