@@ -585,6 +585,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
                       session=session)
         return None
     cwd = data.get("cwd")
+    if cwd is None:  # a payload without the field: the hook process's project, as Claude Code names it
+        cwd = config.claude_project_dir()
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd or not _is_utf8(cwd):
         journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
         return None
