@@ -221,10 +221,17 @@ def test_a_bad_breath_is_refused_with_one_line_and_the_store_unchanged(world, la
 def test_a_duplicate_address_is_refused_even_spelled_differently(world, layout):
     first = breath.file_breath(layout, doc(world, address="https://Example.org/notes/1/"), now=T0)
     before = snapshot(layout)
-    for spelling in ("https://example.org/notes/1", "https://EXAMPLE.ORG/notes/1#top"):
+    for spelling in ("https://example.org/notes/1", "HTTPS://EXAMPLE.ORG/notes/1"):
         with pytest.raises(InputError, match=f"already filed as {first.id} \\(filed\\)"):
             breath.file_breath(layout, doc(world, address=spelling, title="again"), now=T0)
     assert snapshot(layout) == before
+
+
+def test_a_fragment_names_another_entry_of_the_same_page(world, layout):
+    # a changelog's entries share a page: #2.1 and #2.2 are two ideas, not a duplicate
+    first = breath.file_breath(layout, doc(world, address="https://example.org/CHANGELOG.md#2.1"), now=T0)
+    second = breath.file_breath(layout, doc(world, address="https://example.org/CHANGELOG.md#2.2"), now=T0)
+    assert first.id != second.id
 
 
 def test_filing_without_machine_roots_says_so(world, layout):

@@ -306,12 +306,15 @@ def _json(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def _commit(layout: Layout, event: trail.Event, files: dict[Path, str]) -> str | None:
-    """Write ``files`` and ``event``'s trail line in one commit (``Verb: breathe``)."""
+def _commit(layout: Layout, event: trail.Event, files: dict[Path, str], check=None) -> str | None:
+    """Write ``files`` and ``event``'s trail line in one commit (``Verb: breathe``); ``check`` (a
+    callable raising InputError) runs first under ``.commit.lock``, so no concurrent change slips past it."""
     from sandman.banks.commit import bank_transaction
 
     with bank_transaction(layout, verb=VERB, subject=f"{event.kind}: {event.summary}"[:120],
                           trailers=trail.trailers(event)) as tx:
+        if check is not None:
+            check()
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             tx.write_file(path, text)
@@ -345,10 +348,12 @@ def sources(layout: Layout, *, now: datetime | None = None) -> list[dict]:
 
 
 def _normal_address(address: str) -> str:
-    """The address as deduplication compares it: scheme and host lower-cased, no fragment, no trailing '/'."""
+    """The address as deduplication compares it: scheme and host lower-cased, no trailing '/'.
+
+    The fragment is kept: a changelog's ``#2.1`` and ``#2.2`` are two entries."""
     parts = urlsplit(address.strip())
     path = parts.path.rstrip("/") if parts.netloc else parts.path
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, ""))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, parts.query, parts.fragment))
 
 
 def _check_repo(layout: Layout, repo: object) -> str:
@@ -421,16 +426,21 @@ def file_breath(layout: Layout, document: dict, *, now: datetime | None = None) 
     names = {source.name for source in load_sources(layout)}
     clean = _check_document(layout, document, names)
     normal = _normal_address(clean["address"])
-    for breath in all_breaths(layout):
-        if _normal_address(breath.address) == normal:
-            raise InputError(f"breath address {clean['address']} is already filed as {breath.id} ({breath.state})")
+
+    def unique() -> None:
+        for breath in all_breaths(layout):
+            if _normal_address(breath.address) == normal:
+                raise InputError(f"breath address {clean['address']} is already filed as {breath.id} "
+                                 f"({breath.state})")
+
+    unique()
     breath_id = f"b-{now:%Y%m%d}-{hashlib.sha256(normal.encode()).hexdigest()[:10]}"
     event = trail.new_event("breath.file", f"filed {clean['title']}", repo=clean["repo"], now=now,
                             data={"breath": breath_id, "source": clean["source"], "scores": clean["scores"]})
     breath = Breath(breath_id, clean["title"], clean["address"], clean["source"], clean["repo"], clean["scores"],
                     clean["body"], "filed", event.at, [{"state": "filed", "at": event.at, "event": event.id}],
                     clean["pass"])
-    _commit(layout, event, {layout.breath_record(breath_id): _json(breath.to_json())})
+    _commit(layout, event, {layout.breath_record(breath_id): _json(breath.to_json())}, check=unique)
     return breath
 
 
