@@ -20,13 +20,16 @@ import consensus_quality
 import dream
 import recall
 import remember
+import secrets_ban
 import site_render
 import sync_spawn
 import take
+import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, trail)
+MODULES = (take, take_budget, recall, sync_spawn, remember, secrets_ban, consensus, consensus_quality, dream,
+           site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

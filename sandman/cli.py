@@ -161,6 +161,9 @@ def take(
         Optional[str], typer.Option(help="The transcript file [default: found by session id].")
     ] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read Claude Code's SessionEnd payload on stdin.")] = False,
+    detach: Annotated[bool, typer.Option(
+        "--detach", help="With --hook: take in a detached process and return at once (the plugin's command: "
+                         "Claude Code gives a plugin's SessionEnd hook about 1.5 s).")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Take every ended session the hosts keep (the backfill).")] = False,
     older_than: Annotated[Optional[str], typer.Option(
         "--older-than", metavar="DURATION",
@@ -177,15 +180,24 @@ def take(
     from pathlib import Path
 
     if all_:
-        _take_all(session, force, transcript, hook, older_than, project, dry_run)
+        _take_all(session, force, transcript, hook or detach, older_than, project, dry_run)
         return
     if older_than is not None or project is not None or dry_run:
         raise fail("--older-than, --project and --dry-run go with --all", 2)
+    if detach and not hook:
+        raise fail("--detach goes with --hook", 2)
     if hook:
         if session is not None or force or transcript is not None:
             raise fail("take --hook reads its session from stdin; it takes no session id, --force or --transcript", 2)
         from sandman import hook as hook_entry
 
+        if detach:
+            import sys
+
+            from sandman.__main__ import MAX_PAYLOAD_BYTES, _detach
+
+            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+            raise typer.Exit(0 if _detach() else hook_entry.main(["take", "--hook"], payload))
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
     if session is None:
         raise fail("take needs a session id (or --hook, or --all)", 2)
@@ -327,7 +339,7 @@ def hooks_uninstall(
 @app.command()
 def recall(
     cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
-    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="UTF-16 code units the surface may take (an emoji is two) [default: 9000].")] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
 ) -> None:
     """Print the memory surface a session starts with."""

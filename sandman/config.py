@@ -162,7 +162,8 @@ def git_identity() -> tuple[str, str] | None:
 
 # --- the design's constants --------------------------------------------------
 
-RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
+HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
@@ -200,7 +201,8 @@ TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
 # sniff() decides the host from at most this many bytes at the head of a file.
 SNIFF_MAX_BYTES = 1024 * 1024
 # Seconds Claude Code may let each registered hook run (hooks install and the
-# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s, and a
+# plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 # A take's intent record (.taking/) whose process still lives is left to it this many

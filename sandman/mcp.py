@@ -79,7 +79,7 @@ def build_server(layout: Layout) -> MCPServer:
     @server.tool(structured_output=False)
     def recall(
         cwd: Annotated[str, Field(description="Absolute working directory to recall for.")],
-        budget: Annotated[int | None, Field(description="Characters the text may take (default 9000).")] = None,
+        budget: Annotated[int | None, Field(description="UTF-16 code units the text may take (default 9000; an emoji is two).")] = None,
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""

@@ -123,7 +123,7 @@ def test_a_leftover_change_holding_a_credential_fails_and_names_the_file(healthy
     report = doctor()
     found = check(report, "clean")
     assert found.status == "fail" and found.message.startswith("memories/_user/notes.txt in ")
-    assert "GitHub Token" in found.message and "ghp_" not in found.message
+    assert "prefixed-token" in found.message and "ghp_" not in found.message
     assert report.exit_code == 1
 
 
@@ -489,3 +489,35 @@ def test_settings_that_parse_are_ok(healthy, monkeypatch):
     monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "60")
     env = check(doctor(), "env")
     assert env.status == "ok" and "SANDMAN_MIND_TIMEOUT=60, SANDMAN_DAILY_BUDGET_USD=2.5" in env.message
+
+
+@pytest.mark.parametrize("scope, settings_file", [("project", "settings.json"), ("local", "settings.local.json")])
+def test_regression_doctor_saw_only_user_scope_plugins(healthy, isolated, tmp_path, scope, settings_file):
+    from conftest import REPO
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / settings_file).write_text(json.dumps({"enabledPlugins": {"sandman@repo": True}}))
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [
+        {"scope": scope, "projectPath": str(project), "installPath": str(REPO)}]}}))
+    write_settings(isolated, {})
+    result = check(doctor(), "hooks")
+    label = f"plugin sandman@repo ({scope} scope, {project})"
+    assert result.status == "ok", result.message
+    assert result.details["registered"] == {"SessionEnd": [label], "SessionStart": [label]}
+
+
+def test_a_project_scope_plugin_not_enabled_there_is_not_counted(healthy, isolated, tmp_path):
+    from conftest import REPO
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"sandman@repo": False}}))
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [
+        {"scope": "project", "projectPath": str(project), "installPath": str(REPO)}]}}))
+    write_settings(isolated, {})
+    assert check(doctor(), "hooks").status == "fail"

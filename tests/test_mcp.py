@@ -80,7 +80,7 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert (layout.bank("_user") / "user_tea.md").is_file()
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
-    assert "contains a secret (AWS Access Key)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
+    assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
     assert seen["relative"].is_error and "is relative" in text(seen["relative"])
 
     recalled = text(seen["recall"])

@@ -129,12 +129,13 @@ def test_an_updated_memory_is_a_source_of_the_day_it_was_updated(layout, minds):
     ({"result": ["not", "an", "object"]}, "not an object"),
     ({"mode": "echo"}, "echo"),
     ({"mode": "refusal"}, "refusal"),
-    ({"mode": "is_error"}, "is_error"),
-    ({"result": entry_reply(body="Keep AKIAIOSFODNN7EXAMPLE handy.")}, "secret (AWS Access Key)"),
+    ({"mode": "is_error"}, "is_error: Not logged in"),
+    ({"result": entry_reply(body="Keep AKIAIOSFODNN7EXAMPLE handy.")}, "secret (aws-access-key-id)"),
 ])
 def test_an_abstention_leaves_the_disk_alone_and_the_next_pass_asks_again(layout, minds, day_memories,
                                                                          monkeypatch, rule, reason):
-    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "1")
+    # Only the hung mind needs the short timeout; under load a 1 s limit would time out the others too.
+    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "1" if rule.get("mode") == "hang" else "60")
     minds.rules(LOG_MODEL, rule)
     tip, disk = head(layout), snapshot(layout.root)
     summary = reflect(layout, day=DAY, now=NOW)

@@ -257,32 +257,72 @@ def _read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
-    """Return the enabled sandman plugins and the hook entries their hooks/hooks.json registers."""
-    enabled = settings.get("enabledPlugins", {})
-    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
-             if on is True and name.split("@", 1)[0] == "sandman"]
-    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
-    if not names:
-        return names, commands
+# Where a plugin enabled at project or local scope is switched on: <project>/.claude/<file>.
+_SCOPE_SETTINGS = {"project": "settings.json", "local": "settings.local.json"}
+
+
+def _enabled(settings: object, name: str) -> bool:
+    enabled = settings.get("enabledPlugins", {}) if isinstance(settings, dict) else {}
+    return isinstance(enabled, dict) and enabled.get(name) is True
+
+
+def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
+    """Return ``(label, install path or None)`` for each enabled sandman plugin, at every scope.
+
+    User scope: enabled in the user settings (``settings``). Project and local
+    scope: an ``installed_plugins.json`` record with that ``scope`` and a
+    ``projectPath`` whose ``.claude/settings.json`` (project) or
+    ``.claude/settings.local.json`` (local) enables it.
+    """
     try:
         installed = _read_json(config.claude_installed_plugins_file())
     except (OSError, ValueError):
         installed = {}
     records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
+    records = records if isinstance(records, dict) else {}
+    enabled = settings.get("enabledPlugins", {})
+    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
+             if on is True and name.split("@", 1)[0] == "sandman"]
+    found: list[tuple[str, str | None]] = []
     for name in names:
-        entries = records.get(name, []) if isinstance(records, dict) else []
+        entries = records.get(name, [])
+        entries = [e for e in (entries if isinstance(entries, list) else [entries])
+                   if isinstance(e, dict) and e.get("scope", "user") == "user"]
+        paths = [e["installPath"] for e in entries if isinstance(e.get("installPath"), str)]
+        found += [(f"plugin {name}", path) for path in paths] or [(f"plugin {name}", None)]
+    for name, entries in records.items():
+        if not isinstance(name, str) or name.split("@", 1)[0] != "sandman":
+            continue
         for entry in entries if isinstance(entries, list) else [entries]:
-            path = entry.get("installPath") if isinstance(entry, dict) else None
-            if not isinstance(path, str):
+            scope = entry.get("scope") if isinstance(entry, dict) else None
+            project = entry.get("projectPath") if isinstance(entry, dict) else None
+            if scope not in _SCOPE_SETTINGS or not isinstance(project, str):
                 continue
             try:
-                hooks = _read_json(Path(path) / "hooks" / "hooks.json")
+                on = _enabled(_read_json(Path(project) / ".claude" / _SCOPE_SETTINGS[scope]), name)
             except (OSError, ValueError):
-                continue
-            for event in HOOKS:
-                commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
-    return names, commands
+                on = False
+            if on:
+                path = entry.get("installPath")
+                found.append((f"plugin {name} ({scope} scope, {project})", path if isinstance(path, str) else None))
+    return found
+
+
+def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
+    """Return the enabled sandman plugins (labels naming their scope) and the hook entries
+    their hooks/hooks.json registers."""
+    installs = _plugin_installs(settings)
+    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
+    for _label, path in installs:
+        if path is None:
+            continue
+        try:
+            hooks = _read_json(Path(path) / "hooks" / "hooks.json")
+        except (OSError, ValueError):
+            continue
+        for event in HOOKS:
+            commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
+    return list(dict.fromkeys(label for label, _ in installs)), commands
 
 
 # What a hook that cannot run costs, per event.
@@ -313,7 +353,7 @@ def _hooks() -> Check:
         if ours:
             places.append(str(path))
         if from_plugins or (plugins and not any(plugin_commands.values())):
-            places += [f"plugin {name}" for name in plugins]
+            places += plugins
             if not from_plugins:
                 working.add(event)  # a plugin whose hooks file cannot be read: nothing to check
         for entry in ours + from_plugins:

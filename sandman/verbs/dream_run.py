@@ -354,12 +354,15 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     highlights and transcript are fenced as data under a nonce that none of
     them contains. Raises FileNotFoundError when the template is missing.
     """
-    highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
-    title = material.title or "(none)"
+    from sandman.banks.secrets import mask_secrets
+
+    # The minds read the session with its secrets masked: what they never see, they cannot propose.
+    highlights = "\n".join(f"- {mask_secrets(item)}" for item in material.highlights) or "(none)"
+    title = mask_secrets(material.title) if material.title else "(none)"
     banks = "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd))
     # The cwd, the banks under it and the archive path (a folder's name) are the session's words too.
     fenced = {"cwd": material.cwd, "archived": str(material.archived), "title": title,
-              "highlights": highlights, "transcript": material.text, "banks": banks}
+              "highlights": highlights, "transcript": mask_secrets(material.text), "banks": banks}
     nonce = prompts.new_nonce(fenced.values())
     values = {label: prompts.fence(label, text, nonce) for label, text in fenced.items()}
     values.update(session=pointer.session, started=_when(pointer.data.get("started")),
