@@ -743,7 +743,7 @@ def breathe_drop(breath_id: _BREATH, why: _WHY = None) -> None:
 def breathe_pass(
     at: Annotated[Optional[str], typer.Option("--at", metavar="TIME", help=_AT_HELP)] = None,
 ) -> None:
-    """Compose a reading pass's prompt from the due sources; print its folder."""
+    """Compose the prompt of a reading pass from the due sources."""
     from sandman.machine import breath
     from sandman.verbs import breathe as verb
 
