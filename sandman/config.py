@@ -374,6 +374,45 @@ def machine_roots(layout: Layout) -> list[Path]:
     return roots
 
 
+def _machine_table(layout: Layout) -> dict:
+    section = settings(layout).get("machine", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{layout.settings_file}: [machine] must be a table")
+    return section
+
+
+def machine_time_zone(layout: Layout):
+    """Return ``[machine] time_zone`` (an IANA name) as a ``zoneinfo.ZoneInfo``, or None when unset
+    (the system's local zone). Days, weeks and the research budget's day are counted in it.
+
+    Raises ConfigError when it is not a string naming a zone this system knows.
+    """
+    value = _machine_table(layout).get("time_zone")
+    if value is None:
+        return None
+    import zoneinfo
+
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{layout.settings_file}: machine.time_zone must be an IANA zone name, not {value!r}")
+    try:
+        return zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{layout.settings_file}: machine.time_zone {value!r} is not a time zone this "
+                          "system knows (an IANA name such as Europe/Paris)") from None
+
+
+def machine_budget_usd_day(layout: Layout) -> float | None:
+    """Return ``[machine] budget_usd_day``: US dollars a day of shifts and research may cost, or
+    None when unset (no cap). Raises ConfigError when it is not a number greater than 0."""
+    value = _machine_table(layout).get("budget_usd_day")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ConfigError(f"{layout.settings_file}: machine.budget_usd_day must be a number of US dollars "
+                          f"greater than 0, not {value!r}")
+    return float(value)
+
+
 def ssh_agent_socket() -> str:
     """Return ``$SSH_AUTH_SOCK`` (the running SSH agent's socket), or "" when no agent is running."""
     return os.environ.get("SSH_AUTH_SOCK", "")

@@ -18,6 +18,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
+    ├── breath/                    the research store (sandman.machine.breath): sources.toml, weights.json,
+    │                              breaths/<id>.json, passes/<id>/{pass.json,prompt.md}, problems.md
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -246,6 +248,42 @@ class Layout(namedtuple("Layout", "root")):
         if not self.trail.is_dir():
             return []
         return sorted(self.trail.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9].jsonl"))
+
+    # -- the breath store (sandman.machine.breath, docs/BANK-FORMAT.md § breath) --
+    @property
+    def breath(self) -> Path:
+        return self.root / "breath"
+
+    @property
+    def breath_sources(self) -> Path:
+        """``breath/sources.toml``: the feeds, written by the owner (``breathe init`` writes an example)."""
+        return self.breath / "sources.toml"
+
+    @property
+    def breath_weights(self) -> Path:
+        """``breath/weights.json``: each source's current weight and clocks, and when reweight last ran."""
+        return self.breath / "weights.json"
+
+    @property
+    def breath_breaths(self) -> Path:
+        return self.breath / "breaths"
+
+    def breath_record(self, breath_id: str) -> Path:
+        """``breath/breaths/<id>.json``: one breath."""
+        return self.breath_breaths / f"{breath_id}.json"
+
+    @property
+    def breath_passes(self) -> Path:
+        return self.breath / "passes"
+
+    def breath_pass(self, pass_id: str) -> Path:
+        """``breath/passes/<id>/``: a pass's ``pass.json`` and ``prompt.md``."""
+        return self.breath_passes / pass_id
+
+    @property
+    def breath_problems(self) -> Path:
+        """``breath/problems.md``: open problems, written by ``shift brief``; ``breathe pass`` reads it."""
+        return self.breath / "problems.md"
 
     # -- reflect (issue 6) --
     @property
