@@ -100,5 +100,5 @@ def fill(template: str, values: dict[str, str], slots: list[Slot], cap: int) -> 
         raise BriefRefused(
             f"the brief is {len(brief):,} characters with every slot at its floor; the cap is {cap:,} "
             f"(the template and its values alone are about {fixed:,}); shorten prompts or raise the cap")
-    cuts = {name: len(by_name[name].text) - len(texts[name]) for name in texts if texts[name] != by_name[name].text}
+    cuts = {name: len(by_name[name].text) - len(texts[name]) for name in order if texts[name] != by_name[name].text}
     return brief, cuts
