@@ -622,7 +622,7 @@ def reconcile(
 # --- the machine: shifts (issue 14) ---
 
 shift_app = typer.Typer(
-    help="Shifts: one bounded, unattended Claude Code session a night on a picked repository (docs/shift.md).",
+    help="Unattended night sessions on picked repositories.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
