@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+from collections import namedtuple
 
 from sandman.errors import ConfigError
 from sandman.layout import Layout
@@ -319,25 +319,20 @@ SHIFT_HANDOFF_MAX_CHARS = 2_000
 SHIFT_PERMISSION_MODE = "dontAsk"
 
 
-class Machine(NamedTuple):
+# A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
+class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
+                                   "model week rest_day budget_usd_day")):
     """``[machine]`` of ``<root>/.settings.toml``, checked (docs/shift.md, "Configuration").
 
-    ``night`` is ``(start, end)`` minutes after midnight in ``time_zone`` (the
-    window crosses midnight when end <= start); ``week`` maps each weekday
-    (``Sunday``…) to ``(theme, job)``; ``budget_usd_day`` None is no cap.
+    ``roots``, ``exclude``: absolute Paths; ``time_zone``: an IANA name or None (the
+    system's local zone); ``night``: ``(start, end)`` minutes after midnight in that zone
+    (the window crosses midnight when end <= start); ``shift_hours``: float hours;
+    ``min_window_minutes``: int; ``window_file``: Path or None; ``model``: str or None;
+    ``week``: weekday (``Sunday``…) -> ``(theme, job)``; ``rest_day``: a weekday;
+    ``budget_usd_day``: US dollars or None (no cap).
     """
 
-    roots: list[Path]
-    exclude: list[Path]
-    time_zone: str | None  # None: the system's local zone
-    night: tuple[int, int]
-    shift_hours: float
-    min_window_minutes: int
-    window_file: Path | None
-    model: str | None
-    week: dict[str, tuple[str, str]]
-    rest_day: str
-    budget_usd_day: float | None
+    __slots__ = ()
 
     @property
     def on(self) -> bool:
