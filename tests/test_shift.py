@@ -358,3 +358,40 @@ def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     opened = shifts.open_shift(layout, now=TUESDAY_NIGHT + timedelta(hours=9))  # 21:00 Wednesday there
     meta = shifts.read_meta(layout, opened.id)
     assert meta["theme"] == "Docs" and "write the docs" in (opened.folder / "brief.md").read_text()
+
+
+@pytest.mark.parametrize("reply, outcome", [
+    ("claude-p-json.result.success.json", "finished"),
+    ("claude-p-json.result.error-shape.json", "abandoned"),
+    ("claude-p-json.result.unknown-skill.json", "abandoned"),
+])
+def test_a_session_that_ended_is_closed_from_its_real_reply(layout, world, corpus, reply, outcome):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    current = shifts.read_current(layout)
+    shifts.write_current(layout, {**current, "pid": gone.pid})
+    data = (corpus / "cli" / reply).read_bytes()
+    (opened.folder / ".session.log").write_bytes(b"some stderr noise\n" + data)
+
+    closed = shifts.recover(layout, now=TUESDAY_NIGHT + timedelta(minutes=20))
+
+    assert closed.outcome == outcome
+    meta = shifts.read_meta(layout, opened.id)
+    handoff = (opened.folder / "handoff.md").read_text()
+    if outcome == "finished":
+        assert handoff.startswith("Done. Added `logRoot") and meta["cost_usd"] == pytest.approx(0.2416735)
+    else:
+        assert "abandoned" in handoff
+
+
+def test_the_rest_day_tick_runs_in_the_memory_root_without_a_branch(layout, world, fake_claude):
+    fake_claude.answer("default", "Planned next week.")
+    started = tick.run(layout, now=SATURDAY_NIGHT)
+    assert started.decision == "started", started.reason
+    wait_for_session(layout)
+    assert fake_claude.calls()[-1]["cwd"] == str(layout.root)
+    closed = tick.run(layout, now=SATURDAY_NIGHT + timedelta(minutes=10))
+    meta = shifts.read_meta(layout, started.shift)
+    assert closed.closed == started.shift and meta["outcome"] == "finished" and meta["commits"] == []
+    assert "shift/" not in git(world["beta"], "branch", "--list")

@@ -563,9 +563,20 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     if pid is None and not over:
         return None  # opened by hand, no process known: it stays open until its deadline or a handoff
     result = session_result(layout, shift_id)
-    if result and not result.get("is_error") and isinstance(result.get("result"), str) and result["result"].strip():
+    if answered(result):
         return handoff(layout, result["result"], truncate=True, outcome="finished", shift_id=shift_id, now=now)
     return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+
+
+def answered(result: dict | None) -> bool:
+    """True when a ``claude -p`` result is the model's answer: not an error, a text, and a run that
+    reached the model (a real run that never did, an unknown skill, is ``success`` with no API
+    time and no model usage: corpus/cli/claude-p-json.result.unknown-skill.json)."""
+    if not result or result.get("is_error") or result.get("subtype") != "success":
+        return False
+    if not isinstance(result.get("result"), str) or not result["result"].strip():
+        return False
+    return not (result.get("duration_api_ms") == 0 and not result.get("modelUsage"))
 
 
 def status(layout: Layout) -> dict:
