@@ -675,8 +675,11 @@ def shift_brief(
     from sandman.verbs import shift as verb
 
     root = layout()
-    opened = run(lambda: verb.brief(root, path=path))
+    opened, worktree = run(lambda: verb.brief(root, path=path))
     say(opened.folder / "brief.md")
+    if worktree:
+        say(f"worktree: {worktree} (branch shift/{opened.id}); start a session there with SANDMAN_SHIFT={opened.id}, "
+            "then `sandman shift attach <session>`")
     say(f"shift {opened.id} on {opened.repo}: {opened.characters:,} characters"
         + (f", cut: {', '.join(f'{k} {v:,}' for k, v in opened.cuts.items())}" if opened.cuts else ""))
 

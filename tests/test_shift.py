@@ -395,3 +395,19 @@ def test_the_rest_day_tick_runs_in_the_memory_root_without_a_branch(layout, worl
     meta = shifts.read_meta(layout, started.shift)
     assert closed.closed == started.shift and meta["outcome"] == "finished" and meta["commits"] == []
     assert "shift/" not in git(world["beta"], "branch", "--list")
+
+
+def test_no_claude_binary_starts_nothing_and_opens_no_shift(layout, world, monkeypatch):
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", str(world["alpha"] / "no-such-claude"))
+    done = tick.run(layout, now=TUESDAY_NIGHT)
+    assert done.decision == "skipped" and "claude not found" in done.reason
+    assert not layout.shifts.exists() or not any(layout.shifts.iterdir())
+
+
+def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layout, world):
+    result = cli("shift", "brief", "--path", str(world["alpha"]))
+    assert result.returncode == 0, result.stderr
+    current = shifts.read_current(layout)
+    worktree = Path(current["worktree"])
+    assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"shift/{current['shift']}"
+    assert git(world["alpha"], "status", "--short") == ""

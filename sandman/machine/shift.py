@@ -397,7 +397,7 @@ def shift_commits(layout: Layout, meta: dict) -> tuple[list[dict], list[str]]:
         repo = git.open_at(Path(meta["repo"]))
         tip = git.branch_tip(repo, meta["branch"])
         if tip is None:
-            return [], [f"the shift branch {meta['branch']} is gone from {meta['repo']}"]
+            return [], [f"the shift branch {meta['branch']} does not exist in {meta['repo']}"]
         found = list(git.walk(repo, [tip], [_oid(meta["base"])]))
     except (RepositoryError, ValueError) as error:
         return [], [f"cannot read {meta['repo']}: {error}"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from sandman.machine import shift as shifts
 from sandman.machine import trail as trails
 from sandman.machine import week
 from sandman.store import repos as git
+from sandman.store.atomic import write_atomic
 
 _STARTED: list[subprocess.Popen] = []  # kept so a test process does not warn about a live child
 
@@ -94,6 +96,9 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
             if spent >= settings.budget_usd_day:
                 return _skip(layout, f"over the day's budget: ${spent:.2f} of ${settings.budget_usd_day:.2f}",
                              closed_id)
+        if shutil.which(config.claude_bin()) is None:
+            return _skip(layout, f"claude not found: {config.claude_bin()} (install Claude Code or set "
+                                 "SANDMAN_CLAUDE_BIN)", closed_id)
         try:
             opened = shifts.open_shift(layout, now=now)
         except InputError as error:
@@ -109,17 +114,26 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
         held.release()
 
 
+def add_worktree(layout: Layout, opened: shifts.Opened) -> Path | None:
+    """Cut ``shift/<id>`` from the base commit and check it out at ``<repo>/.claude/worktrees/<id>``;
+    None on the rest day (no repository, no branch). Raises RepositoryError."""
+    if opened.rest:
+        return None
+    meta = shifts.read_meta(layout, opened.id) or {}
+    if not meta.get("base"):
+        raise RepositoryError(f"shift {opened.id} has no base commit in its meta.json")
+    repo_path = Path(opened.repo)
+    folder = repo_path / ".claude" / "worktrees"
+    if not (folder / ".gitignore").exists():  # the owner's `git status` stays clean
+        write_atomic(folder / ".gitignore", "# sandman shift worktrees (docs/shift.md)\n*\n")
+    return git.add_worktree(git.open_at(repo_path), opened.id, repo_path / ".claude" / "worktrees" / opened.id,
+                            f"shift/{opened.id}", shifts._oid(meta["base"]))
+
+
 def start(layout: Layout, opened: shifts.Opened, settings: config.Machine) -> int:
     """Add the worktree (not on the rest day) and start the session detached; attach it. Return its pid."""
-    cwd = Path(opened.repo)
-    worktree = None
-    if not opened.rest:
-        repo = git.open_at(cwd)
-        meta = shifts.read_meta(layout, opened.id) or {}
-        tip = shifts._oid(meta["base"])
-        worktree = git.add_worktree(repo, opened.id, cwd / ".claude" / "worktrees" / opened.id,
-                                    f"shift/{opened.id}", tip)
-        cwd = worktree
+    worktree = add_worktree(layout, opened)
+    cwd = worktree or Path(opened.repo)
     profile = shifts.profile(layout, opened.id)
     session = str(uuid.uuid4())
     argv = [config.claude_bin(), "-p", "--output-format", "json", "--session-id", session,

@@ -23,12 +23,28 @@ def pick(layout: Layout, *, untrusted: bool = False) -> list[picking.Candidate]:
     return found
 
 
-def brief(layout: Layout, *, path: str | None = None) -> shifts.Opened:
-    """Open a shift by hand (the tick does it at night). Raises LockBusy while a tick runs."""
+def brief(layout: Layout, *, path: str | None = None) -> tuple[shifts.Opened, str | None]:
+    """Open a shift by hand (the tick does it at night) and add its worktree; return the shift and
+    the worktree (None on the rest day). Start a session there yourself, then ``shift attach``.
+    Raises LockBusy while a tick runs; RepositoryError when the worktree cannot be added (the
+    shift is then closed as abandoned)."""
+    from sandman.errors import RepositoryError
+
     held = shifts.lock(layout)
     try:
         shifts.recover(layout)
-        return shifts.open_shift(layout, path=path)
+        opened = shifts.open_shift(layout, path=path)
+        try:
+            worktree = tick.add_worktree(layout, opened)
+        except RepositoryError as error:
+            shifts.handoff(layout, f"(the worktree could not be added: {error})", abandoned=True,
+                           shift_id=opened.id)
+            raise
+        if worktree is not None:
+            shifts.update_meta(layout, opened.id, {"worktree": str(worktree)}, f"worktree of {opened.id}")
+            current = shifts.read_current(layout) or {}
+            shifts.write_current(layout, {**current, "worktree": str(worktree)})
+        return opened, str(worktree) if worktree else None
     finally:
         held.release()
 
