@@ -109,6 +109,7 @@ def test_shift_run_opens_works_closes_and_a_revoked_shift_reconciles_off_trunk(l
     worktree = beta / ".claude" / "worktrees" / started.shift
     assert call["cwd"] == str(worktree)
     assert call["env"]["SANDMAN_SHIFT"] == started.shift
+    assert call["env"]["CLAUDE_MEMORY_PIPELINE"] is None  # a real session: its hooks take and recall
     assert call["argv"][call["argv"].index("--permission-mode") + 1] == "dontAsk"
     assert json.loads(call["argv"][call["argv"].index("--settings") + 1])["permissions"]["deny"]
     assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"shift/{started.shift}"
