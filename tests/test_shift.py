@@ -396,6 +396,8 @@ def test_the_rest_day_tick_runs_in_the_memory_root_without_a_branch(layout, worl
     meta = shifts.read_meta(layout, started.shift)
     assert closed.closed == started.shift and meta["outcome"] == "finished" and meta["commits"] == []
     assert "shift/" not in git(world["beta"], "branch", "--list")
+    again = tick.run(layout, now=SATURDAY_NIGHT + timedelta(minutes=20))
+    assert again.decision == "skipped" and "already ran" in again.reason  # one self-pass a rest day
 
 
 def test_no_claude_binary_starts_nothing_and_opens_no_shift(layout, world, monkeypatch):

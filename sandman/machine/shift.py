@@ -260,6 +260,9 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     rest = week.is_rest(settings, day)
     week_name = week.iso_week(day)
     if rest:
+        done = [m["id"] for m in shifts_of_week(layout, settings, week_name) if m.get("rest") and m.get("day") == str(day)]
+        if done:
+            raise InputError(f"the rest day's self-pass already ran tonight ({done[0]}); one a rest day")
         repo, trunk, base = str(layout.root), None, None
     else:
         chosen = picking.pick(layout, trail, path)
