@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import consensus
+import consensus_quality
 import dream
 import recall
 import remember
@@ -25,7 +26,7 @@ import take
 import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render, trail)
+MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:
