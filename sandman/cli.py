@@ -603,7 +603,7 @@ def reconcile(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be reverted; change nothing.")] = False,
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Revert the commits of a revoked event or shift."""
+    """Revert the commits of a revoked decision, on a branch."""
     import json
 
     from sandman.verbs import reconcile as verb
