@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import argparse
 
+import backstop
+import cli_help
 import consensus
 import consensus_quality
 import dream
 import recall
 import remember
+import secrets_ban
 import site_render
 import sync_spawn
 import take
+import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, trail)
+MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, secrets_ban, consensus,
+           consensus_quality, dream, site_render, trail)
 
 
 def main(argv: list[str] | None = None) -> None:

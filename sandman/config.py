@@ -44,6 +44,16 @@ def root() -> Path:
     return path
 
 
+def deleted_cwd() -> str | None:
+    """Return the current directory's name when it no longer exists (deleted under this
+    process): ``$PWD``, the shell's name for it, else ``"."``; None when it exists."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return os.environ.get("PWD") or "."
+    return None
+
+
 # --- the host: Claude Code and Codex -----------------------------------------
 
 
@@ -58,6 +68,17 @@ def claude_projects_dir() -> Path:
     return claude_config_dir() / "projects"
 
 
+def claude_project_dir() -> str | None:
+    """Return ``$CLAUDE_PROJECT_DIR`` when it is an absolute path, else None.
+
+    Claude Code sets it for every hook command it runs: the project's root
+    directory (docs/recall.md, "The hook"; Claude Code's hooks
+    reference). Used only when a hook payload carries no ``cwd``.
+    """
+    value = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    return value if os.path.isabs(value) else None
+
+
 def claude_jobs_dir() -> Path:
     """Return ``<config dir>/jobs``, where background jobs name resumable sessions."""
     return claude_config_dir() / "jobs"
@@ -66,6 +87,18 @@ def claude_jobs_dir() -> Path:
 def claude_settings_file() -> Path:
     """Return Claude Code's user settings file, ``<config dir>/settings.json``."""
     return claude_config_dir() / "settings.json"
+
+
+def systemd_user_dir() -> Path:
+    """Return the user's systemd unit folder: ``$XDG_CONFIG_HOME/systemd/user``, else ``~/.config/systemd/user``."""
+    value = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / ".config"
+    return base / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Return the user's launchd agent folder, ``~/Library/LaunchAgents``."""
+    return Path.home() / "Library" / "LaunchAgents"
 
 
 def codex_home() -> Path:
@@ -91,9 +124,29 @@ def in_pipeline() -> bool:
     return os.environ.get(PIPELINE_ENV, "") == "1"
 
 
+def claude_pid() -> int | None:
+    """Return ``$CLAUDE_PID``, the Claude Code process a hook runs under (None: unset or not a pid)."""
+    value = os.environ.get("CLAUDE_PID", "").strip()
+    return int(value) if value.isdigit() and int(value) > 1 else None
+
+
 def no_take() -> bool:
     """True when ``$SANDMAN_NO_TAKE`` is set: ``take --hook`` declines before reading."""
     return _flag("SANDMAN_NO_TAKE")
+
+
+DREAM_LOCK_FD_ENV = "SANDMAN_DREAM_LOCK_FD"
+
+
+def inherited_dream_lock() -> int | None:
+    """Return the descriptor of the dream lock take handed this process (``$SANDMAN_DREAM_LOCK_FD``,
+    set by take on the detached dream it spawns), None when absent or not a descriptor number.
+
+    The variable is removed from this process's environment as it is read: no
+    mind or other child of the dream inherits it.
+    """
+    value = os.environ.pop(DREAM_LOCK_FD_ENV, "")
+    return int(value) if value.isdigit() else None
 
 
 # --- the minds ---------------------------------------------------------------
@@ -163,17 +216,22 @@ def git_identity() -> tuple[str, str] | None:
 
 # --- the design's constants --------------------------------------------------
 
-RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
+HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
+BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
+BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
+TAKE_CLOCK_SLACK_S = 2  # a transcript written further in the future means a clock is off
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2
 DREAM_LOCK_STALE_S = 2 * 3600
 DREAM_RETRY_MAX_S = 24 * 3600  # a pointer that failed waits 1 h, 2 h, 4 h... at most this
 MIND_TIMEOUT_S = 300.0
+MIND_OUTPUT_MAX_BYTES = 4 * 1024 * 1024  # a mind printing more abstains; a real reply is a few KB
 SWEEP_AFTER_HOURS = 72
 UPKEEP_DUE_FILES = 5
 UPKEEP_DUE_HOURS = 20
@@ -184,6 +242,8 @@ MIND_TRANSCRIPT_TAIL_CHARS = 80_000
 LOG_TITLE_MAX_CHARS = 60
 LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
+# What a hook reads of its stdin payload at most (sandman/hook.py); a larger payload is refused.
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 
@@ -201,7 +261,8 @@ TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
 # sniff() decides the host from at most this many bytes at the head of a file.
 SNIFF_MAX_BYTES = 1024 * 1024
 # Seconds Claude Code may let each registered hook run (hooks install and the
-# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s, and a
+# plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 # A take's intent record (.taking/) whose process still lives is left to it this many
@@ -223,6 +284,7 @@ SYNC_DEFAULT_REMOTE = "origin"
 SYNC_CONNECT_TIMEOUT_S = 15.0  # libgit2 gives up connecting after this
 SYNC_SERVER_TIMEOUT_S = 60.0  # ...and on a server that stops answering after this
 CREDENTIAL_HELPER_TIMEOUT_S = 20.0  # a git credential helper that takes longer is skipped
+CREDENTIAL_HELPER_MAX_BYTES = 64 * 1024  # ...and one that prints more
 _SYNC_SETTINGS = {"after_commit": bool, "fetch_at_start": bool, "remote": str}
 
 
@@ -250,7 +312,18 @@ def settings(layout: Layout) -> dict:
     for key, kind in _SYNC_SETTINGS.items():
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    banks = data.get("banks", {})
+    if not isinstance(banks, dict):
+        raise ConfigError(f"{path}: [banks] must be a table")
+    if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
+        raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
+
+
+def share_worktrees(layout: Layout) -> bool:
+    """``[banks] share_worktrees`` (default true): a linked git worktree uses its main worktree's banks
+    (banks/worktrees.py). Raises ConfigError for a bad settings file."""
+    return settings(layout).get("banks", {}).get("share_worktrees", True)
 
 
 def _sync_setting(layout: Layout, key: str, default):

@@ -14,6 +14,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
+    ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
+    ├── .backstop.stamp            touched when a SessionStart starts the backstop
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
     ├── .shift.lock                held by one `shift run` tick or `shift brief` at a time
@@ -115,6 +117,16 @@ class Layout(namedtuple("Layout", "root")):
     def site(self) -> Path:
         return self.root / ".site"
 
+    # -- derived caches of the fast paths --
+    @property
+    def recall_caches(self) -> Path:
+        """``.recall/``: each bank's recall head, derived from its MEMORY.md (banks/listing.py)."""
+        return self.root / ".recall"
+
+    def recall_cache(self, bank_name: str) -> Path:
+        """``.recall/<bank>.json``: the first MEMORY.md lines of a bank and its count of lines."""
+        return self.recall_caches / f"{bank_name}.json"
+
     # -- the site's own state (sandman.site): caches and the manifest, never served --
     @property
     def site_state(self) -> Path:
@@ -169,6 +181,21 @@ class Layout(namedtuple("Layout", "root")):
     def take_intent(self, session_id: str, pid: int) -> Path:
         """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
         return self.taking / f"{session_id}.{pid}.json"
+
+    # -- the backstop for missed endings (sandman/verbs/take_missed.py) --
+    @property
+    def started(self) -> Path:
+        """``.started/``: one record per session whose SessionStart ran here (BANK-FORMAT "Started sessions")."""
+        return self.root / ".started"
+
+    def started_record(self, session_id: str) -> Path:
+        """``.started/<sid>.json``: ``{"pid": <Claude Code pid>, "at": <ISO time>}``."""
+        return self.started / f"{session_id}.json"
+
+    @property
+    def backstop_stamp(self) -> Path:
+        """``.backstop.stamp``: its mtime is when a SessionStart last started the backstop."""
+        return self.root / ".backstop.stamp"
 
     # -- the versioned tier --
     @property

@@ -40,7 +40,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from pydantic import Field
 
-from sandman import __version__
+from sandman import __version__, journal
 from sandman.banks.listing import find_bank, list_banks
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
@@ -72,6 +72,14 @@ def check_utf8(**arguments: str | None) -> None:
             )
 
 
+def _journal(layout: Layout, tool: str, error: SandmanError | None, **facts: object) -> None:
+    """One line per tool call in ``.trace/mcp-<date>.log``: ``called`` or ``failed`` with the error."""
+    if error is None:
+        journal.write(layout, "mcp", "called", tool=tool, **facts)
+    else:
+        journal.write(layout, "mcp", "failed", tool=tool, error=str(error), **facts)
+
+
 def build_server(layout: Layout) -> MCPServer:
     """Return the MCPServer with sandman's three tools, bound to the root of ``layout``."""
     server = MCPServer(name="sandman", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
@@ -79,15 +87,18 @@ def build_server(layout: Layout) -> MCPServer:
     @server.tool(structured_output=False)
     def recall(
         cwd: Annotated[str, Field(description="Absolute working directory to recall for.")],
-        budget: Annotated[int | None, Field(description="Characters the text may take (default 9000).")] = None,
+        budget: Annotated[int | None, Field(description="UTF-16 code units the text may take (default 9000; an emoji is two).")] = None,
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
         check_utf8(cwd=cwd)
         try:
-            return compose_recall(layout, cwd, budget).text
+            recalled = compose_recall(layout, cwd, budget)
         except SandmanError as error:
+            _journal(layout, "recall", error, cwd=cwd)
             raise ToolError(str(error)) from None
+        _journal(layout, "recall", None, cwd=cwd, chars=len(recalled.text), trimmed=",".join(recalled.trims) or None)
+        return recalled.text
 
     @server.tool(structured_output=False)
     def remember(
@@ -107,7 +118,10 @@ def build_server(layout: Layout) -> MCPServer:
                 layout, body, cwd=cwd, memory_type=type, name=name, description=description
             )
         except SandmanError as error:
+            _journal(layout, "remember", error, cwd=cwd, type=type)
             raise ToolError(str(error)) from None
+        _journal(layout, "remember", None, cwd=cwd, type=type, file=committed.path.relative_to(layout.root).as_posix(),
+                 commit=(committed.commit or "")[:12] or None)
         if committed.commit is None:
             return f"already remembered: {committed.path}"
         return f"remembered: {committed.path} (commit {committed.commit[:12]})"
@@ -119,6 +133,7 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """List the memory banks (directory, memory count, folder), or one bank's MEMORY.md lines."""
         check_utf8(bank=bank)
+        _journal(layout, "banks", None, bank=bank)
         if bank is None:
             found = [b for b in list_banks(layout) if b.entries]
             if not found:

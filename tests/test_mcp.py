@@ -80,7 +80,7 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert (layout.bank("_user") / "user_tea.md").is_file()
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
-    assert "contains a secret (AWS Access Key)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
+    assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
     assert seen["relative"].is_error and "is relative" in text(seen["relative"])
 
     recalled = text(seen["recall"])
@@ -95,6 +95,17 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert text(seen["one"]).splitlines()[1].startswith("- [The build runs with make.")
     assert "- [Tea](user_tea.md) — The user likes tea" in text(seen["by-name"])
     assert seen["unknown"].is_error and "no bank '/no/such/dir'" in text(seen["unknown"])
+
+    # Each tool call is a journal line (issue 17).
+    from sandman import journal
+
+    lines = [journal.parse_line(line) for path in sorted(layout.trace.glob("mcp-*.log"))
+             for line in path.read_text().splitlines()]
+    assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
+        ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
+        ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
+        ("called", "banks"), ("called", "banks")]
+    assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
 
 
 class RawServer:

@@ -11,7 +11,7 @@ from sandman import config
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.pointers import write_pointer
-from sandman.verbs.recall import TOOL_INDEX, compact, recall
+from sandman.verbs.recall import TOOL_INDEX, recall, resumed
 from sandman.verbs.remember import remember
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -114,15 +114,17 @@ def test_the_tool_index_puts_remember_first_within_1200_characters() -> None:
     assert TOOL_INDEX[1].startswith('- `sandman remember "<body>"`: when you learn something worth keeping')
 
 
-def test_recall_of_an_empty_root_reports_the_empty_log(layout, tmp_path: Path) -> None:
+def test_recall_of_an_empty_root_reports_the_empty_log_without_calling_it_a_trim(layout, tmp_path: Path) -> None:
+    """Issue 20, fault 6: 'trimmed: the voyage log (it is empty)' read as a cut when nothing was cut."""
     result = recall(layout, tmp_path)
-    assert result.text.splitlines()[-1] == "[sandman recall trimmed: the voyage log (it is empty)]"
+    assert result.text.splitlines()[-1] == "[sandman recall: the voyage log has no entries yet; nothing was cut]"
+    assert "trimmed" not in result.text
     assert result.trims == ["log-empty"]
 
 
 @pytest.mark.parametrize("bad", [0, -5, True, "9000"])
 def test_a_budget_that_is_not_a_positive_count_is_refused(layout, tmp_path: Path, bad) -> None:
-    with pytest.raises(InputError, match="is not a positive number of characters"):
+    with pytest.raises(InputError, match="is not a positive number of UTF-16 code units"):
         recall(layout, tmp_path, bad)
 
 
@@ -138,13 +140,13 @@ def test_a_cwd_holding_a_newline_cannot_forge_a_line_of_the_payload(layout, tmp_
     assert lines[0] == f"# sandman recall: {tmp_path}/app‹U+000A›# forged heading"
     assert not any(line.startswith("# forged") for line in lines)
     assert any(line.startswith("### ") and "app‹U+000A›# forged heading (this directory)" in line for line in lines)
-    assert not any(line.startswith("# forged") for line in compact(layout, str(cwd)).splitlines())
+    assert not any(line.startswith("# forged") for line in resumed(layout, str(cwd)).splitlines())
 
 
-def test_compact_names_the_banks_and_their_sizes_without_bodies(layout, tree) -> None:
+def test_the_resume_note_names_the_banks_and_their_sizes_without_bodies(layout, tree) -> None:
     remember(layout, "A second app fact.", cwd=str(tree["app"]))
-    text = compact(layout, tree["app"])
-    assert text.startswith("sandman: this session continues after compaction")
+    text = resumed(layout, tree["app"])
+    assert text.startswith("sandman: this session continues; its memory surface is already in its context")
     assert f"- {tree['app']}: 2 memories, {layout.bank(_bank(tree['app']))}/" in text
     assert "- user-wide: 1 memory," in text
     assert "Never push tags by hand." not in text and "sibling" not in text
@@ -290,5 +292,67 @@ def test_the_default_budget_holds_a_large_root(layout, tree) -> None:
         remember(layout, f"Fact {i:02d} about the app, told at some length so the bank grows large.",
                  cwd=str(tree["app"]))
     result = recall(layout, tree["app"], now=NOW)
-    assert len(result.text) <= config.RECALL_BUDGET_CHARS
+    assert len(result.text) <= config.RECALL_BUDGET_UTF16
     assert "bodies" in result.trims and f" of {bank.name}/" in result.text.splitlines()[-1]
+
+
+# --- the recall cache (.recall/): flat in bank size, the same text ---------------
+
+
+def big_banks(layout: Layout, isolated: Path) -> Path:
+    """Two banks of the chain with more index lines than any budget shows."""
+    from sandman.banks.commit import bank_transaction
+    from sandman.banks.memory import Memory
+    from sandman.banks.names import bank_name
+
+    app = isolated / "work" / "app"
+    with bank_transaction(layout, verb="test", subject="many") as tx:
+        for i in range(260):
+            directory = app if i % 2 else isolated / "work"
+            tx.write_memory(bank_name(directory), Memory(
+                name=f"Fact {i} about the build", description=f"The module {i} keeps its conventions. " * 2,
+                type="project", body=f"Body {i}.\n", source=["test"]), directory=str(directory))
+    return app
+
+
+@pytest.mark.parametrize("budget", [300, 2_000, 5_000, 9_000, 20_000])
+def test_recall_through_the_cache_is_byte_identical_to_reading_the_banks(layout, isolated, budget) -> None:
+    app = big_banks(layout, isolated)
+    pointer(layout, "s1", 2, "A session")
+    log_entry(layout, "2026-11-29", "Day", "The banks grew.")
+    uncached = recall(layout, app, budget, now=NOW, cache=False)
+    assert recall(layout, app, budget, now=NOW) == uncached
+    assert recall(layout, app, budget, now=NOW) == uncached  # the second read is the cache's
+    assert "index lines" in uncached.text or budget in (300, 20_000)
+
+
+def test_commit_memory_writes_the_recall_head_and_a_stale_one_is_rebuilt(layout, isolated) -> None:
+    import json
+
+    app = big_banks(layout, isolated)
+    from sandman.banks.names import bank_name
+
+    cache = layout.recall_cache(bank_name(app))
+    record = json.loads(cache.read_text())
+    assert record["count"] == 130 and 0 < len(record["head"]) < 130
+    assert sum(len(line) + 1 for line in record["head"]) <= config.RECALL_BUDGET_UTF16
+    before = recall(layout, app, now=NOW).text
+    # A hand edit of MEMORY.md (a new file: new identity) makes the cache stale: never trusted.
+    index = layout.bank(bank_name(app)) / "MEMORY.md"
+    edited = index.read_text().replace("Fact 1 about the build", "Fact one, edited by hand")
+    index.unlink()
+    index.write_text(edited)
+    after = recall(layout, app, now=NOW).text
+    assert "Fact one, edited by hand" in after and after != before
+    assert after == recall(layout, app, now=NOW, cache=False).text
+    assert "Fact one, edited by hand" in cache.read_text()
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b'{"version": 1}', b"[1, 2]", b'\xff\xfe'])
+def test_a_broken_recall_cache_is_rebuilt_not_trusted(layout, isolated, garbage: bytes) -> None:
+    app = big_banks(layout, isolated)
+    from sandman.banks.names import bank_name
+
+    expected = recall(layout, app, now=NOW, cache=False).text
+    layout.recall_cache(bank_name(app)).write_bytes(garbage)
+    assert recall(layout, app, now=NOW).text == expected

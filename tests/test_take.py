@@ -6,8 +6,10 @@ import errno
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,6 +130,19 @@ def test_a_transcript_written_in_the_live_window_is_refused_unless_forced(isolat
     assert live.exists() and not layout.pointer(SID).exists()
     take(layout, SID, force=True)
     assert not live.exists()
+
+
+def test_a_transcript_written_in_the_future_says_the_clock_is_off_not_wait(isolated: Path, layout: Layout):
+    """Issue 20, fault 6: an mtime in the future was refused with 'written 0 s ago ... wait 121 s'."""
+    live = _live(isolated, age=-3600)
+    result = sandman("take", SID)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        rf"sandman: transcript {re.escape(str(live))} was written 35\d\d s in the future by this machine's clock: "
+        r"the clock \(or the file's time\) is off, so waiting will not help; pass --force to take it now\n",
+        result.stderr.decode())
+    assert live.exists()
+    assert sandman("take", SID, "--force").returncode == 0 and not live.exists()
 
 
 def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):
@@ -446,3 +461,98 @@ def test_hand_take_of_a_fifo_says_it_is_not_a_regular_file_not_already_taken(iso
     assert done.stderr.decode() == (f"sandman: transcript {path} is not a regular file "
                                     "(a FIFO, device, socket or folder); nothing was taken\n")
     assert not layout.pointer(SID).exists()
+
+
+# -- the secrets ban on what a pointer carries (issue 22) -----------------------
+
+
+def _remember_hidden_refusal(isolated: Path, body: str, title: str) -> Path:
+    """A session whose ``sandman remember`` was refused but ran under ``2>/dev/null || true``."""
+    first = {"type": "user", "sessionId": SID, "cwd": "/home/user/proj", "timestamp": "2026-11-30T10:00:00.000Z",
+             "message": {"role": "user", "content": title}}
+    call = {"type": "assistant", "sessionId": SID, "timestamp": "2026-11-30T10:01:00.000Z", "message": {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {
+            "command": f"sandman remember {json.dumps(body)} 2>/dev/null || true"}}]}}
+    result = {"type": "user", "sessionId": SID, "timestamp": "2026-11-30T10:01:01.000Z", "message": {
+        "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": False,
+                                     "content": "/home/u/.sandman/memories/-p/project_deploy.md"}]}}
+    return _live(isolated, content=b"".join(json.dumps(line).encode() + b"\n" for line in (first, call, result)))
+
+
+def test_a_highlight_holding_a_secret_is_refused_and_a_title_masked(isolated: Path, layout: Layout):
+    token = "ghp_" + "".join(secrets_corpus_token(36))
+    _remember_hidden_refusal(isolated, f"Deploy with {token} from CI", f"push the tag with {token} please")
+    pointer_path = take(layout, SID).pointer
+    text = pointer_path.read_text()
+    pointer = json.loads(text)
+    assert token not in text and token[4:] not in text
+    assert pointer["highlights"] == [] and "[secret]" in pointer["title"]
+    (refused,) = [facts for decision, facts in _journal(layout) if decision == "highlight-refused"]
+    assert refused["kinds"] == "github-pat" and token not in json.dumps(refused)
+
+
+def secrets_corpus_token(n: int) -> str:
+    import random
+    import string
+
+    rng = random.Random(2222)
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n - 2)) + "7Q"
+
+
+def test_a_truncated_last_line_is_counted_by_take_and_by_dream(corpus: Path, isolated: Path, layout: Layout,
+                                                               fake_claude):
+    """Issue 20, fault 4: a transcript whose last line stops mid-JSON was archived byte-identical
+    but take's journal said skipped_lines=0, and nothing downstream said a line was cut."""
+    case = next(c for c in CASES if c.file.endswith("short.jsonl"))
+    whole = (corpus / "transcripts" / case.file).read_bytes()
+    last = whole.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    cut = whole[: len(whole) - len(last) - 1] + last[: len(last) // 2]  # the last line stops mid-JSON
+    live = _live(isolated, case.session, cut)
+    taken = take(layout, case.session, force=True)
+    assert taken.archived.read_bytes() == cut and not live.exists()
+    decision, facts = _journal(layout)[-1]
+    assert decision == "archived" and facts["skipped_lines"] == "1"
+
+    from dream_helpers import journal_lines as dream_journal
+    from sandman.verbs.dream import dream
+
+    dream(layout, now=True)  # the fake minds answer {"memories": []}
+    (line,) = dream_journal(layout, "routed")
+    assert line["skipped_lines"] == "1"
+
+
+def test_a_cross_device_take_leaves_no_empty_archive_folder(isolated: Path):
+    """Issue 20, fault 8: each cross-device attempt left an empty .archive/<host>/<date>/<project>/."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(isolated).st_dev:
+        pytest.skip("needs /dev/shm on another filesystem than the test's folder")
+    live = _live(isolated)
+    with tempfile.TemporaryDirectory(dir=shm) as elsewhere:
+        other = Layout(Path(elsewhere) / "root")  # a memory root on another filesystem
+        for _ in range(2):
+            with pytest.raises(CrossDeviceError, match="different filesystems"):
+                take(other, SID, force=True)
+        assert live.exists()
+        assert not other.archive.exists() or not any(other.archive.rglob("*"))
+
+
+def test_a_transcript_in_a_linked_project_folder_is_refused_like_a_linked_transcript(isolated: Path,
+                                                                                     layout: Layout,
+                                                                                     tmp_path: Path):
+    """Issue 20, fault 8: a project folder that is a symbolic link was followed while a linked
+    transcript was refused; both are refused now, and the transcript stays where it is."""
+    real = tmp_path / "elsewhere" / "-home-user-proj"
+    real.mkdir(parents=True)
+    (real / f"{SID}.jsonl").write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj",
+                                                   "message": {"role": "user", "content": "x"}}) + "\n")
+    projects = isolated / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    (projects / "-home-user-proj").symlink_to(real)
+    linked = projects / "-home-user-proj" / f"{SID}.jsonl"
+    with pytest.raises(InputError, match="a symbolic link; pass the path of the folder it points to"):
+        take(layout, SID, force=True, transcript=linked)
+    payload = {"session_id": SID, "transcript_path": str(linked), "cwd": "/home/user/proj",
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    assert sandman("take", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
+    assert (real / f"{SID}.jsonl").exists() and not layout.pointer(SID).exists()
+    assert any("symbolic link" in facts.get("error", "") for _, facts in _journal(layout))

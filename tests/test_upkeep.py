@@ -202,7 +202,7 @@ def test_upkeep_runs_inside_the_reflect_pass(layout, minds, bank):
     ([merge_op(name="n" * 121)], "operation 1: name over 120 characters"),
     ([dict(RETITLE, description="")], "operation 1: description missing or not a string"),
     ([dict(RETITLE, name="Stuff", description="Stuff.")], "operation 1: a retitle that changes nothing"),
-    ([dict(RETITLE, name="key AKIAIOSFODNN7EXAMPLE")], "operation 1: secret (AWS Access Key)"),
+    ([dict(RETITLE, name="key AKIAIOSFODNN7EXAMPLE")], "operation 1: secret (aws-access-key-id)"),
     ([PRUNE, "prune everything"], "operation 2: not an object"),
     ({"ops": [PRUNE]}, "no operations list"),
     ("Prune the old deploy note.", "unparseable"),

@@ -7,8 +7,9 @@ every pick and no pointer tried twice in a run:
 1. its archived transcript is read (sandman.transcripts) and capped for the minds;
 2. the three minds (``config.MINDS``) dream it at the same time, with the
    same prompt (prompts/dream.md), each bounded by ``$SANDMAN_MIND_TIMEOUT``;
-3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
-   fewer than two answering minds leave the pointer queued;
+3. a reply that is not a proposal list (sandman.minds.reply) is an abstention;
+   an unusable memory in a reply (a defect or a secret) is dropped, the rest
+   of the reply counts; fewer than two answering minds leave the pointer queued;
 4. the proposals become claims (sandman.minds.consensus); an agreed claim is
    committed through ``bank_transaction`` into the bank consensus files it in,
    unless a live memory of that bank or a bank above it already states it
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
+from sandman.banks.worktrees import bank_directory
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name
@@ -42,8 +44,8 @@ from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds import runner
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
+from sandman.dreamqueue import due, queue
 from sandman.store.atomic import write_atomic
-from sandman.verbs.dream import due, queue
 
 VERB = "dream"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -60,10 +62,12 @@ class PointerOutcome:
     proposed: int = 0
     claims: int = 0
     committed: int = 0
-    deduped: int = 0
+    deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
+    dropped: int = 0
     abstained: int = 0
     failed: int = 0
+    skipped_lines: int = 0  # transcript lines the reader could not use (a last line cut short included)
 
 
 @dataclass
@@ -78,7 +82,8 @@ class RunSummary:
         return sum(1 for outcome in self.outcomes if outcome.decision == decision)
 
     def total(self, key: str) -> int:
-        return sum(getattr(outcome, key) for outcome in self.outcomes)
+        values = [getattr(outcome, key) for outcome in self.outcomes]
+        return sum(len(value) if isinstance(value, list) else value for value in values)
 
     def text(self) -> str:
         """One line for a person: what the run did and what is still queued."""
@@ -104,6 +109,7 @@ class _Material:
     title: str
     highlights: list[str]
     turns: int
+    skipped: int
 
 
 def run_queue(
@@ -183,7 +189,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         return PointerOutcome(session, "skipped", reason=reason)
 
     if not material.turns and not material.highlights:
-        return _nothing_to_dream(layout, session)
+        return _nothing_to_dream(layout, session, material.skipped)
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
@@ -192,7 +198,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     if not layout.pointer(session).exists():
         return _forgotten(layout, session, kept)
 
-    outcome = PointerOutcome(session, "queued")
+    outcome = PointerOutcome(session, "queued", skipped_lines=material.skipped)
     proposals: list[Proposal] = []
     verdicts: dict[str, str] = {}
     for result in results:
@@ -207,6 +213,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
                 for number, kinds in reply.dropped:  # the kinds, never the value
                     journal.write(layout, VERB, "dropped-secret", session=session, mind=result.mind,
                                   memory=number, kinds=",".join(kinds))
+                for number, defect in reply.rejected:  # the rest of the reply still counts
+                    journal.write(layout, VERB, "dropped-memory", session=session, mind=result.mind,
+                                  memory=number, reason=defect)
+                outcome.dropped += len(reply.dropped) + len(reply.rejected)
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1
@@ -238,7 +248,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
             continue
         relpath = path.relative_to(layout.root).as_posix()
         if decision == "deduped":
-            outcome.deduped += 1
+            outcome.deduped.append(relpath)
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
             outcome.committed += 1
@@ -254,10 +264,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     return outcome
 
 
-def _nothing_to_dream(layout: Layout, session: str) -> PointerOutcome:
+def _nothing_to_dream(layout: Layout, session: str, skipped: int) -> PointerOutcome:
     """Route a session whose transcript holds no turn (an empty file, say) without paying
     three minds to read nothing."""
-    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript")
+    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript", skipped_lines=skipped)
     if not stamp_dreamed(layout, session):
         outcome.decision, outcome.reason = "queued", "pointer gone"
     _journal_pointer(layout, outcome, [], {})
@@ -321,9 +331,11 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     title = data.get("title") if isinstance(data.get("title"), str) else session.title
     highlights = data.get("highlights")
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
+    # A session of a linked worktree dreams into its main worktree's banks (banks/worktrees.py).
+    cwd = str(bank_directory(layout, cwd))
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
-                     turns=len(session.turns))
+                     turns=len(session.turns), skipped=sum(session.skipped.values()))
 
 
 def claude_project(layout: Layout, archived: Path, host: str) -> str:
@@ -354,12 +366,15 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     highlights and transcript are fenced as data under a nonce that none of
     them contains. Raises FileNotFoundError when the template is missing.
     """
-    highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
-    title = material.title or "(none)"
+    from sandman.banks.secrets import mask_secrets
+
+    # The minds read the session with its secrets masked: what they never see, they cannot propose.
+    highlights = "\n".join(f"- {mask_secrets(item)}" for item in material.highlights) or "(none)"
+    title = mask_secrets(material.title) if material.title else "(none)"
     banks = "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd))
     # The cwd, the banks under it and the archive path (a folder's name) are the session's words too.
     fenced = {"cwd": material.cwd, "archived": str(material.archived), "title": title,
-              "highlights": highlights, "transcript": material.text, "banks": banks}
+              "highlights": highlights, "transcript": mask_secrets(material.text), "banks": banks}
     nonce = prompts.new_nonce(fenced.values())
     values = {label: prompts.fence(label, text, nonce) for label, text in fenced.items()}
     values.update(session=pointer.session, started=_when(pointer.data.get("started")),
@@ -476,10 +491,13 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "forgotten", "dropped", "abstained"):
         facts[key] = getattr(outcome, key)
+    # The seed's form: deduped= names the files matched (- for none), not a count.
+    facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:
         facts["failed"] = outcome.failed
+    facts["skipped_lines"] = outcome.skipped_lines
     for result in results:
         facts[result.mind] = verdicts[result.mind]
         facts[f"{budget.COST_PREFIX}{result.mind}"] = budget.cost_fact(result.cost_usd)

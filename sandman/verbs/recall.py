@@ -1,6 +1,9 @@
 """``sandman recall``: the memory surface a session starts with (design, "Verbs", recall).
 
-Four surfaces share one budget (``config.RECALL_BUDGET_CHARS``, 9,000 characters):
+Four surfaces share one budget (``config.RECALL_BUDGET_UTF16``, 9,000 UTF-16
+code units: Claude Code counts a hook's ``additionalContext`` in those and
+caps it at 10,000, ``config.HOOK_CONTEXT_MAX_UTF16``; an emoji is one character
+and two units):
 
 - the banks of the cwd and of each ancestor up to the user's home (inclusive),
   and the user-wide bank; a cwd outside home walks up to ``/``;
@@ -32,8 +35,9 @@ from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
 from sandman import config, journal
-from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
+from sandman.banks.listing import Bank, memory_body, read_bank, read_bank_head, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.marks import visible
@@ -42,6 +46,9 @@ from sandman.store.atomic import is_real_dir, read_regular
 
 VERB = "recall"
 HIGHLIGHT_CHARS = 200
+# A cost no room holds: the index lines past a bank's cached head cost more than any budget
+# up to the cache's cap (banks/listing.py, read_bank_head).
+_OVER = 1 << 62
 _LOG_ENTRY = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -70,9 +77,15 @@ def memories(count: int) -> str:
     return f"{count} memory" if count == 1 else f"{count} memories"
 
 
+def utf16_units(text: str) -> int:
+    """Return the UTF-16 code units of ``text``: its length as Claude Code counts it
+    (a character outside the Basic Multilingual Plane, an emoji say, is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def _cost(lines: list[str] | tuple[str, ...]) -> int:
-    """Characters ``lines`` take in the payload, one newline each."""
-    return sum(len(line) + 1 for line in lines)
+    """UTF-16 code units ``lines`` take in the payload, one newline each."""
+    return sum(utf16_units(line) + 1 for line in lines)
 
 
 # --- reading the surfaces ----------------------------------------------------
@@ -89,6 +102,19 @@ def bank_chain(layout: Layout, cwd: str | os.PathLike[str]) -> list[Bank]:
     banks = [read_bank(layout.bank(USER_BANK), None)]
     banks += [read_bank(layout.bank(bank_name(path)), str(path)) for path in reversed(chain)]
     return banks
+
+
+def bank_heads(layout: Layout, cwd: str | os.PathLike[str], cap: int) -> list[tuple[Bank, int]]:
+    """Return ``bank_chain``'s banks, each with only the index lines a budget of at most ``cap``
+    characters can show, and each bank's count of index lines: ``[(Bank, count)]``.
+
+    Read through the recall cache (``.recall/``, rebuilt when missing or stale), so what
+    recall reads does not grow with the banks. Raises InputError for a relative ``cwd``.
+    """
+    chain = ancestors(cwd, config.user_home())
+    heads = [read_bank_head(layout, layout.bank(USER_BANK), None, cap)]
+    heads += [read_bank_head(layout, layout.bank(bank_name(path)), str(path), cap) for path in reversed(chain)]
+    return heads
 
 
 def recent_pointers(layout: Layout, now: datetime) -> list[Pointer]:
@@ -159,18 +185,23 @@ def _indent(body: str) -> list[str]:
 class _BankBlock:
     """One bank as the payload shows it: a heading, index lines, bodies read lazily."""
 
-    __slots__ = ("bank", "head", "line_costs", "bodies", "body_total")
+    __slots__ = ("bank", "count", "head", "line_costs", "bodies", "body_total")
 
-    def __init__(self, bank: Bank, cwd: str):
+    def __init__(self, bank: Bank, cwd: str, count: int | None = None):
+        """``count``: the bank's index lines in all, when ``bank.entries`` holds only the first
+        of them (a head: every line past it costs more than any room, banks/listing.py)."""
         here = " (this directory)" if bank.directory == cwd else ""
         self.bank = bank
-        self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(len(bank.entries))} · {bank.folder}/"
-        self.line_costs = [len(e.line) + 1 for e in bank.entries]
+        self.count = len(bank.entries) if count is None else count
+        self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(self.count)} · {bank.folder}/"
+        self.line_costs = [utf16_units(e.line) + 1 for e in bank.entries]
         self.bodies: list[list[str]] = []
         self.body_total = 0
 
     def index_cost(self, kept: int) -> int:
-        return len(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
+        if kept > len(self.line_costs):
+            return _OVER
+        return utf16_units(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
 
     def full_cost(self, cap: int) -> int:
         """The full form's cost; exact when it is at most ``cap``, else some value over ``cap``.
@@ -178,7 +209,7 @@ class _BankBlock:
         Bodies are read only as far as the cap needs: a bank that cannot fit
         whole is not read whole.
         """
-        cost = self.index_cost(len(self.line_costs))
+        cost = self.index_cost(self.count)
         while cost + self.body_total <= cap and len(self.bodies) < len(self.line_costs):
             entry = self.bank.entries[len(self.bodies)]
             lines = _indent(memory_body(self.bank.folder, entry.file))
@@ -204,6 +235,9 @@ class _Plan:
         self.tools, self.pointers, self.full, self.kept = tools, pointers, full, kept
 
 
+EMPTY_LOG = "[sandman recall: the voyage log has no entries yet; nothing was cut]"
+
+
 class Recalled(namedtuple("Recalled", "text trims")):
     """A composed recall: the payload ``text`` (str) and one short key per trim (a list of str,
     for the journal)."""
@@ -212,7 +246,7 @@ class Recalled(namedtuple("Recalled", "text trims")):
 
 
 class _Composer:
-    """Fits the four surfaces into ``budget`` characters in the design's trimming order."""
+    """Fits the four surfaces into ``budget`` UTF-16 code units in the design's trimming order."""
 
     def __init__(self, layout: Layout, cwd: str, budget: int, blocks: list[_BankBlock],
                  pointers: list[Pointer], log: list[tuple[str, str, str]]):
@@ -228,7 +262,7 @@ class _Composer:
         self.compact = False
         if not log:
             self.log_trim = "empty"
-        elif _cost(self.head) + 1 + self.log_chars + 1 + len(self._worst_line()) + 1 > budget:
+        elif _cost(self.head) + 1 + self.log_chars + 1 + utf16_units(self._worst_line()) + 1 > budget:
             self.log_trim, self.log = "wide", []
 
     # -- the trim line --
@@ -248,15 +282,13 @@ class _Composer:
             every = len(fallen) == len(self.blocks) and len(fallen) > 1
             notes.append("the bodies of every bank" if every else "the bodies of " + ", ".join(fallen))
         for block, kept in zip(self.blocks, plan.kept):
-            total = len(block.line_costs)
+            total = block.count
             if kept < total:
                 notes.append(f"{total - kept} of {total} index lines of {block.bank.name}/")
         if len(notes) > (0 if plan.tools else 1):
             notes.append(f"read them whole in {self.layout.memories}/<folder>")
-        if self.log_trim == "empty":
-            notes.append("the voyage log (it is empty)")
-        elif self.log_trim == "wide":
-            notes.append(f"the voyage log tail ({self.log_chars:,} characters, wider than the budget; "
+        if self.log_trim == "wide":
+            notes.append(f"the voyage log tail ({self.log_chars:,} UTF-16 units, wider than the budget; "
                          f"{self.layout.log}/)")
         return notes
 
@@ -268,7 +300,7 @@ class _Composer:
         fallen = sum(not full for full in plan.full)
         if fallen:
             parts.append(f"the bodies of {fallen} banks")
-        cut = sum(len(b.line_costs) - k for b, full, k in zip(self.blocks, plan.full, plan.kept) if not full)
+        cut = sum(b.count - k for b, full, k in zip(self.blocks, plan.full, plan.kept) if not full)
         if cut:
             parts.append(f"{cut} index lines")
         if log_trimmed:
@@ -281,10 +313,15 @@ class _Composer:
         return self._compact_line(worst, log_trimmed=True)
 
     def trim_line(self, plan: _Plan) -> str:
+        """The line saying what was cut, and that the voyage log is empty when it is: an empty
+        log is reported (the design counts it among the log's ways out) but never as a cut."""
         if self.compact:
             return self._compact_line(plan, log_trimmed=self.log_trim is not None)
         notes = self._notes(plan)
-        return f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        line = f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        if self.log_trim == "empty":
+            line = f"{line} {EMPTY_LOG}" if line else EMPTY_LOG
+        return line
 
     # -- costing --
     def _fixed_cost(self, plan: _Plan) -> int:
@@ -292,14 +329,14 @@ class _Composer:
         if plan.tools:
             cost += _cost(TOOL_INDEX) + 1
         if plan.pointers:
-            cost += len(self.pointer_head) + 1 + sum(self.pointer_costs[: plan.pointers]) + 1
+            cost += utf16_units(self.pointer_head) + 1 + sum(self.pointer_costs[: plan.pointers]) + 1
         if self.log:
             cost += _cost(self.log) + 1
         line = self.trim_line(plan)
         if line:
-            cost += len(line) + 1
+            cost += utf16_units(line) + 1
         if any(full or kept for full, kept in zip(plan.full, plan.kept)):
-            cost += len(self.banks_head) + 1 + 1
+            cost += utf16_units(self.banks_head) + 1 + 1
         return cost
 
     def fits(self, plan: _Plan) -> bool:
@@ -324,7 +361,7 @@ class _Composer:
 
     def _trim(self) -> _Plan | None:
         n = len(self.blocks)
-        plan = _Plan(True, len(self.pointer_blocks), [True] * n, [len(b.line_costs) for b in self.blocks])
+        plan = _Plan(True, len(self.pointer_blocks), [True] * n, [b.count for b in self.blocks])
         if self.fits(plan):
             return plan
         plan.tools = False
@@ -351,7 +388,7 @@ class _Composer:
         plan.kept[i] = 0
         if not self.fits(plan):
             return False
-        low, high = 0, len(self.blocks[i].line_costs)  # kept=low fits; find the largest that fits
+        low, high = 0, self.blocks[i].count  # kept=low fits; find the largest that fits
         while low < high:
             mid = (low + high + 1) // 2
             plan.kept[i] = mid
@@ -401,7 +438,7 @@ class _Composer:
             keys.append("pointers")
         if not all(plan.full):
             keys.append("bodies")
-        if any(k < len(b.line_costs) for b, k in zip(self.blocks, plan.kept)):
+        if any(k < b.count for b, k in zip(self.blocks, plan.kept)):
             keys.append("index-lines")
         if self.log_trim:
             keys.append(f"log-{self.log_trim}")
@@ -409,51 +446,65 @@ class _Composer:
 
 
 def check_budget(budget: int | None) -> int:
-    """Return ``budget`` (default 9,000 characters); raise InputError unless it is positive."""
+    """Return ``budget`` (default 9,000 UTF-16 code units); raise InputError unless it is positive."""
     if budget is None:
-        return config.RECALL_BUDGET_CHARS
+        return config.RECALL_BUDGET_UTF16
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
-        raise InputError(f"budget {budget!r} is not a positive number of characters")
+        raise InputError(f"budget {budget!r} is not a positive number of UTF-16 code units")
     return budget
 
 
 def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
-           now: datetime | None = None) -> Recalled:
-    """Compose the recall surface of ``cwd`` within ``budget`` characters (default 9,000).
+           now: datetime | None = None, cache: bool = True) -> Recalled:
+    """Compose the recall surface of ``cwd`` within ``budget`` UTF-16 code units (default 9,000).
 
-    ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
+    ``cwd`` is an absolute directory (it need not exist; inside a linked git
+    worktree, the main worktree's place is recalled: banks/worktrees.py); ``now`` (aware) dates
     the pointers' 72 h window, default the current time. The text never exceeds
-    the budget and ends with the trim line when anything was cut. Raises
+    the budget (``utf16_units``) and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
-    ``memories/.recent/`` and ``log/``; never the archive.
+    ``memories/.recent/`` and ``log/``; never the archive. With ``cache`` (the default) and a
+    budget of at most 9,000 characters, the banks are read through the recall cache
+    (``.recall/``, rewritten when missing or stale); the text is the same without it.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     now = now or datetime.now(timezone.utc)
-    blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
+    if cache and budget <= config.RECALL_BUDGET_UTF16:
+        heads = bank_heads(layout, directory, config.RECALL_BUDGET_UTF16)
+        blocks = [_BankBlock(bank, directory, count) for bank, count in heads if count]
+    else:
+        blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
     plan = composer.plan()
     if plan is None:
-        line = f"[sandman recall: {budget} characters hold nothing; read {layout.memories}/]"
-        return Recalled(text=line + "\n" if len(line) < budget else "", trims=["everything"])
+        line = f"[sandman recall: {budget} UTF-16 units hold nothing; read {layout.memories}/]"
+        return Recalled(text=line + "\n" if utf16_units(line) < budget else "", trims=["everything"])
     text = "\n".join(composer.render(plan)).rstrip("\n") + "\n"
     return Recalled(text=text, trims=composer.trims(plan))
 
 
-def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
-    """Return the short note for a session continuing after compaction.
+def recall_by_hand(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> Recalled:
+    """``sandman recall`` run by a person: ``recall`` and its journal line (``recalled hook=false``)."""
+    recalled = recall(layout, cwd, budget)
+    journal.write(layout, VERB, "recalled", hook=False, cwd=str(cwd), chars=len(recalled.text),
+                  units=utf16_units(recalled.text), trimmed=",".join(recalled.trims) or None)
+    return recalled
 
-    It says the session continues and names the banks of ``cwd`` with their
-    sizes (memory counts) instead of re-injecting them; within ``budget``
-    characters, the outermost banks' lines dropped first. Raises InputError as
-    recall does.
+
+def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
+    """Return the short note for a resumed (or forked) session, whose context still holds its surface.
+
+    It names the banks of ``cwd`` with their sizes (memory counts) instead of
+    repeating them; within ``budget`` UTF-16 code units, the outermost banks'
+    lines dropped first. Raises InputError as recall does.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
-    head = ["sandman: this session continues after compaction; its memory surface was given at the "
-            "start and is not repeated."]
-    import shlex  # only here: the compaction note is the one place a path becomes a command
+    head = ["sandman: this session continues; its memory surface is already in its context and is not "
+            "repeated."]
+    import shlex  # only here: the resume note is the one place a path becomes a command
 
     shown = visible(directory, lines=False)
     tail = [f'Read a bank at its folder; `sandman recall --cwd {shlex.quote(shown)}` prints the surface again; '
@@ -464,7 +515,7 @@ def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     while lines and _cost(head + lines + tail) > budget:
         lines.pop(0)
     text = "\n".join(head + lines + tail) + "\n"
-    return text if len(text) <= budget else ""
+    return text if utf16_units(text) <= budget else ""
 
 
 # --- the SessionStart hook ---------------------------------------------------
@@ -500,16 +551,25 @@ def _fetch_in_background(layout: Layout) -> None:
         spawn_background_sync(layout)
 
 
+# SessionStart sources whose context still holds the surface given at their start.
+CONTEXT_KEPT = ("resume", "fork")
+
+
 def hook(layout: Layout, payload: bytes) -> str | None:
     """Answer Claude Code's SessionStart hook: the JSON with the recall as ``additionalContext``.
 
     ``payload`` is the hook's stdin: ``{session_id, transcript_path, cwd,
-    source, ...}``. Returns ``{"hookSpecificOutput": {"hookEventName":
-    "SessionStart", "additionalContext": <text>}}`` and a newline; for
-    ``source: "compact"`` the text is the short note of ``compact``. Returns
-    None, with a journal line, for an unreadable payload, a payload without an
-    absolute ``cwd``, and a root without ``memories/``. A new session (not a
-    compaction) also starts the background sync when the settings ask for it.
+    hook_event_name, source, ...}``. Returns ``{"hookSpecificOutput":
+    {"hookEventName": "SessionStart", "additionalContext": <text>}}`` and a
+    newline. ``source`` ``startup``, ``clear`` and ``compact`` get the whole
+    surface: after compaction only what this hook returns survives of the
+    startup context (docs/recall.md, "Compaction"). ``resume`` and ``fork``
+    get the short note of ``resumed``: their context still holds the surface.
+    Returns None, with a journal line, for an unreadable payload, a
+    ``hook_event_name`` other than SessionStart, a payload without an absolute
+    ``cwd``, and a root without ``memories/``. A new session (startup or
+    clear) also starts the background sync when the settings ask for it,
+    and the backstop for missed endings, detached (take_missed.start).
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
@@ -518,7 +578,15 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
         return None
     session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionStart":
+        # Registered on another event, its output would land where no surface belongs.
+        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start", event=str(event)[:80],
+                      session=session)
+        return None
     cwd = data.get("cwd")
+    if cwd is None:  # a payload without the field: the hook process's project, as Claude Code names it
+        cwd = config.claude_project_dir()
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd or not _is_utf8(cwd):
         journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
         return None
@@ -526,14 +594,17 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
-    if source == "compact":
-        text, trims = compact(layout, cwd), []
+    if source in CONTEXT_KEPT:
+        text, trims = resumed(layout, cwd), []
     else:
-        _fetch_in_background(layout)
+        if source != "compact":
+            _fetch_in_background(layout)
+            from sandman.verbs.take_missed import start as backstop
+
+            backstop(layout, session)
         recalled = recall(layout, cwd)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
-                  chars=len(text), trimmed=",".join(trims) or None)
+                  chars=len(text), units=utf16_units(text), trimmed=",".join(trims) or None)
     reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return json.dumps(reply, ensure_ascii=False) + "\n"
-

@@ -81,6 +81,7 @@ class ReflectSummary:
 
     day: str
     drained: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
     entry: EntryOutcome | None = None
     swept: list[str] = field(default_factory=list)
     upkeep: list = field(default_factory=list)  # upkeep.BankOutcome
@@ -93,6 +94,8 @@ class ReflectSummary:
         lines = []
         if self.drained:
             lines.append(f"drained: {len(self.drained)} pending take(s) reclaimed")
+        if self.missed:
+            lines.append(f"missed endings: {len(self.missed)} session(s) taken")
         if self.entry is not None:
             entry = self.entry
             text = {
@@ -137,6 +140,7 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
         # A transaction a killed process left half done is undone before anything is read.
         _step(summary, layout, "recover", lambda: settle(layout), None)
         if day is None:
+            summary.missed = _step(summary, layout, "missed", lambda: take_missed(layout), [])
             summary.drained = _step(summary, layout, "drain", lambda: drain(layout), [])
         summary.entry = _step(summary, layout, "voyage",
                               lambda: voyage_entry(layout, target, timeout=timeout, cap=cap), None)
@@ -207,6 +211,13 @@ def check_day(text: str, now: datetime) -> str:
 
 
 # --- 1. the drain ---------------------------------------------------------------
+
+
+def take_missed(layout: Layout) -> list[str]:
+    """Take the sessions whose ending was missed (the backstop, take_missed.py); return their ids."""
+    from sandman.verbs.take_missed import take_missed as backstop
+
+    return [item.session for item in backstop(layout, drain_after=False).taken]
 
 
 def drain(layout: Layout) -> list[str]:

@@ -19,6 +19,7 @@ from sandman.banks.commit import Committed, bank_transaction
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
 from sandman.pointers import check_session_id
@@ -86,7 +87,7 @@ def remember(
     one of user, feedback, project, reference; ``session`` the id for the
     commit's ``Session:`` trailer and the memory's ``source`` (beside
     ``remember``), so that ``forget <session> --memories`` finds it. Raises InputError (empty body, body over
-    64 KiB, text not UTF-8, unknown type, relative cwd, a session id that
+    64 KiB, text not UTF-8 or holding a NUL, unknown type, relative cwd, a session id that
     pointers.check_session_id refuses), SecretRefused; both write nothing.
     Also LockBusy, RepositoryError.
     """
@@ -95,9 +96,13 @@ def remember(
     for label, text in (("body", body), ("name", name or ""), ("description", description or ""),
                         ("--cwd", cwd or "")):
         _utf8(label, text)
+        if "\0" in text:
+            # Never silently change what the person asked to remember: refuse, as for an empty body.
+            raise InputError(f"{label} holds a NUL character (byte 0), which a memory file cannot keep; "
+                             "remove it and remember again")
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
-    directory = None if memory_type == "user" else normalize_directory(cwd or os.getcwd())
+    directory = None if memory_type == "user" else bank_directory(layout, normalize_directory(cwd or os.getcwd()))
     memory = Memory(
         name=name or derive_name(body),
         description=description or derive_description(body),
