@@ -20,6 +20,12 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
     ├── breath/                    the research store (sandman.machine.breath): sources.toml, weights.json,
     │                              breaths/<id>.json, passes/<id>/{pass.json,prompt.md}, problems.md
+    ├── .shift.lock                held by one `shift run` tick or `shift brief` at a time
+    ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
+    ├── shifts/<id>/.session.log   the shift session's output (runtime)
+    ├── shifts/.current.json       the open shift (runtime)
+    ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
+    ├── score/<yyyy>-W<ww>.md, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -232,6 +238,38 @@ class Layout(namedtuple("Layout", "root")):
 
     def pending_take(self, session_id: str) -> Path:
         return self.pending_takes / f"{session_id}.json"
+
+    # -- shifts (sandman.machine.shift, docs/BANK-FORMAT.md § shifts) --
+    @property
+    def shifts(self) -> Path:
+        return self.root / "shifts"
+
+    def shift_dir(self, shift_id: str) -> Path:
+        return self.shifts / shift_id
+
+    @property
+    def shift_current(self) -> Path:
+        """``shifts/.current.json``: the open shift (runtime, never versioned)."""
+        return self.shifts / ".current.json"
+
+    @property
+    def shift_pause(self) -> Path:
+        return self.shifts / "PAUSE"
+
+    @property
+    def shift_lock(self) -> Path:
+        return self.root / ".shift.lock"
+
+    @property
+    def score(self) -> Path:
+        return self.root / "score"
+
+    def week_targets(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>-targets.md``: the rest day's plan for ``week``."""
+        return self.score / f"{week}-targets.md"
+
+    def week_score(self, week: str) -> Path:
+        return self.score / f"{week}.md"
 
     # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
     @property

@@ -484,8 +484,7 @@ def _due(source: Source, entry: dict, now: datetime) -> bool:
 def spent_on_day(layout: Layout, now: datetime) -> tuple[str, float]:
     """The local day of ``now`` (``machine.time_zone``, else the system's zone) and the US dollars the
     trail's events of that day cost (every event's ``cost_usd``: shifts and research share one cap)."""
-    zone = config.machine_time_zone(layout)
-    local = now.astimezone(zone) if zone is not None else now.astimezone()
+    local = now.astimezone(config.machine(layout).zone())
     start = local.replace(hour=0, minute=0, second=0, microsecond=0)
     end = start + timedelta(days=1)
     since = (start.astimezone(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%d")
@@ -518,7 +517,7 @@ def compose_pass(layout: Layout, *, now: datetime | None = None) -> Pass:
         soonest = min(found, key=lambda s: _time(table[s.name]["last_read"]) + CADENCES[s.cadence])
         at = _time(table[soonest.name]["last_read"]) + CADENCES[soonest.cadence]
         raise PassRefused(f"no source is due; the next is {soonest.name} at {journal.iso(at)}")
-    budget = config.machine_budget_usd_day(layout)
+    budget = config.machine(layout).budget_usd_day
     if budget is not None:
         day, spent = spent_on_day(layout, now)
         if spent >= budget:
