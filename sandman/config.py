@@ -230,6 +230,8 @@ MIND_TRANSCRIPT_TAIL_CHARS = 80_000
 LOG_TITLE_MAX_CHARS = 60
 LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
+# What a hook reads of its stdin payload at most (sandman/hook.py); a larger payload is refused.
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 
