@@ -317,7 +317,7 @@ def test_undo_what_one_dream_learned_from_one_session(layout, fake_claude, isola
     after = git(layout.root, "rev-list", "HEAD").split()
     assert after[-len(history):] == history
     subjects = git(layout.root, "log", "--format=%s", f"{history[0]}..HEAD").splitlines()
-    assert sum(s.startswith('reconcile: revert "dream: ') for s in subjects) == 2
+    assert f"reconcile: revert 2 commits of {event_id}" in subjects  # the memory root in one commit
     assert git(layout.root, "status", "--porcelain") == ""
 
 
@@ -330,3 +330,127 @@ def test_a_worktree_counts_as_its_repository(layout, app, isolated):
     trail.append(layout, "shift.commit", "in the worktree", repo=str(worktree))
     found = places(layout, trail.read(layout))
     assert [str(place.path) for place in found] == [str(layout.root), str(worktree)]
+
+
+SIX = [(f"Fact number {n} of the bank", f"The project keeps fact number {n}") for n in range(1, 7)]
+
+
+def dream_six(layout, fake_claude, cwd: Path) -> str:
+    """A dream commits six memories of one session under one dream.commit event; return its id."""
+    from dream_helpers import archive_session, model, proposal
+    from sandman.verbs.dream import dream
+
+    sid = "3b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+    archive_session(layout, sid, cwd, ended="2026-11-30T10:00:00Z")
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.rules(model(mind), [{"match": sid, "result": {"memories": [proposal(cwd, *p) for p in SIX]}}])
+    dream(layout, now=True)
+    (event,) = trail.log(layout, kind="dream.commit").events
+    return event.id
+
+
+def six_then_remembered(layout, fake_claude, isolated) -> tuple[str, Path]:
+    from dream_helpers import bank_memories
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    event_id = dream_six(layout, fake_claude, cwd)
+    assert {m.name for m in bank_memories(layout, cwd)} == {name for name, _ in SIX}
+    remembered = sandman("remember", "Spotter uses mix format before commit", "--cwd", str(cwd))
+    assert remembered.returncode == 0, remembered.stderr
+    assert sandman("trail", "revoke", event_id, "--why", "t").returncode == 0
+    return event_id, cwd
+
+
+def test_reconcile_after_a_later_memory_in_the_same_bank_reverts_all_six_not_a_memory_md_conflict(
+        layout, fake_claude, isolated):
+    from dream_helpers import bank_memories
+    from sandman.banks.names import bank_name
+
+    event_id, cwd = six_then_remembered(layout, fake_claude, isolated)
+    result = sandman("reconcile", event_id)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout.decode()
+    assert "FAILED" not in out and out.count("retired: memories/") == 6
+    assert [m.name for m in bank_memories(layout, cwd)] == ["Spotter uses mix format before commit"]
+    index = (layout.bank(bank_name(cwd)) / "MEMORY.md").read_text()
+    assert "Spotter uses mix format" in index and "Fact number" not in index
+    assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
+    # The whole memory root in one commit naming every reverted commit.
+    message = git(layout.root, "log", "-1", "--format=%B", f"--grep=Reconciles: {event_id}")
+    assert message.count("Reverts: ") == 6 and message.startswith(f"reconcile: revert 6 commits of {event_id}")
+    again = sandman("reconcile", event_id)
+    assert again.returncode == 0 and "already reconciled" in again.stdout.decode()
+
+
+def test_reconcile_dry_run_predicts_what_the_real_run_does_not_a_memory_md_conflict(layout, fake_claude, isolated):
+    event_id, _ = six_then_remembered(layout, fake_claude, isolated)
+    head = git(layout.root, "rev-parse", "HEAD")
+    dry = sandman("reconcile", event_id, "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    (root,) = [r for r in json.loads(dry.stdout)["repos"] if r["memory_root"]]
+    assert root["status"] == "would-revert" and len(root["commits"]) == 6 and root["error"] is None
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    real = reconcile(layout, event_id)
+    (done,) = [r for r in real.repos if r.memory_root]
+    assert done.status == "reverted" and sorted(done.retired) == sorted(root["retired"])
+
+
+def test_a_conflict_in_a_memory_file_leaves_the_memory_root_exactly_as_it_was(layout, isolated):
+    """Two target commits: the newer reverts cleanly, the older conflicts; neither is reverted."""
+    from sandman.banks.commit import commit_memory
+    from sandman.banks.names import bank_name
+
+    event = trail.new_event("dream.commit", "learned")
+    first = memory_under(layout, event, isolated, "First fact")
+    memory_under(layout, trail.new_event("dream.commit", "more", parent=event.id), isolated, "Second fact")
+    # A person replaces the first memory (same name, so the same file, new words).
+    commit_memory(layout, Memory(name="First fact", description="corrected by a person", type="project",
+                                 body="Corrected.\n"), directory=str(isolated), verb="remember",
+                  replaces=first.name)
+    assert first.exists() and "Corrected." in first.read_text()
+    trail.revoke(layout, event.id, "wrong")
+    head = git(layout.root, "rev-parse", "HEAD")
+    tree = git(layout.root, "ls-files", "-s")
+    result = sandman("reconcile", event.id)
+    assert result.returncode == 1
+    out = result.stdout.decode().splitlines()
+    failed = [line for line in out if line.startswith("FAILED")]
+    assert failed == [f"FAILED memory root {layout.root}: reverting "
+                      f"{failed[0].split('reverting ')[1][:12]} conflicts in "
+                      f"memories/{bank_name(isolated)}/{first.name}"]
+    assert git(layout.root, "rev-parse", "HEAD") == head and git(layout.root, "ls-files", "-s") == tree
+    assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
+    assert result.stderr == b""
+
+
+KILLED_RECONCILE = """
+import os, signal, sys
+from unittest import mock
+mock.patch("sandman.store.repo.signature", lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)).start()
+from sandman.__main__ import main
+main(["reconcile", sys.argv[1]])
+"""
+
+
+def test_reconcile_killed_mid_run_is_rolled_back_by_the_next_reconcile_not_refused_as_dirty(
+        layout, fake_claude, isolated):
+    import signal
+    import subprocess
+    import sys
+
+    from dream_helpers import bank_memories
+
+    event_id, cwd = six_then_remembered(layout, fake_claude, isolated)
+    head = git(layout.root, "rev-parse", "HEAD")
+    killed = subprocess.run([sys.executable, "-c", KILLED_RECONCILE, event_id], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert layout.commit_undo.exists() and git(layout.root, "status", "--porcelain") != ""
+    assert git(layout.root, "rev-parse", "HEAD") == head
+
+    result = sandman("reconcile", event_id)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [m.name for m in bank_memories(layout, cwd)] == ["Spotter uses mix format before commit"]
+    assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
+    subjects = git(layout.root, "log", "--format=%s", f"{head.strip()}..HEAD").splitlines()
+    assert subjects[-1] == f"reconcile: revert 6 commits of {event_id}"  # no `recover` commit of the half

@@ -341,13 +341,7 @@ def recover(layout: Layout, repo) -> str | None:
     commit. Raises LeftoverSecret, RepositoryError, OSError (a file the undo
     log names cannot be put back, a leftover file that cannot be read).
     """
-    _sweep_temp_files(layout)
-    head = store.head_id(repo)
-    undone = roll_back(layout, head)
-    if undone is not None:
-        store.reset_index(repo)  # the killed commit may have staged what was just undone
-        journal.write(layout, "recover", "rolled-back" if undone else "dropped", undone=undone,
-                      head=(head or "")[:12])
+    _roll_back_killed(layout, repo)
     dirty = store.committable_paths(repo)
     if not dirty:
         return None
@@ -375,6 +369,29 @@ def recover(layout: Layout, repo) -> str | None:
     return store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )
+
+
+def _roll_back_killed(layout: Layout, repo) -> int | None:
+    """Delete orphaned temp files and roll back a transaction a killed process left half done
+    (banks.undo.roll_back); the caller holds ``.commit.lock``."""
+    _sweep_temp_files(layout)
+    head = store.head_id(repo)
+    undone = roll_back(layout, head)
+    if undone is not None:
+        store.reset_index(repo)  # the killed commit may have staged what was just undone
+        journal.write(layout, "recover", "rolled-back" if undone else "dropped", undone=undone,
+                      head=(head or "")[:12])
+    return undone
+
+
+def roll_back_killed(layout: Layout) -> int | None:
+    """Under ``.commit.lock``, undo what a killed transaction left (its ``.commit.undo``), and
+    nothing else: a hand edit stays uncommitted (reconcile refuses a root with one). Returns
+    how many changes were undone, None when no log was left. Raises LockBusy, RepositoryError,
+    OSError (a file the log names cannot be put back)."""
+    store.ensure_root(layout)
+    with store.locked(store.commit_lock(layout)):
+        return _roll_back_killed(layout, store.open_repo(layout))
 
 
 def settle(layout: Layout) -> str | None:
