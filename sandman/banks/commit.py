@@ -250,9 +250,10 @@ def bank_transaction(
     nothing is done), ForeignRepository (store.repo.ensure_root).
     """
     # Refused before anything is touched; checked again at commit time for what the block adds.
-    refuse_secrets(subject, session or "", *(v for value in (trailers or {}).values()
-                                             for v in ([value] if isinstance(value, str) else value)),
-                   where="its commit subject, session id or a trailer holds")
+    refuse_secrets(subject)  # the subject is the memory's name for most verbs: worded as for the text
+    refuse_secrets(session or "", *(v for value in (trailers or {}).values()
+                                    for v in ([value] if isinstance(value, str) else value)),
+                   where="its session id or a commit trailer holds")
     adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
@@ -270,7 +271,8 @@ def bank_transaction(
                 all_trailers.update(tx.trailers)
                 # The commit message is pushed by sync and read by recall's trail: the ban covers it too.
                 values = [v for value in all_trailers.values() for v in ([value] if isinstance(value, str) else value)]
-                refuse_secrets(tx.subject, *values, where="its commit subject, session id or a trailer holds")
+                refuse_secrets(tx.subject)
+                refuse_secrets(*values, where="its session id or a commit trailer holds")
                 tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
         except BaseException:
             for step in reversed(tx.undo):

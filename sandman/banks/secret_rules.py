@@ -129,6 +129,38 @@ def suspected(text: str) -> bool:
     return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
 
 
+_PATH_RUN = re.compile(r"[A-Za-z0-9+=]{16,}")
+_PATH_WORD_RUN = re.compile(r"[\w\-]{16,}")
+
+
+def suspected_path(path: str) -> bool:
+    """True unless the directory ``path`` plainly holds no secret: the cwd's pre-check on the hook path.
+
+    Narrower than ``suspected``, which flags almost every temporary or
+    versioned directory (``/tmp/pytest-of-user/test_x_0``: a long run of word
+    characters and ``/`` with a digit). A path is suspected when one of its
+    segments (split at ``/``, which no directory name holds) has a run of 16
+    or more letters, digits, ``+`` and ``=`` mixing letters with digits (the
+    random body every token, key id and key has), a run of 16 or more word
+    characters and ``-`` holding lower- and upper-case letters and digits
+    (``AIza…`` with its ``-`` and ``_``), or a credential word given
+    a value, a user part before ``@``, a key envelope or a command-line flag
+    (``suspected``'s other alternatives). Not looked for: a secret whose every
+    run of letters and digits is shorter than 16 characters or of one class.
+    """
+    import unicodedata
+
+    path = unicodedata.normalize("NFKC", "".join(c for c in path if unicodedata.category(c) != "Cf"))
+    for segment in path.split("/"):
+        if _SUSPECT.search(segment) or "@" in segment:
+            return True
+        if any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _PATH_RUN.finditer(segment)):
+            return True
+        if any(_classes(run.group(0)) == 3 for run in _PATH_WORD_RUN.finditer(segment)):
+            return True
+    return False
+
+
 # --- rules ---------------------------------------------------------------------
 
 # A prefix of 2-12 characters, one or two separators, a random body; hash names are not prefixes.

@@ -254,12 +254,12 @@ def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
     directory named after a key must not carry it there. The transcript
     itself is archived unchanged (never lose data); a pointer whose cwd was
     masked is marked ``cwd_masked`` and never dreamt. The full check runs only
-    when the stdlib pre-check cannot clear the cwd; the journal line names the
-    kinds, never the value.
+    when the stdlib pre-check for paths (secret_rules.suspected_path) cannot
+    clear the cwd; the journal line names the kinds, never the value.
     """
-    from sandman.banks.secret_rules import suspected
+    from sandman.banks.secret_rules import suspected_path
 
-    if not suspected(cwd):
+    if not suspected_path(cwd):
         return cwd, False
     from sandman.banks.secrets import find_secrets, mask_secrets
 
