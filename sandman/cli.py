@@ -137,23 +137,11 @@ def remember(
     session: Annotated[Optional[str], typer.Option(metavar="ID", help="Session id for the commit's Session: trailer.")] = None,
 ) -> None:
     """Commit one memory now: the in-session path."""
-    from sandman.verbs.remember import remember as run_remember
+    from sandman.dispatch import remember_command
 
-    if body == "-":
-        # Read no more than a refusable body: 30 MB on stdin must not take seconds and memory to refuse.
-        cap = 2 * config.MEMORY_BODY_MAX_BYTES
-        data = sys.stdin.buffer.read(cap + 1)
-        if len(data) > cap:
-            raise fail(f"memory body on stdin is over {cap:,} bytes; the limit is "
-                       f"{config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)", 2)
-        body = data.decode("utf-8", "surrogateescape")
-    root = layout()
-    committed = run(
-        lambda: run_remember(
-            root, body, cwd=cwd, memory_type=type_, name=name, description=description, session=session
-        )
-    )
-    say(committed.path)
+    status = remember_command(body, cwd, type_, name, description, session)
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command()

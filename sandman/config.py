@@ -67,6 +67,17 @@ def claude_projects_dir() -> Path:
     return claude_config_dir() / "projects"
 
 
+def claude_project_dir() -> str | None:
+    """Return ``$CLAUDE_PROJECT_DIR`` when it is an absolute path, else None.
+
+    Claude Code sets it for every hook command it runs: the project's root
+    directory (docs/recall.md, "The hook"; Claude Code's hooks
+    reference). Used only when a hook payload carries no ``cwd``.
+    """
+    value = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    return value if os.path.isabs(value) else None
+
+
 def claude_jobs_dir() -> Path:
     """Return ``<config dir>/jobs``, where background jobs name resumable sessions."""
     return claude_config_dir() / "jobs"
@@ -230,6 +241,8 @@ MIND_TRANSCRIPT_TAIL_CHARS = 80_000
 LOG_TITLE_MAX_CHARS = 60
 LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
+# What a hook reads of its stdin payload at most (sandman/hook.py); a larger payload is refused.
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 

@@ -39,7 +39,17 @@ def _dreams_alive(root: str) -> list[int]:
             continue
         if f"SANDMAN_ROOT={root}".encode() in environ:
             found.append(int(entry.name))
-    return found
+    # A dream's child between its fork and its exec (a mind being started) still shows the
+    # dream's argv: it is that dream, not a second one.
+    return [pid for pid in found if _parent(pid) not in found]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 def test_a_burst_of_endings_spawns_one_dream_not_one_per_take(layout, fake_claude, isolated, monkeypatch):

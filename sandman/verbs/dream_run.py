@@ -44,8 +44,8 @@ from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds import runner
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
+from sandman.dreamqueue import due, queue
 from sandman.store.atomic import write_atomic
-from sandman.verbs.dream import due, queue
 
 VERB = "dream"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -34,7 +34,6 @@ from pathlib import Path, PurePosixPath
 
 from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
-from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import GITIGNORE_SIGNATURE, Layout
 from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
@@ -381,8 +380,8 @@ def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Pa
 
 
 def _payload(payload: bytes) -> dict:
-    if len(payload) > MAX_PAYLOAD_BYTES:
-        raise InputError(f"SessionEnd payload is over {MAX_PAYLOAD_BYTES:,} bytes")
+    if len(payload) > config.HOOK_PAYLOAD_MAX_BYTES:
+        raise InputError(f"SessionEnd payload is over {config.HOOK_PAYLOAD_MAX_BYTES:,} bytes")
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -700,16 +699,16 @@ def spawn_dream(layout: Layout, lock: RunLock | None = None) -> int:
 def dream_if_due(layout: Layout) -> int | None:
     """Spawn a detached dream when dream's queue is due and no dream runs; return its pid.
 
-    The queue is asked of the dream module, never counted here (design
+    The queue is asked of the dream queue (sandman/dreamqueue.py), never counted here (design
     station ①). The dream lock is taken here, before the spawn, and handed to
     the dream: a take that finds it held (a dream runs, or another take is
     starting one) spawns nothing and journals ``dream-running``, so a burst of
     session endings starts one dream, not one per take. Never raises: a failed
     spawn is a journal line.
     """
-    from sandman.verbs import dream
+    from sandman import dreamqueue
 
-    depth = dream.queue_depth(layout)
+    depth = dreamqueue.queue_depth(layout)
     if depth < config.DREAM_DUE_POINTERS:
         return None
     lock = RunLock(layout.dream_lock)
