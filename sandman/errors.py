@@ -32,10 +32,10 @@ class ConfigError(SandmanError):
 class SecretRefused(InputError):
     """A memory carries a credential; ``kinds`` names what was found, never the value."""
 
-    def __init__(self, kinds: list[str]):
+    def __init__(self, kinds: list[str], where: str = "it contains"):
         self.kinds = kinds
         super().__init__(
-            "memory refused: it contains a secret ("
+            f"memory refused: {where} a secret ("
             + ", ".join(kinds)
             + "); remove the credential and remember the fact without it"
         )

@@ -242,6 +242,9 @@ def credentials(seed: int = SEED) -> list[tuple[str, str]]:
         ("bom-in-token", f"glpat-{g(B64URL, 10)}\ufeff{g(B64URL, 10)}"),
         ("fullwidth-token", "token " + "".join(chr(ord(c) + 0xFEE0) for c in f"ghp_{g(ALNUM, 36)}")),
         ("backticked-token", f"the key is `xoxb-{g.digits(12)}-{g.digits(13)}-{g(ALNUM, 24)}`"),
+        # --- an AWS key id glued to other characters (a letter before, one upper-case character after) ---
+        ("aws-key-id-glued-lower", f"the bucket key xAKIA{g(BASE32, 16)} was pasted without a space"),
+        ("aws-key-id-glued-upper", f"AAKIA{g(BASE32, 16)} and AKIA{g(BASE32, 16)}Q came from the console"),
     ]
     return cases
 
@@ -320,5 +323,7 @@ def look_alikes(seed: int = SEED) -> list[tuple[str, str]]:
         ("dotenv-reference", "api_key: configured in the vault"),
         ("password-required", "password: required. Ask the admin for one"),
         ("session-id", f"Claude session {g.uuid()} ended at 14:02."),
+        # a long upper-case run that holds an AKIA-shaped stretch (a constant, a hash in capitals)
+        ("upper-run-with-akia", f"ERRORCODE{g(UPPER, 6)}AKIA{g(BASE32, 16)}{g(UPPER, 8)} is the build's id"),
         ("base64-text", f"the fixture is {base64.b64encode(b'hello world, this is a test file').decode()}"),
     ]

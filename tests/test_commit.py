@@ -220,3 +220,44 @@ def test_a_commit_that_fails_leaves_nothing_staged(layout: Layout, monkeypatch) 
     with pytest.raises(RepositoryError):
         commit_memory(layout, memory("Never committed"), directory=PROJECT, verb="remember")
     assert git(layout.root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+# The secrets ban read a memory's name, description and body only: a credential in the session id,
+# a source, a trailer or the bank's directory was committed (remember --session / --cwd).
+TOKEN = "ghp_" + "k3Xq9ZrT2vLm8NpB4wYc7HdF1sGj6aEu0oQi"
+KEY_ID = "AKIA" + "UJZDE8GXD6NCF10E"
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        {"session": TOKEN},
+        {"trailers": {"Mind": TOKEN}},
+        {"source": ["remember", TOKEN]},
+        {"directory": "/tmp/" + KEY_ID},
+    ],
+    ids=["session", "trailer", "source", "directory"],
+)
+def test_a_secret_outside_the_memory_text_is_refused_by_commit_memory(layout: Layout, where: dict) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    head = git(layout.root, "rev-parse", "HEAD")
+    where = dict(where)
+    extra = {"source": where.pop("source")} if "source" in where else {}
+    directory = where.pop("directory", PROJECT)
+    with pytest.raises(SecretRefused) as caught:
+        commit_memory(layout, memory("Harmless fact", **extra), directory=directory, verb="remember", **where)
+    assert TOKEN not in str(caught.value) and KEY_ID not in str(caught.value)
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    assert not any(KEY_ID in p.name for p in layout.memories.iterdir())
+    assert_consistent(layout)
+
+
+def test_a_secret_in_a_subject_or_trailer_added_inside_a_transaction_is_refused(layout: Layout) -> None:
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    head = git(layout.root, "rev-parse", "HEAD")
+    with pytest.raises(SecretRefused):
+        with bank_transaction(layout, verb="dream", subject="x") as tx:
+            tx.write_memory("-home-user-proj", memory("Other fact"), directory=PROJECT)
+            tx.trailers["Replaces"] = [TOKEN]
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    assert_consistent(layout)

@@ -171,3 +171,12 @@ def test_the_dream_prompt_says_an_unusable_memory_is_dropped_alone():
     assert "discarded whole" not in text
     assert "A memory carrying a secret is thrown away" in text
     assert "is thrown away, and your other memories still count" in text
+
+
+def test_a_memory_filed_in_a_bank_whose_directory_holds_a_secret_is_dropped():
+    """A session run in /tmp/<AKIA…> let a mind file memories in a bank named after the key."""
+    key = "AKIA" + "UJZDE8GXD6NCF10E"
+    cwd = f"/home/user/{key}"
+    found = parse_reply(reply(memory(bank=cwd), memory(name="Lint first", bank="/home/user")), mind="opus", cwd=cwd)
+    assert [p.name for p in found.proposals] == ["Lint first"]
+    assert found.dropped == [(1, ["aws-access-key-id"])] and key not in repr(found.dropped)

@@ -190,3 +190,31 @@ def test_a_nul_in_the_body_is_refused_not_silently_removed(layout, tmp_path: Pat
     assert done.stderr == (b"sandman: body holds a NUL character (byte 0), which a memory file cannot keep; "
                            b"remove it and remember again\n")
     assert not layout.memories.exists() or not [p for p in layout.memories.rglob("*.md")]  # nothing written
+
+
+# A credential in --session or --cwd went into the Session: trailer, the source: line, the bank's
+# folder name, MEMORY.md and commit paths: the secrets ban read only the body, name and description.
+GITHUB_TOKEN = "ghp_" + "k3Xq9ZrT2vLm8NpB4wYc7HdF1sGj6aEu0oQi"
+AWS_KEY_ID = "AKIA" + "UJZDE8GXD6NCF10E"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["remember", "harmless fact3", "--session", GITHUB_TOKEN],
+        ["remember", "harmless fact4", "--cwd", "/tmp/" + AWS_KEY_ID],
+    ],
+    ids=["session", "cwd"],
+)
+def test_a_secret_in_session_or_cwd_is_refused_not_committed(layout, tmp_path: Path, args: list[str]) -> None:
+    done = sandman(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert err.startswith("sandman: ") and err.count("\n") == 1 and "secret" in err
+    assert GITHUB_TOKEN not in err and AWS_KEY_ID not in err
+    if layout.memories.exists():
+        assert not any(layout.memories.glob("*/*.md"))
+        assert not any(AWS_KEY_ID in p.name for p in layout.memories.iterdir())
+    if (layout.root / ".git").exists():
+        log = git(layout.root, "log", "--all", "--format=%B", "--name-only")
+        assert GITHUB_TOKEN not in log and AWS_KEY_ID not in log

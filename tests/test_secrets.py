@@ -114,3 +114,24 @@ def test_secrets_ban_sees_through_zero_width_characters_inside_a_token(invisible
     assert find_secrets(f"token {token}") == ["github-pat"]
     with pytest.raises(SecretRefused):
         refuse_secrets("a name", "a description", f"body\n{token}\n")
+
+
+# An AWS access key id glued to other characters (a letter before it, one after) was not found:
+# the rule wanted no letter or digit on either side.
+@pytest.mark.parametrize("text", [
+    "x" + "AKIA" + "UJZDE8GXD6NCF10E",
+    "AKIA" + "UJZDE8GXD6NCF10E" + "x",
+    "A" + "AKIA" + "UJZDE8GXD6NCF10E",
+    "AKIA" + "UJZDE8GXD6NCF10E" + "Z",
+    "key=x" + "ASIA" + "UJZDE8GXD6NCF10E" + "9 is set",
+])
+def test_an_aws_key_id_glued_to_other_characters_is_found(text: str) -> None:
+    assert "aws-access-key-id" in find_secrets(text) or find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "THEAKIAUJZDE8GXD6NCF10EISPARTOFALONGERUPPERCASERUN",
+    "ID " + "AKIA" + "UJZDE8GXD6NCF10E" + "QQQ" + " is a 23-character run",
+])
+def test_an_aws_shaped_run_inside_a_long_upper_case_run_is_not_a_key_id(text: str) -> None:
+    assert "aws-access-key-id" not in find_secrets(text)

@@ -60,3 +60,18 @@ def test_a_remember_of_a_missed_class_leaves_no_trace(layout, tmp_path, kind: st
     for path in layout.root.rglob("*"):
         if path.is_file():
             assert text.encode() not in path.read_bytes(), path
+
+
+def test_the_path_pre_check_flags_every_credential_kind_found_in_a_directory_name() -> None:
+    """take's pointer carried a cwd named after a key; the cwd's pre-check (suspected_path) must
+    send every such directory to the full check, while a test's temporary directory stays plain."""
+    from sandman.banks.secret_rules import suspected_path
+
+    missed = []
+    for kind, text in credentials():
+        path = "/tmp/" + text.replace("/", "-").replace("\n", " ")
+        if find_secrets(path) and not suspected_path(path):
+            missed.append(kind)
+    assert missed == []
+    assert not suspected_path("/tmp/pytest-of-user/pytest-12/test_both_hooks_on_their_working_0")
+    assert not suspected_path("/home/user/projects/spotter-worktrees/spotter-dov")

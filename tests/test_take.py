@@ -556,3 +556,27 @@ def test_a_transcript_in_a_linked_project_folder_is_refused_like_a_linked_transc
     assert sandman("take", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
     assert (real / f"{SID}.jsonl").exists() and not layout.pointer(SID).exists()
     assert any("symbolic link" in facts.get("error", "") for _, facts in _journal(layout))
+
+
+def test_a_cwd_holding_a_secret_is_masked_in_the_pointer_and_the_transcript_kept_whole(isolated: Path,
+                                                                                       layout: Layout):
+    """The pointer carried a cwd named after an AWS key to recall, the site and dream's banks."""
+    key = "AKIA" + "UJZDE8GXD6NCF10E"
+    content = (json.dumps({"type": "user", "sessionId": SID, "cwd": f"/tmp/{key}",
+                           "timestamp": "2026-11-30T10:00:00.000Z",
+                           "message": {"role": "user", "content": "Fix the upload test"}}) + "\n").encode()
+    _live(isolated, content=content)
+    taken = take(layout, SID)
+    assert taken.archived.read_bytes() == content  # never lose data: the transcript is archived as it was
+    text = taken.pointer.read_text()
+    pointer = json.loads(text)
+    assert key not in text
+    assert pointer["cwd"] == "/tmp/[secret]" and pointer["cwd_masked"] is True
+    (masked,) = [facts for decision, facts in _journal(layout) if decision == "cwd-masked"]
+    assert masked["kinds"] == "aws-access-key-id" and key not in json.dumps(masked)
+
+
+def test_a_plain_cwd_is_not_marked_masked(isolated: Path, layout: Layout):
+    _live(isolated)
+    pointer = json.loads(take(layout, SID).pointer.read_text())
+    assert pointer["cwd"] == "/home/user/proj" and "cwd_masked" not in pointer

@@ -95,13 +95,18 @@ class BankTransaction:
         same bank that moves into ``_archive/`` and is recorded as lineage. The
         file is ``<type>_<slug>.md`` with ``_2``, ``_3``… on collision with a
         file that is not the one being replaced. Raises InputError (bad field),
-        SecretRefused, FileNotFoundError (``replaces`` is gone) before writing.
+        SecretRefused (a secret in the text, a source, the lineage, the bank's
+        name or directory), FileNotFoundError (``replaces`` is gone) before writing.
         """
         memory.name = one_line(memory.name)
         memory.description = one_line(memory.description)
         memory.body = clean_body(memory.body)
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
+        # Every other value that lands in the file or its path: sources (a session id), lineage, the bank.
+        refuse_secrets(*memory.source, *memory.witnesses, memory.replaces or "", replaces or "",
+                       where="its source or lineage holds")
+        refuse_secrets(bank, directory or "", where="its bank directory holds")
         folder = self.bank(bank, directory)
         if replaces is not None and not is_regular(folder / replaces):
             raise FileNotFoundError(f"{bank}/{replaces} does not exist; nothing to replace")
@@ -247,6 +252,11 @@ def bank_transaction(
     LeftoverSecret (a change left in the working tree carries a credential:
     nothing is done), ForeignRepository (store.repo.ensure_root).
     """
+    # Refused before anything is touched; checked again at commit time for what the block adds.
+    refuse_secrets(subject)  # the subject is the memory's name for most verbs: worded as for the text
+    refuse_secrets(session or "", *(v for value in (trailers or {}).values()
+                                    for v in ([value] if isinstance(value, str) else value)),
+                   where="its session id or a commit trailer holds")
     adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
@@ -262,6 +272,10 @@ def bank_transaction(
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
                 all_trailers.update(tx.trailers)
+                # The commit message is pushed by sync and read by recall's trail: the ban covers it too.
+                values = [v for value in all_trailers.values() for v in ([value] if isinstance(value, str) else value)]
+                refuse_secrets(tx.subject)
+                refuse_secrets(*values, where="its session id or a commit trailer holds")
                 tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
         except BaseException:
             for step in reversed(tx.undo):
@@ -423,7 +437,8 @@ def commit_memory(
     The common case of ``bank_transaction``: one memory written (replacing
     ``replaces`` when given), the index regenerated, one commit
     ``<verb>: <memory name>``. Raises InputError, SecretRefused (nothing
-    written), FileNotFoundError, LockBusy, RepositoryError, LeftoverSecret and
+    written; a secret in the memory's text, its sources, its bank directory,
+    the session id or a trailer), FileNotFoundError, LockBusy, RepositoryError, LeftoverSecret and
     ForeignRepository (nothing written).
     """
     name = bank_name(directory)

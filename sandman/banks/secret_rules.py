@@ -5,7 +5,9 @@ Each rule is a class of input, not a list of providers:
 - ``prefixed-token``: a documented fixed prefix joined to a random body
   (``whsec_``, ``GOCSPX-``, ``sntrys_``...), found by shape: a short prefix, a
   separator, and a body that mixes cases and digits with high entropy, or a
-  long hex body; plus AWS key ids, which carry no separator;
+  long hex body; plus AWS key ids, which carry no separator (found glued to
+  lower-case letters or symbols, and inside an upper-case run of at most 22
+  characters);
 - ``private-key``: any ``BEGIN ... PRIVATE KEY`` envelope (encrypted PKCS#8
   and PGP blocks included) and PuTTY key files;
 - ``url-credentials``: a password in a URL's authority, whatever characters
@@ -99,9 +101,13 @@ def _random(body: str) -> bool:
 
 # What any secret the full check finds has, once normalised: a long run mixing letters with digits,
 # a credential word given a value, a URL with a user part, a key envelope, a command-line credential.
+# The long run is found whole and then checked for a letter and a digit: lookaheads at every start
+# of a run took time quadratic in its length (minutes on a 64 KiB body of letters).
+_SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
+_LETTER = re.compile(r"[A-Za-z]")
+_DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
-    r"(?=[\w\-+/=.~:@]*[A-Za-z])(?=[\w\-+/=.~:@]*\d)[\w\-+/=.~:@]{16,}"
-    r"|(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
@@ -118,7 +124,41 @@ def suspected(text: str) -> bool:
     import unicodedata
 
     text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
-    return bool(_SUSPECT.search(text))
+    if _SUSPECT.search(text):
+        return True
+    return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
+
+
+_PATH_RUN = re.compile(r"[A-Za-z0-9+=]{16,}")
+_PATH_WORD_RUN = re.compile(r"[\w\-]{16,}")
+
+
+def suspected_path(path: str) -> bool:
+    """True unless the directory ``path`` plainly holds no secret: the cwd's pre-check on the hook path.
+
+    Narrower than ``suspected``, which flags almost every temporary or
+    versioned directory (``/tmp/pytest-of-user/test_x_0``: a long run of word
+    characters and ``/`` with a digit). A path is suspected when one of its
+    segments (split at ``/``, which no directory name holds) has a run of 16
+    or more letters, digits, ``+`` and ``=`` mixing letters with digits (the
+    random body every token, key id and key has), a run of 16 or more word
+    characters and ``-`` holding lower- and upper-case letters and digits
+    (``AIza…`` with its ``-`` and ``_``), or a credential word given
+    a value, a user part before ``@``, a key envelope or a command-line flag
+    (``suspected``'s other alternatives). Not looked for: a secret whose every
+    run of letters and digits is shorter than 16 characters or of one class.
+    """
+    import unicodedata
+
+    path = unicodedata.normalize("NFKC", "".join(c for c in path if unicodedata.category(c) != "Cf"))
+    for segment in path.split("/"):
+        if _SUSPECT.search(segment) or "@" in segment:
+            return True
+        if any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _PATH_RUN.finditer(segment)):
+            return True
+        if any(_classes(run.group(0)) == 3 for run in _PATH_WORD_RUN.finditer(segment)):
+            return True
+    return False
 
 
 # --- rules ---------------------------------------------------------------------
@@ -127,7 +167,10 @@ def suspected(text: str) -> bool:
 _PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
                        r"([A-Za-z0-9][A-Za-z0-9_\-+/]{15,})")
 _HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|uuid|rev|commit|msg|req|toolu|call|chatcmpl|run|thread|asst|file|batch|evt)[_.~-]")
-_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])")
+# An AWS key id is found inside any run of upper-case letters and digits of at most 22 characters
+# (the id and up to two characters glued to it); lower-case letters and symbols around it do not hide it.
+# A longer upper-case run (a constant, a hash in capitals) is not read as a key id.
+_AWS_KEY_ID = re.compile(r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}")
 # Formats whose body has no separator from a word: Google refresh and access tokens, Telegram bots, Azure app secrets.
 _SHAPED = [
     re.compile(r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})"),
@@ -188,8 +231,9 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         # Object ids (msg_, req_, toolu_, call_, Stripe's cus_ and pi_) are 24 characters or fewer; keys are longer.
         if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body):
             yield "prefixed-token", match.group(0)
-    for match in _AWS_KEY_ID.finditer(text):
-        yield "aws-access-key-id", match.group(1)
+    for match in re.finditer(r"[A-Z0-9]{20,}", text):
+        if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)):
+            yield "aws-access-key-id", match.group(0)
     for pattern in _SHAPED:
         for match in pattern.finditer(text):
             yield "prefixed-token", match.group(1)

@@ -95,11 +95,17 @@ def mask_secrets(text: str) -> str:
     return text
 
 
-def refuse_secrets(*texts: str) -> None:
-    """Raise SecretRefused, naming the kinds found, when any text carries a secret."""
-    kinds = find_secrets(*texts)
+def refuse_secrets(*texts: str, where: str = "it contains") -> None:
+    """Raise SecretRefused, naming the kinds found, when any text carries a secret.
+
+    ``where`` words the refusal (``"its bank directory holds"``). Texts the
+    stdlib pre-check clears (secret_rules.suspected) are not scanned further,
+    so a call on plain words does not load the rule set.
+    """
+    texts = tuple(text for text in texts if text and secret_rules.suspected(text))
+    kinds = find_secrets(*texts) if texts else []
     if kinds:
-        raise SecretRefused(kinds)
+        raise SecretRefused(kinds, where)
 
 
 def refuse_secret_files(root: Path, paths: list[str]) -> None:

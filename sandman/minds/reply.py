@@ -157,7 +157,8 @@ def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> 
         except ReplyRejected as defect:
             parsed.rejected.append((number, defect.reason))
             continue
-        kinds = find_secrets(proposal.name, proposal.description, proposal.body)
+        # The bank is a directory the memory is filed under: a secret there is one in the memory's path.
+        kinds = find_secrets(proposal.name, proposal.description, proposal.body, proposal.bank)
         if kinds:
             parsed.dropped.append((number, kinds))
         else:

@@ -318,6 +318,9 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     cwd = data.get("cwd")
     if not isinstance(cwd, str) or not cwd.startswith("/") or _CONTROL.search(cwd):
         raise InputError("pointer has no usable cwd")
+    if data.get("cwd_masked") is True:
+        # take masked a secret in the cwd (docs/secrets.md): no bank may be named after the mask.
+        raise InputError("pointer's cwd held a secret (masked by take); the session is not dreamt")
     archived = data.get("archived")
     if not isinstance(archived, str) or not archived:
         raise InputError("pointer names no archived transcript")

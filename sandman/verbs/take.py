@@ -237,9 +237,36 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
         "highlights": facts["highlights"],
         "origin": str(source.path),
     }
+    if isinstance(data["cwd"], str):
+        data["cwd"], masked = vet_cwd(layout, source, data["cwd"])
+        if masked:
+            data["cwd_masked"] = True
     if companion is not None:
         data["companion"] = _rel(layout, companion)
     return data, skipped
+
+
+def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
+    """Return the pointer's cwd with its secrets masked as ``[secret]``, and whether any was (the secrets ban).
+
+    A cwd reaches recall, the site and the bank a dream files into: a
+    directory named after a key must not carry it there. The transcript
+    itself is archived unchanged (never lose data); a pointer whose cwd was
+    masked is marked ``cwd_masked`` and never dreamt. The full check runs only
+    when the stdlib pre-check for paths (secret_rules.suspected_path) cannot
+    clear the cwd; the journal line names the kinds, never the value.
+    """
+    from sandman.banks.secret_rules import suspected_path
+
+    if not suspected_path(cwd):
+        return cwd, False
+    from sandman.banks.secrets import find_secrets, mask_secrets
+
+    kinds = find_secrets(cwd)
+    if not kinds:
+        return cwd, False
+    journal.write(layout, VERB, "cwd-masked", origin=str(source.path), kinds=", ".join(kinds))
+    return mask_secrets(cwd), True
 
 
 def _earlier(layout: Layout, session_id: str, data: dict) -> None:
