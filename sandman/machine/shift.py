@@ -174,6 +174,26 @@ def previous_handoff(layout: Layout, trail: trails.Trail, repo: str | None) -> t
     return "no previous shift", ""
 
 
+BREATH_BODY_MAX_CHARS = 1_200  # what of each breath's body the brief carries
+
+
+def breaths_text(layout: Layout, repo: str) -> str:
+    """The ``breaths`` slot: each breath filed or spiked against ``repo`` (breath.breaths_for's order),
+    a header line (state, id, title, address, source, bearing) then its body, at most
+    ``BREATH_BODY_MAX_CHARS`` characters. Raises InputError on a breath file that is not a breath."""
+    from sandman.machine import breath
+
+    parts = []
+    for item in breath.breaths_for(layout, repo):
+        bearing = item.scores.get("bearing")
+        body = item.body.strip()
+        if len(body) > BREATH_BODY_MAX_CHARS:
+            body = body[:BREATH_BODY_MAX_CHARS] + " […]"
+        parts.append(f"- [{item.state}] {item.id}: {item.title} — {item.address} (source {item.source}"
+                     + (f", bearing {bearing}" if bearing is not None else "") + f")\n  {body}")
+    return "\n".join(parts)
+
+
 def trail_last_day(trail: trails.Trail, now: datetime) -> str:
     since = journal.iso(now - timedelta(days=1))
     return "\n".join(f"{e.at} {e.id} {e.kind} {e.repo or ''} — {e.summary}"
@@ -301,6 +321,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             slots += [
                 briefing.Slot("trail", "trail/ (the last day)", trail_last_day(trail, now)),
                 briefing.Slot("memories", f"memories/{bank.name}/{BANK_INDEX}", _read(bank / BANK_INDEX)),
+                briefing.Slot("breaths", "breath/breaths/*.json (filed or spiked against this repository)",
+                              breaths_text(layout, repo)),
                 plan_slot,
                 briefing.Slot("score", f"score/{week_name}.md", _read(layout.week_score(week_name))),
             ]
