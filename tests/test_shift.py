@@ -459,3 +459,25 @@ def test_the_brief_says_nothing_when_no_breath_is_filed(layout, world):
     opened = shifts.open_shift(layout, path=str(world["alpha"]), now=TUESDAY_NIGHT)
     assert _fenced((opened.folder / "brief.md").read_text(), "breaths") == "(nothing)"
 
+
+def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world):
+    from sandman.machine import breath
+
+    earlier = shifts.open_shift(layout, path=str(world["beta"]), now=TUESDAY_NIGHT - timedelta(days=1))
+    shifts.handoff(layout, "Left: the flaky parser test still fails one run in ten.", shift_id=earlier.id,
+                   now=TUESDAY_NIGHT - timedelta(days=1) + timedelta(hours=2))
+    shifts.update_meta(layout, earlier.id, {"findings": ["commit 0123456789ab \u201cquick fix\u201d: no Event: trailer"]},
+                       "record a finding")
+    (world["alpha"] / "docs").mkdir(exist_ok=True)
+
+    opened = shifts.open_shift(layout, path=str(world["alpha"]), now=TUESDAY_NIGHT)
+
+    problems = layout.breath_problems.read_text()
+    assert opened.id in problems
+    assert f"{earlier.id} on beta: commit 0123456789ab" in problems
+    assert "the flaky parser test still fails" in problems
+    assert "breath/problems.md" in git(layout.root, "show", "--name-only", "--format=", "HEAD")
+    breath.init(layout, now=TUESDAY_NIGHT)
+    made = breath.compose_pass(layout, now=TUESDAY_NIGHT)
+    assert made.problems and "the flaky parser test still fails" in (
+        layout.breath_pass(made.id) / "prompt.md").read_text()
