@@ -126,3 +126,54 @@ def test_doctor_reports_the_schedule_and_the_last_reflect(root, monkeypatch):
     assert found.status == "ok" and found.message.startswith("installed for systemd (3 files)")
     (schedule.units(root, "systemd")[1].path).unlink()
     assert next(c for c in doctor().checks if c.name == "schedule").status == "warn"
+
+
+def _machine_on(layout: Layout, roots: Path) -> None:
+    roots.mkdir(parents=True, exist_ok=True)
+    layout.settings_file.write_text(f'[machine]\nroots = ["{roots}"]\n', encoding="utf-8")
+
+
+def test_the_shift_tick_is_scheduled_only_with_the_machine_on(root, isolated, fake_schedulers):
+    folder = isolated / ".config" / "systemd" / "user"
+    off = schedule.install(root, kind="systemd", enable=False)
+    assert not any("shift" in p.name for p in off.written)
+    assert "shift run" not in _out(sandman("schedule", "show", "--kind", "cron"))
+    _machine_on(root, isolated / "code")
+    on = schedule.install(root, kind="systemd")
+    assert sorted(p.name for p in on.written) == ["sandman-shift.service", "sandman-shift.timer"]
+    assert len(on.unchanged) == 3
+    from sandman.verbs.hooks import executable
+
+    assert f"ExecStart={executable()[0]} shift run" in (folder / "sandman-shift.service").read_text()
+    assert "OnCalendar=*:0/5\nPersistent=false" in (folder / "sandman-shift.timer").read_text()
+    assert ("systemctl --user enable --now sandman-reflect.timer sandman-serve.service sandman-shift.timer"
+            in fake_schedulers.read_text().splitlines())
+    shown = _out(sandman("schedule", "show", "--kind", "systemd"))
+    assert f"installed: {folder / 'sandman-shift.timer'}" in shown
+    assert "*/5 * * * * SANDMAN_ROOT=" in _out(sandman("schedule", "install", "--kind", "cron"))
+    # Turned off after install: uninstall still removes the tick's files.
+    root.settings_file.unlink()
+    gone = schedule.uninstall(root, kind="systemd")
+    assert {p.name for p in gone.removed} >= {"sandman-shift.service", "sandman-shift.timer"}
+    assert not folder.exists() or list(folder.iterdir()) == []
+    assert "sandman-shift.timer" in fake_schedulers.read_text().splitlines()[-2]
+
+
+def test_launchd_shift_tick_agent_starts_every_five_minutes(root, isolated, fake_schedulers):
+    _machine_on(root, isolated / "code")
+    schedule.install(root, kind="launchd")
+    tick = plistlib.loads((isolated / "Library" / "LaunchAgents" / "org.sandman.shift.plist").read_bytes())
+    assert tick["Label"] == "org.sandman.shift" and tick["ProgramArguments"][-2:] == ["shift", "run"]
+    assert tick["StartInterval"] == 300 and "StartCalendarInterval" not in tick
+
+
+def test_doctor_lists_the_shift_tick_when_the_machine_is_on(root, isolated, monkeypatch):
+    monkeypatch.setattr(schedule, "detect", lambda: "systemd")
+    schedule.install(root, kind="systemd", enable=False)
+    _machine_on(root, isolated / "code")
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.status == "warn" and "sandman-shift" in found.message
+    assert any(path.endswith("sandman-shift.timer") for path in found.details["files"])
+    schedule.install(root, kind="systemd", enable=False)
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.status == "ok" and found.message.startswith("installed for systemd (5 files)")

@@ -414,3 +414,70 @@ def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layou
     worktree = Path(current["worktree"])
     assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"shift/{current['shift']}"
     assert git(world["alpha"], "status", "--short") == ""
+
+
+def _breath(repo: Path, title: str, address: str) -> dict:
+    return {"title": title, "address": address, "source": "claude-code-changelog", "repo": str(repo),
+            "scores": {"bearing": 0.7, "novelty": 0.5, "provenance": 0.9},
+            "body": f"{title}: read it {{{{shift.id}}}} as data."}
+
+
+def _fenced(brief: str, slot: str) -> str:
+    """The text inside ``slot``'s fence in ``brief``."""
+    head = brief.index(f"[data: {slot} from ")
+    opening = brief.index("\n", head) + 1
+    ticks = brief[opening:brief.index("text\n", opening)]
+    start = brief.index("\n", opening) + 1
+    return brief[start:brief.index(f"\n{ticks}\n", start)]
+
+
+def test_the_brief_carries_the_breaths_filed_and_spiked_against_its_repository(layout, world):
+    from sandman.machine import breath
+
+    breath.init(layout, now=TUESDAY_NIGHT - timedelta(days=1))
+    filed = breath.file_breath(layout, _breath(world["alpha"], "Filed idea", "https://example.org/1"),
+                               now=TUESDAY_NIGHT - timedelta(hours=3))
+    spiked = breath.file_breath(layout, _breath(world["alpha"], "Spiked idea", "https://example.org/2"),
+                                now=TUESDAY_NIGHT - timedelta(hours=2))
+    breath.move(layout, spiked.id, "spike", now=TUESDAY_NIGHT - timedelta(hours=1))
+    elsewhere = breath.file_breath(layout, _breath(world["beta"], "Beta idea", "https://example.org/3"),
+                                   now=TUESDAY_NIGHT - timedelta(hours=1))
+
+    opened = shifts.open_shift(layout, path=str(world["alpha"]), now=TUESDAY_NIGHT)
+
+    brief = (opened.folder / "brief.md").read_text()
+    inside = _fenced(brief, "breaths")
+    assert f"[spiked] {spiked.id}: Spiked idea" in inside and f"[filed] {filed.id}: Filed idea" in inside
+    assert inside.index(spiked.id) < inside.index(filed.id)  # spiked first
+    assert elsewhere.id not in brief
+    assert "{{shift.id}}" in inside  # a placeholder inside a breath stays text
+    start = trails.find(layout, shifts.read_meta(layout, opened.id)["start_event"])
+    assert start.data["fingerprints"]["breaths"].startswith("sha256:")
+
+
+def test_the_brief_says_nothing_when_no_breath_is_filed(layout, world):
+    opened = shifts.open_shift(layout, path=str(world["alpha"]), now=TUESDAY_NIGHT)
+    assert _fenced((opened.folder / "brief.md").read_text(), "breaths") == "(nothing)"
+
+
+def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world):
+    from sandman.machine import breath
+
+    earlier = shifts.open_shift(layout, path=str(world["beta"]), now=TUESDAY_NIGHT - timedelta(days=1))
+    shifts.handoff(layout, "Left: the flaky parser test still fails one run in ten.", shift_id=earlier.id,
+                   now=TUESDAY_NIGHT - timedelta(days=1) + timedelta(hours=2))
+    shifts.update_meta(layout, earlier.id, {"findings": ["commit 0123456789ab \u201cquick fix\u201d: no Event: trailer"]},
+                       "record a finding")
+    (world["alpha"] / "docs").mkdir(exist_ok=True)
+
+    opened = shifts.open_shift(layout, path=str(world["alpha"]), now=TUESDAY_NIGHT)
+
+    problems = layout.breath_problems.read_text()
+    assert opened.id in problems
+    assert f"{earlier.id} on beta: commit 0123456789ab" in problems
+    assert "the flaky parser test still fails" in problems
+    assert "breath/problems.md" in git(layout.root, "show", "--name-only", "--format=", "HEAD")
+    breath.init(layout, now=TUESDAY_NIGHT)
+    made = breath.compose_pass(layout, now=TUESDAY_NIGHT)
+    assert made.problems and "the flaky parser test still fails" in (
+        layout.breath_pass(made.id) / "prompt.md").read_text()

@@ -24,9 +24,9 @@ from sandman.errors import InputError
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_.]+)\s*\}\}")
 # The order in which slots give way over the cap, first to last, and each one's floor (characters).
-SHRINK_ORDER = ("trail", "week_trail", "shifts", "memories", "score", "targets", "plan", "previous_targets",
-                "handoff")
-FLOORS = {"handoff": 1_500, "plan": 600, "targets": 300, "previous_targets": 600, "score": 600}
+SHRINK_ORDER = ("trail", "week_trail", "shifts", "breaths", "memories", "score", "targets", "plan",
+                "previous_targets", "handoff")
+FLOORS = {"handoff": 1_500, "plan": 600, "targets": 300, "previous_targets": 600, "score": 600, "breaths": 400}
 DEFAULT_FLOOR = 200
 
 

@@ -431,8 +431,8 @@ def _auto_memory(checks: list[Check]) -> Check:
 
 
 def _schedule(layout: Layout, now: datetime) -> Check:
-    """Whether the nightly reflect and report serve are installed for this platform's scheduler,
-    and when reflect last ran (from its journal)."""
+    """Whether the nightly reflect, report serve and (machine on) the shift tick are installed for
+    this platform's scheduler (``details["files"]`` lists each file), and when reflect last ran."""
     from sandman.verbs import schedule
 
     kind = schedule.detect()

@@ -1,19 +1,24 @@
-"""``sandman schedule install|uninstall|show``: run reflect nightly and serve the site (issue 17).
+"""``sandman schedule install|uninstall|show``: reflect nightly, serve the site, tick the shifts (issue 17).
 
-Two jobs: the nightly ``sandman reflect`` (at ``--at HH:MM``, local time,
-default 03:30) and ``sandman report serve`` as a long-running user service.
-(The shift tick joins them once the machine verbs exist; they do not yet.)
-Each is written for the platform's own user scheduler, into the user's own
+Two jobs always: the nightly ``sandman reflect`` (at ``--at HH:MM``, local
+time, default 03:30) and ``sandman report serve`` as a long-running user
+service. A third, the shift tick (``sandman shift run`` every
+``SHIFT_TICK_S`` seconds, docs/shift.md), only when the machine is on
+(``[machine] roots`` set in ``.settings.toml``); ``uninstall`` removes it
+either way. Each is written for the platform's own user scheduler, into the user's own
 unit folder and nowhere else:
 
 - ``systemd`` (Linux with systemd): ``sandman-reflect.service`` and
   ``sandman-reflect.timer`` (``Persistent=true``: a night the machine slept
-  through runs at the next boot), ``sandman-serve.service``, in
+  through runs at the next boot), ``sandman-serve.service``, and with the
+  machine on ``sandman-shift.service`` and ``sandman-shift.timer``
+  (``OnCalendar=*:0/5``, ``Persistent=false``: a missed tick is not made up), in
   ``$XDG_CONFIG_HOME/systemd/user/`` (default ``~/.config/systemd/user``);
 - ``launchd`` (macOS): ``org.sandman.reflect.plist`` and
-  ``org.sandman.serve.plist`` in ``~/Library/LaunchAgents/``;
+  ``org.sandman.serve.plist`` (and with the machine on ``org.sandman.shift.plist``,
+  ``StartInterval`` 300) in ``~/Library/LaunchAgents/``;
 - ``cron`` (neither): nothing is written, since a crontab is one file shared
-  with everything else the user schedules; ``install`` prints the line to add
+  with everything else the user schedules; ``install`` prints the lines to add
   with ``crontab -e`` (``report serve`` has no cron form: it is a service).
 
 ``install`` is idempotent (an unchanged file is not rewritten) and, unless
@@ -45,7 +50,8 @@ VERB = "schedule"
 KINDS = ("systemd", "launchd", "cron")
 DEFAULT_AT = "03:30"
 _AT = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
-LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve"}
+LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve", "shift": "org.sandman.shift"}
+SHIFT_TICK_S = 300  # seconds between shift ticks; `shift run` does nothing outside the night window
 ENABLE_TIMEOUT_S = 30
 
 
@@ -94,15 +100,25 @@ def _command(*args: str) -> list[str]:
     return [*executable(), *args]
 
 
-def units(layout: Layout, kind: str, at: str = DEFAULT_AT) -> list[Unit]:
-    """Return the files ``kind`` needs for the two jobs (none for cron)."""
+def machine_on(layout: Layout) -> bool:
+    """Whether the shift tick belongs in the schedule: ``[machine] roots`` is set. Raises ConfigError."""
+    return config.machine(layout).on
+
+
+def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None = None) -> list[Unit]:
+    """Return the files ``kind`` needs for the jobs (none for cron); the shift tick's only when
+    ``shift`` (default: ``machine_on(layout)``). Raises InputError (bad ``kind`` or ``at``), ConfigError."""
     hour, minute = check_at(at)
+    if kind not in KINDS:
+        raise InputError(f"--kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
+    if shift is None:
+        shift = kind != "cron" and machine_on(layout)
     root = str(layout.root)
     if kind == "systemd":
         folder = config.systemd_user_dir()
 
         def service(job: str, argv: list[str], extra: str) -> Unit:
-            text = (f"[Unit]\nDescription=sandman {' '.join(argv[-2:] if job == 'serve' else argv[-1:])}\n\n"
+            text = (f"[Unit]\nDescription=sandman {' '.join(argv[-2:] if job in ('serve', 'shift') else argv[-1:])}\n\n"
                     f"[Service]\n{extra}Environment={shlex.quote('SANDMAN_ROOT=' + root)}\n"
                     f"ExecStart={shlex.join(argv)}\n")
             if job == "serve":
@@ -112,9 +128,15 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT) -> list[Unit]:
         timer = (f"[Unit]\nDescription=sandman reflect, nightly\n\n[Timer]\n"
                  f"OnCalendar=*-*-* {hour:02d}:{minute:02d}:00\nPersistent=true\n\n"
                  "[Install]\nWantedBy=timers.target\n")
-        return [service("reflect", _command("reflect"), "Type=oneshot\n"),
-                Unit("reflect", folder / "sandman-reflect.timer", timer),
-                service("serve", _command("report", "serve"), "Restart=on-failure\n")]
+        found = [service("reflect", _command("reflect"), "Type=oneshot\n"),
+                 Unit("reflect", folder / "sandman-reflect.timer", timer),
+                 service("serve", _command("report", "serve"), "Restart=on-failure\n")]
+        if shift:
+            tick = (f"[Unit]\nDescription=sandman shift tick, every {SHIFT_TICK_S // 60} minutes\n\n[Timer]\n"
+                    f"OnCalendar=*:0/{SHIFT_TICK_S // 60}\nPersistent=false\n\n[Install]\nWantedBy=timers.target\n")
+            found += [service("shift", _command("shift", "run"), "Type=oneshot\n"),
+                      Unit("shift", folder / "sandman-shift.timer", tick)]
+        return found
     if kind == "launchd":
         folder = config.launch_agents_dir()
         logs = layout.trace
@@ -126,11 +148,12 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT) -> list[Unit]:
                     "StandardErrorPath": str(logs / f"launchd-{job}.log"), **extra}
             return Unit(job, folder / f"{label}.plist", plistlib.dumps(data, sort_keys=False).decode("utf-8"))
 
-        return [agent("reflect", _command("reflect"), {"StartCalendarInterval": {"Hour": hour, "Minute": minute}}),
-                agent("serve", _command("report", "serve"), {"RunAtLoad": True, "KeepAlive": True})]
-    if kind == "cron":
-        return []
-    raise InputError(f"--kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
+        found = [agent("reflect", _command("reflect"), {"StartCalendarInterval": {"Hour": hour, "Minute": minute}}),
+                 agent("serve", _command("report", "serve"), {"RunAtLoad": True, "KeepAlive": True})]
+        if shift:
+            found.append(agent("shift", _command("shift", "run"), {"StartInterval": SHIFT_TICK_S}))
+        return found
+    return []
 
 
 def cron_line(layout: Layout, at: str = DEFAULT_AT) -> str:
@@ -138,6 +161,17 @@ def cron_line(layout: Layout, at: str = DEFAULT_AT) -> str:
     hour, minute = check_at(at)
     return (f"{minute} {hour} * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
             f"{shlex.join(_command('reflect'))}")
+
+
+def cron_shift_line(layout: Layout) -> str:
+    """The crontab line that runs the shift tick every ``SHIFT_TICK_S // 60`` minutes."""
+    return (f"*/{SHIFT_TICK_S // 60} * * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
+            f"{shlex.join(_command('shift', 'run'))} >/dev/null 2>&1")
+
+
+def _systemd_names(wanted: list[Unit]) -> list[str]:
+    """What systemctl enables or disables: the timers and the serve service."""
+    return [unit.path.name for unit in wanted if unit.path.suffix == ".timer" or unit.job == "serve"]
 
 
 def _ask(argv: list[str], change: ScheduleChange) -> None:
@@ -156,7 +190,7 @@ def _ask(argv: list[str], change: ScheduleChange) -> None:
 def _enable(kind: str, written: list[Unit], change: ScheduleChange) -> None:
     if kind == "systemd":
         _ask(["systemctl", "--user", "daemon-reload"], change)
-        _ask(["systemctl", "--user", "enable", "--now", "sandman-reflect.timer", "sandman-serve.service"], change)
+        _ask(["systemctl", "--user", "enable", "--now", *_systemd_names(written)], change)
     elif kind == "launchd":
         for unit in written:
             _ask(["launchctl", "bootout", f"gui/{os.getuid()}", str(unit.path)], change)
@@ -173,6 +207,8 @@ def install(layout: Layout, *, kind: str | None = None, at: str = DEFAULT_AT, en
     wanted = units(layout, kind, at)
     if kind == "cron":
         change.notes.append(f"add this line with `crontab -e`: {cron_line(layout, at)}")
+        if machine_on(layout):
+            change.notes.append(f"and this line for the shift tick: {cron_shift_line(layout)}")
         change.notes.append("`report serve` has no cron form; start it at login yourself")
     written = []
     for unit in wanted:
@@ -197,14 +233,15 @@ def uninstall(layout: Layout, *, kind: str | None = None, enable: bool = True) -
     """Disable and remove the files ``install`` writes for ``kind``; nothing else. Raises InputError, OSError."""
     kind = kind or detect()
     change = ScheduleChange(kind=kind)
-    present = [unit for unit in units(layout, kind) if unit.path.exists()]
+    every = units(layout, kind, shift=True)
+    present = [unit for unit in every if unit.path.exists()]
     if enable and present:
         if kind == "systemd":
-            _ask(["systemctl", "--user", "disable", "--now", "sandman-reflect.timer", "sandman-serve.service"], change)
+            _ask(["systemctl", "--user", "disable", "--now", *_systemd_names(present)], change)
         elif kind == "launchd":
             for unit in present:
                 _ask(["launchctl", "bootout", f"gui/{os.getuid()}", str(unit.path)], change)
-    for unit in units(layout, kind):
+    for unit in every:
         if unit.path.exists():
             unit.path.unlink()
             change.removed.append(unit.path)
@@ -214,6 +251,7 @@ def uninstall(layout: Layout, *, kind: str | None = None, enable: bool = True) -
         _ask(["systemctl", "--user", "daemon-reload"], change)
     if kind == "cron":
         change.notes.append(f"remove this line with `crontab -e` if you added it: {cron_line(layout)}")
+        change.notes.append(f"and the shift tick's, if you added it: {cron_shift_line(layout)}")
     journal.write(layout, VERB, "uninstalled", kind=kind, removed=len(change.removed))
     return change
 
@@ -231,4 +269,6 @@ def show(layout: Layout, *, kind: str | None = None) -> ScheduleChange:
         (change.unchanged if unit.path.is_file() else change.missing).append(unit.path)
     if kind == "cron":
         change.notes.append(f"the crontab line for the nightly reflect: {cron_line(layout)}")
+        if machine_on(layout):
+            change.notes.append(f"the crontab line for the shift tick: {cron_shift_line(layout)}")
     return change
