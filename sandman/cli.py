@@ -346,6 +346,29 @@ def recall(
     sys.stdout.write(visible(recalled.text))
 
 
+@app.command(cls=PlainUsage)
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to find; \"a phrase\" in double quotes.")],
+    bank: Annotated[Optional[str], typer.Option(metavar="BANK", help="Only this bank (its name or absolute directory).")] = None,
+    type_: Annotated[Optional[str], typer.Option("--type", metavar="TYPE", help="Only memories of this type.")] = None,
+    limit: Annotated[int, typer.Option(metavar="N", help="At most N memories.")] = 20,
+    json_: Annotated[bool, typer.Option("--json", help="Print a JSON array instead of lines.")] = False,
+) -> None:
+    """Find memories by the words of their name, description and body, best first."""
+    from sandman.verbs import search as verb
+
+    root = layout()
+    hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit))
+    if json_:
+        say(verb.to_json(hits), lines=True)
+        return
+    if not hits:
+        say(f"no memory matches {query!r}")
+        raise typer.Exit(1)
+    for line in verb.lines(root, hits):
+        say(line)
+
+
 @app.command()
 def mcp() -> None:
     """Serve recall, remember and banks to MCP clients over stdio."""

@@ -149,3 +149,12 @@ class ForeignRepository(SandmanError):
     """The memory root is a git repository sandman did not create; sandman commits nothing into it."""
 
     exit_code = 2
+
+
+# --- search, curators, handoff (issue 19) -------------------------------------
+class SearchIndexError(SandmanError):
+    """The search index (``.search.sqlite``) could not be built or read; deleting it is safe."""
+
+
+class ProposalRefused(InputError):
+    """A curator's reply or a proposal set is unusable as a whole; the message says why."""

@@ -1,12 +1,14 @@
 """``sandman mcp``: the stdio tool server (design, "Verbs", mcp; contract docs/MCP.md).
 
-Three tools, over the very functions the CLI calls, so no MCP client
+The tools, over the very functions the CLI calls, so no MCP client
 re-implements the bank format:
 
 - ``recall(cwd, budget?)``: sandman.verbs.recall.recall, the text a session starts with;
 - ``remember(body, cwd, type?, name?, description?)``: sandman.verbs.remember.remember;
 - ``banks(bank?)``: every bank with its directory, memory count and folder, or one
-  bank's MEMORY.md lines (sandman.banks.listing).
+  bank's MEMORY.md lines (sandman.banks.listing);
+- ``search(query, bank?, type?, limit?)``: sandman.verbs.search, the hits as lines;
+- ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session.
 
 A deliberate refusal (a secret in a memory, a relative cwd, an unknown type) is
 a tool error the client reads (``is_error`` with the one-line reason), never a
@@ -45,6 +47,8 @@ from sandman.layout import Layout
 from sandman.verbs.recall import memories
 from sandman.verbs.recall import recall as compose_recall
 from sandman.verbs.remember import remember as commit_remembered
+from sandman.verbs.search import lines as search_lines
+from sandman.verbs.search import search as search_memories
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -129,6 +133,25 @@ def build_server(layout: Layout) -> MCPServer:
             raise ToolError(f"no bank {bank!r} under {layout.memories}/; call banks without arguments to list them")
         lines = [f"# {one.label} · {memories(len(one.entries))} · {one.folder}/"]
         return "\n".join(lines + [entry.line for entry in one.entries])
+
+    @server.tool(structured_output=False)
+    def search(
+        query: Annotated[str, Field(description='Words to find in memory names, descriptions and bodies; '
+                                                '"a phrase" in double quotes.')],
+        bank: Annotated[str | None, Field(description="Only this bank (its name or absolute directory).")] = None,
+        type: Annotated[str | None, Field(description=f"Only memories of this type: {', '.join(MEMORY_TYPES)}.")] = None,
+        limit: Annotated[int, Field(description="At most this many memories (1 to 1000).")] = 20,
+    ) -> str:
+        """Search every bank's memories, best first: each hit's name, type, bank, file and the
+        matching line, as `sandman search` prints them."""
+        check_utf8(query=query, bank=bank, type=type)
+        try:
+            hits = search_memories(layout, query, bank=bank, memory_type=type, limit=limit)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        if not hits:
+            return f"no memory matches {query!r}"
+        return "\n".join(search_lines(layout, hits))
 
     return server
 

@@ -274,6 +274,26 @@ def bank_transaction(
             tx.log.close()
             raise
         tx.log.close()
+        if tx.commit is not None and tx.banks:
+            _refresh_search(layout, sorted(folder.name for folder in tx.banks))
+
+
+def _refresh_search(layout: Layout, banks: list[str]) -> None:
+    """Keep the search index current with the banks a commit touched (sandman.banks.search).
+
+    The index is derived: a failure here costs a slower next search (it finds
+    the change itself), never the commit, so it is a journal line.
+    """
+    if not layout.search_index.is_file():
+        return
+    import sqlite3  # here, not at the top: take --hook imports this module
+
+    from sandman.banks import search
+
+    try:
+        search.refresh(layout, banks)
+    except (sqlite3.Error, OSError) as error:
+        journal.write(layout, "search", "refresh-failed", error=str(error))
 
 
 def _sweep_temp_files(layout: Layout) -> None:
