@@ -293,6 +293,8 @@ def search(
     without words), OSError, sqlite3.Error.
     """
     expression, words = match_expression(query)
+    if not layout.root.is_dir():
+        return []  # no root yet: nothing to search, and nowhere to keep an index
     sql = (f"SELECT f.bank, f.file, m.name, m.description, f.type, m.body, bm25(memories, {', '.join(map(str, WEIGHTS))}) AS score"
            " FROM memories m JOIN files f ON f.id = m.rowid WHERE memories MATCH ?")
     parameters: list[object] = [expression]
