@@ -19,12 +19,13 @@ import consensus
 import dream
 import recall
 import remember
+import search
 import site_render
 import sync_spawn
 import take
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render)
+MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render, search)
 
 
 def main(argv: list[str] | None = None) -> None:
