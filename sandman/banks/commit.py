@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandman import journal
+from sandman import journal, private
 from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
@@ -95,9 +95,10 @@ class BankTransaction:
         file that is not the one being replaced. Raises InputError (bad field),
         SecretRefused, FileNotFoundError (``replaces`` is gone) before writing.
         """
-        memory.name = one_line(memory.name)
-        memory.description = one_line(memory.description)
-        memory.body = clean_body(memory.body)
+        # Private spans never reach a bank (sandman.private), whoever wrote the memory.
+        memory.name = one_line(private.redact(memory.name))
+        memory.description = one_line(private.redact(memory.description))
+        memory.body = clean_body(private.redact(memory.body))
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         folder = self.bank(bank, directory)

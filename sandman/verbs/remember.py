@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from sandman import journal
+from sandman import journal, private
 from sandman.banks.commit import Committed, bank_transaction
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
@@ -97,6 +97,12 @@ def remember(
         _utf8(label, text)
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
+    # Private spans never reach a memory (sandman.private): hidden before a name is derived.
+    body = private.redact(body)
+    name = private.redact(name) if name else name
+    description = private.redact(description) if description else description
+    if body.strip() and not body.replace(private.MARK, "").strip():
+        raise InputError("memory body is all <private>…</private>; nothing is left to remember")
     directory = None if memory_type == "user" else normalize_directory(cwd or os.getcwd())
     memory = Memory(
         name=name or derive_name(body),
