@@ -8,10 +8,11 @@ matches a few hundred memories, and one rare word in 10. Then times:
 - the index build from nothing (``banks.search.build``), against reading the
   same 50,000 files once (the floor any build pays);
 - a query with the index current, in process (``banks.search.search``: the
-  staleness check of one ``stat`` per memory, then FTS5), against the same
+  staleness check of one ``stat`` per bank folder, then FTS5), against the same
   question answered without an index (reading every file and looking for the
   word, as grep would);
-- the staleness check alone, and an incremental refresh after one file changed;
+- a ``stat`` of every memory (what a search pays when every folder changed),
+  and an incremental refresh of one bank after one file changed;
 - ``sandman search`` as a real subprocess, against ``python -c pass``.
 
     python bench/search.py [--quick] [--runs N] [--memories N]
@@ -120,7 +121,8 @@ def rows(runs: int = RUNS, memories: int = MEMORIES) -> list[Row]:
         Row(f"query `{QUERY}` (~{len(hits)} hits, top 20), index current, {label}", query, grep_label, linear, runs),
         Row(f"query `{RARE}` (~{len(rare)} hits, top 20), index current, {label}", rare_query, grep_label, linear,
             runs),
-        Row(f"staleness check alone (one stat a memory), {label}", stale, grep_label, linear, runs),
+        Row(f"a stat of every memory (what a search pays when every folder changed), {label}", stale, grep_label,
+            linear, runs),
         Row(f"refresh of one bank after one file changed, {label}", refreshed, grep_label, linear, runs),
         Row(f"`sandman search {QUERY}` (subprocess), {label}", command, PYTHON_PASS, bare, runs),
     ]

@@ -353,12 +353,13 @@ def search(
     type_: Annotated[Optional[str], typer.Option("--type", metavar="TYPE", help="Only memories of this type.")] = None,
     limit: Annotated[int, typer.Option(metavar="N", help="At most N memories.")] = 20,
     json_: Annotated[bool, typer.Option("--json", help="Print a JSON array instead of lines.")] = False,
+    reindex: Annotated[bool, typer.Option("--reindex", help="Rebuild the index from the banks first.")] = False,
 ) -> None:
     """Find memories by the words of their name, description and body, best first."""
     from sandman.verbs import search as verb
 
     root = layout()
-    hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit))
+    hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit, reindex=reindex))
     if json_:
         say(verb.to_json(hits), lines=True)
         return
@@ -367,6 +368,27 @@ def search(
         raise typer.Exit(1)
     for line in verb.lines(root, hits):
         say(line)
+
+
+@app.command(cls=BodyArgument)
+def handoff(
+    note: Annotated[str, typer.Argument(metavar="NOTE", help="What the next session should know or do. '-' reads it from stdin.")],
+    cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose next session gets it [default: current directory].")] = None,
+    once: Annotated[bool, typer.Option("--once", help="Show it to the next session only [default: until replaced].")] = False,
+    session: Annotated[Optional[str], typer.Option(metavar="ID", help="The session leaving it.")] = None,
+) -> None:
+    """Leave a short note that the next session in this directory reads first."""
+    import os
+
+    from sandman.verbs.handoff import leave
+
+    if note == "-":
+        data = sys.stdin.buffer.read(4 * config.HANDOFF_MAX_CHARS + 1)
+        note = data.decode("utf-8", "surrogateescape")
+    root = layout()
+    written = run(lambda: leave(root, note, cwd=cwd or os.getcwd(), once=once, session=session))
+    say(f"handoff for {written.data['directory']}: {written.path}"
+        + (" (shown once)" if once else " (shown until replaced)"))
 
 
 @app.command()

@@ -163,6 +163,7 @@ def git_identity() -> tuple[str, str] | None:
 # --- the design's constants --------------------------------------------------
 
 RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200

@@ -44,6 +44,7 @@ from sandman.banks.listing import find_bank, list_banks
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
 from sandman.layout import Layout
+from sandman.verbs.handoff import leave as leave_handoff
 from sandman.verbs.recall import memories
 from sandman.verbs.recall import recall as compose_recall
 from sandman.verbs.remember import remember as commit_remembered
@@ -86,7 +87,7 @@ def build_server(layout: Layout) -> MCPServer:
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
         check_utf8(cwd=cwd)
         try:
-            return compose_recall(layout, cwd, budget).text
+            return compose_recall(layout, cwd, budget, deliver=True).text
         except SandmanError as error:
             raise ToolError(str(error)) from None
 
@@ -152,6 +153,24 @@ def build_server(layout: Layout) -> MCPServer:
         if not hits:
             return f"no memory matches {query!r}"
         return "\n".join(search_lines(layout, hits))
+
+    @server.tool(structured_output=False)
+    def handoff(
+        note: Annotated[str, Field(description="What the next session in this directory should know or do "
+                                               "(at most 2,000 characters).")],
+        cwd: Annotated[str, Field(description="Absolute directory whose next session reads it first.")],
+        once: Annotated[bool, Field(description="Show it to the next session only (default: until replaced).")] = False,
+    ) -> str:
+        """Leave a handoff note, as `sandman handoff` does: the next session in `cwd` reads it first
+        in its recall. It replaces the directory's previous note."""
+        check_utf8(note=note, cwd=cwd)
+        try:
+            written = leave_handoff(layout, note, cwd=cwd, once=once)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        except OSError as error:
+            raise ToolError(f"handoff not written: {error.strerror or error}") from None
+        return f"handoff for {written.data['directory']}: {written.path}"
 
     return server
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,12 @@ def test_search_finds_a_hand_edit_and_a_removed_file(layout: Layout, project: Pa
     search(layout, "deploy")
     folder = layout.bank(bank_name(project))
     path = folder / "project_staging_cluster.md"
-    path.write_text(path.read_text().replace("production", "zeppelin"))
+    saved = folder / "edit.tmp"  # an editor's save: a new file renamed over the old
+    saved.write_text(path.read_text().replace("production", "zeppelin"))
+    os.replace(saved, path)
     assert files(search(layout, "zeppelin")) == ["project_staging_cluster.md"]
+    path.write_text(path.read_text().replace("zeppelin", "dirigible"))  # in place: the folder is unchanged
+    assert files(search(layout, "dirigible", reindex=True)) == ["project_staging_cluster.md"]
     (folder / "project_deploy_checklist.md").unlink()
     assert files(search(layout, "pytest")) == []
 
@@ -136,3 +141,11 @@ def test_search_cli_prints_lines_json_and_one_line_errors(layout: Layout, projec
 
 def test_search_on_an_empty_root_finds_nothing(layout: Layout) -> None:
     assert search(layout, "anything") == []
+
+
+def test_the_next_commit_finds_a_hand_edit_made_in_place(layout: Layout, project: Path) -> None:
+    search(layout, "deploy")
+    path = layout.bank(bank_name(project)) / "project_staging_cluster.md"
+    path.write_text(path.read_text().replace("production", "dirigible"))
+    remember(layout, "Another fact.", cwd=str(project))  # its transaction commits the hand edit first
+    assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]

@@ -388,9 +388,11 @@ def recover(layout: Layout, repo) -> str | None:
     paths = store.committable_paths(repo)
     if not paths:
         return None
-    return store.commit_paths(
+    commit = store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )
+    _refresh_search(layout, sorted(folder.name for folder in banks))  # a hand edit made in place
+    return commit
 
 
 def settle(layout: Layout) -> str | None:

@@ -9,12 +9,19 @@ search. It holds two tables:
   ``_archive/`` and dotted folders are not memories), ``path`` being
   ``<bank>/<file>``, with the modification time (nanoseconds) and size (bytes)
   the row was read at;
+- ``banks(name, mtime_ns)``: each bank folder's modification time when it
+  was last scanned;
 - ``memories``: an FTS5 table (``unicode61``, diacritics folded) of ``name``,
   ``description`` and ``body``, its rowid the ``files`` id.
 
-A search first compares ``files`` with the bank folders (one ``stat`` per
-memory) and re-reads only what was added, changed or removed, so a hand edit,
-a ``git pull`` or a reconcile is found without any writer's help. A missing,
+A search first compares each bank folder's modification time with
+``banks``; in a folder that changed it compares ``files`` with the folder (one
+``stat`` per memory) and re-reads only what was added, changed or removed, so
+a ``git pull``, a reconcile or a hand edit saved by rename (most editors; every
+sandman write) is found without any writer's help. A file rewritten in place
+does not change its folder: ``sandman search --reindex`` rebuilds the index,
+and the next commit in that bank (which first commits the hand edit) refreshes
+it. A missing,
 unreadable or older-schema index is rebuilt whole into a sibling temp file and
 moved into place (``os.replace``). commit_memory refreshes the banks it
 touched after each commit when the index exists (``refresh``), so the index a
@@ -38,7 +45,7 @@ from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
@@ -52,6 +59,7 @@ CREATE TABLE files (
     type TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
 );
 CREATE INDEX files_bank ON files (bank);
+CREATE TABLE banks (name TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'unicode61 remove_diacritics 2');
 """
 # A quoted phrase, or a run of anything but white space.
@@ -150,24 +158,47 @@ def _is_current_schema(connection: sqlite3.Connection) -> bool:
     return row is not None and row[0] == SCHEMA_VERSION
 
 
-def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *, every_bank: bool) -> int:
+def _folder_mtime(folder: Path) -> int | None:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *, every_bank: bool,
+          trust_folders: bool = False) -> int:
     """Bring the rows of ``folders`` (of every bank when ``every_bank``) in line with the disk.
 
-    Returns how many memories were (re)read or dropped. Runs as one write
+    With ``trust_folders``, a bank folder whose modification time is the one
+    recorded at its last scan is not scanned again (every sandman write and
+    most editors' saves replace a file by rename, which changes it). Returns
+    how many memories were (re)read or dropped. Runs as one write
     transaction, so a concurrent search sees the index before or after it.
     """
+    seen = {folder.name: _folder_mtime(folder) for folder in folders}
+    if trust_folders:
+        recorded = dict(connection.execute("SELECT name, mtime_ns FROM banks").fetchall())
+        gone = [name for name in recorded if name not in seen]
+        folders = [folder for folder in folders if recorded.get(folder.name) != seen[folder.name]]
+        if not folders and not gone:
+            return 0
     current: dict[str, tuple[int, int]] = {}
     for folder in folders:
         current.update(_live_files(folder))
     connection.execute("BEGIN IMMEDIATE")
     try:
-        if every_bank:
+        if every_bank and not trust_folders:
             rows = connection.execute("SELECT id, path, mtime_ns, size FROM files").fetchall()
+            connection.execute("DELETE FROM banks")
         else:
-            names = [folder.name for folder in folders]
+            names = [folder.name for folder in folders] + (gone if trust_folders else [])
             marks = ",".join("?" * len(names))
             rows = connection.execute(
                 f"SELECT id, path, mtime_ns, size FROM files WHERE bank IN ({marks})", names).fetchall()
+            connection.execute(f"DELETE FROM banks WHERE name IN ({marks})", names)
+        connection.executemany("INSERT INTO banks (name, mtime_ns) VALUES (?, ?)",
+                               [(folder.name, seen[folder.name]) for folder in folders
+                                if seen[folder.name] is not None])
         known = {path: (row_id, mtime, size) for row_id, path, mtime, size in rows}
         changed = 0
         for path, (row_id, mtime, size) in known.items():
@@ -236,7 +267,7 @@ def open_index(layout: Layout) -> sqlite3.Connection:
         try:
             connection = _connect(path)
             if _is_current_schema(connection):
-                _sync(connection, layout, bank_folders(layout), every_bank=True)
+                _sync(connection, layout, bank_folders(layout), every_bank=True, trust_folders=True)
                 return connection
         except sqlite3.DatabaseError:
             pass

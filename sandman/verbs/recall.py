@@ -31,7 +31,7 @@ import re
 from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
-from sandman import config, journal
+from sandman import config, handoff, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.errors import ConfigError, InputError
@@ -418,7 +418,7 @@ def check_budget(budget: int | None) -> int:
 
 
 def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
-           now: datetime | None = None) -> Recalled:
+           now: datetime | None = None, deliver: bool = False, session: str | None = None) -> Recalled:
     """Compose the recall surface of ``cwd`` within ``budget`` characters (default 9,000).
 
     ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
@@ -426,9 +426,28 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     the budget and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
     ``memories/.recent/`` and ``log/``; never the archive.
+
+    The directory's handoff note (sandman.handoff) comes first, inside the
+    budget; ``deliver`` records this as one delivery of it (to ``session``).
     """
     budget = check_budget(budget)
     directory = str(normalize_directory(cwd))
+    note = handoff.read(layout, directory)
+    head = handoff.render(note, budget) if note is not None and note.shown else ""
+    if head and deliver:
+        handoff.delivered(layout, note, session)
+        journal.write(layout, VERB, "handoff-delivered", cwd=directory, session=session,
+                      times=note.data["delivered"] + 1)
+    if not head:
+        return _compose(layout, directory, budget, now)
+    if budget - len(head) < 2:
+        return Recalled(text=head, trims=["everything"])
+    rest = _compose(layout, directory, budget - len(head), now)
+    return Recalled(text=head + rest.text, trims=rest.trims)
+
+
+def _compose(layout: Layout, directory: str, budget: int, now: datetime | None) -> Recalled:
+    """The four surfaces of ``directory`` within ``budget`` characters (``recall`` without the handoff)."""
     now = now or datetime.now(timezone.utc)
     blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
@@ -530,7 +549,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         text, trims = compact(layout, cwd), []
     else:
         _fetch_in_background(layout)
-        recalled = recall(layout, cwd)
+        recalled = recall(layout, cwd, deliver=True, session=session)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
                   chars=len(text), trimmed=",".join(trims) or None)

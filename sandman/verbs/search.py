@@ -27,10 +27,13 @@ def search(
     bank: str | None = None,
     memory_type: str | None = None,
     limit: int = index.DEFAULT_LIMIT,
+    reindex: bool = False,
 ) -> list[index.Hit]:
     """Return the memories matching ``query``, best first (sandman.banks.search.search).
 
-    Raises InputError (no word in the query, an unknown bank or type, a limit
+    ``reindex`` rebuilds the index from nothing first (a hand edit made in
+    place is otherwise found at the next commit in its bank). Raises
+    InputError (no word in the query, an unknown bank or type, a limit
     outside 1..1000), SearchIndexError (the index cannot be built or read).
     """
     if "\0" in query:
@@ -46,6 +49,8 @@ def search(
             raise InputError(f"no bank {bank!r} under {layout.memories}/; `sandman search` without --bank searches them all")
         folder = found.name
     try:
+        if reindex and layout.root.is_dir():
+            index.build(layout)
         return index.search(layout, query, bank=folder, memory_type=memory_type, limit=limit)
     except sqlite3.Error as error:
         raise SearchIndexError(
