@@ -355,7 +355,7 @@ def search(
     json_: Annotated[bool, typer.Option("--json", help="Print a JSON array instead of lines.")] = False,
     reindex: Annotated[bool, typer.Option("--reindex", help="Rebuild the index from the banks first.")] = False,
 ) -> None:
-    """Find memories by the words of their name, description and body, best first."""
+    """Find memories by words, best first (a full-text index)."""
     from sandman.verbs import search as verb
 
     root = layout()
@@ -377,7 +377,7 @@ def handoff(
     once: Annotated[bool, typer.Option("--once", help="Show it to the next session only [default: until replaced].")] = False,
     session: Annotated[Optional[str], typer.Option(metavar="ID", help="The session leaving it.")] = None,
 ) -> None:
-    """Leave a short note that the next session in this directory reads first."""
+    """Leave a note the next session here reads first."""
     import os
 
     from sandman.verbs.handoff import leave
@@ -391,9 +391,81 @@ def handoff(
         + (" (shown once)" if once else " (shown until replaced)"))
 
 
+curate_app = typer.Typer(
+    help="Propose bank changes with evidence; review; apply.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(curate_app, name="curate")
+_BANK_HELP = "Only this bank (its name or absolute directory) [default: every bank]."
+
+
+def _curate(curator: str, bank: Optional[str], model: bool = True) -> None:
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    result = run(lambda: verb.curate(root, curator, bank=bank, model=model))
+    for line in verb.run_lines(result):
+        say(line)
+
+
+@curate_app.command("rot")
+def curate_rot(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose fixes for memories that are no longer true."""
+    _curate("rot", bank)
+
+
+@curate_app.command("merge")
+def curate_merge(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose merging memories that say one thing."""
+    _curate("merge", bank)
+
+
+@curate_app.command("split")
+def curate_split(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose splitting memories that bundle concerns."""
+    _curate("split", bank)
+
+
+@curate_app.command("lint")
+def curate_lint(
+    bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None,
+    model: Annotated[bool, typer.Option("--model/--no-model", help="Also ask a mind [default: yes]; --no-model runs the checks alone.")] = True,
+) -> None:
+    """Check index, duplicates, archives (and ask a mind)."""
+    _curate("lint", bank, model)
+
+
+@curate_app.command("review")
+def curate_review(
+    set_id: Annotated[Optional[str], typer.Argument(metavar="SET", help="A proposal set [default: list the sets].")] = None,
+) -> None:
+    """List the sets, or one set's proposals and evidence."""
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    for line in run(lambda: verb.review(root, set_id)):
+        say(line)
+
+
+@curate_app.command("apply")
+def curate_apply(
+    set_id: Annotated[str, typer.Argument(metavar="SET", help="The proposal set to apply.")],
+    accept: Annotated[Optional[list[str]], typer.Option(metavar="IDS", help="Also accept these proposals (p1,p2).")] = None,
+    reject: Annotated[Optional[list[str]], typer.Option(metavar="IDS", help="Reject these proposals, high confidence or not.")] = None,
+) -> None:
+    """Commit a set's accepted proposals as one commit."""
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    result = run(lambda: verb.apply(root, set_id, accept=accept, reject=reject))
+    for line in verb.applied_lines(result):
+        say(line)
+
+
 @app.command()
 def mcp() -> None:
-    """Serve recall, remember and banks to MCP clients over stdio."""
+    """Serve recall, remember, search, handoff over stdio (MCP)."""
     from sandman.mcp import serve
 
     root = layout()

@@ -108,6 +108,7 @@ MINDS: dict[str, tuple[str, str]] = {
 }
 MIND_LOG = ("SANDMAN_MIND_LOG", "claude-opus-5")
 MIND_UPKEEP = ("SANDMAN_MIND_UPKEEP", "claude-opus-5")
+MIND_CURATE = ("SANDMAN_MIND_CURATE", "claude-opus-5")  # the curators (sandman curate)
 
 
 def claude_bin() -> str:
@@ -251,6 +252,16 @@ def settings(layout: Layout) -> dict:
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
     return data
+
+
+def upkeep_review(layout: Layout) -> bool:
+    """True when ``upkeep.review`` is on: reflect's upkeep writes a proposal set (``sandman curate
+    review``) instead of applying its plan. Raises ConfigError."""
+    section = settings(layout).get("upkeep", {})
+    value = section.get("review", False) if isinstance(section, dict) else None
+    if not isinstance(value, bool):
+        raise ConfigError(f"{layout.settings_file}: upkeep.review must be true or false, not {value!r}")
+    return value
 
 
 def _sync_setting(layout: Layout, key: str, default):

@@ -156,5 +156,5 @@ class SearchIndexError(SandmanError):
     """The search index (``.search.sqlite``) could not be built or read; deleting it is safe."""
 
 
-class ProposalRefused(InputError):
-    """A curator's reply or a proposal set is unusable as a whole; the message says why."""
+class ProposalRefused(SandmanError):
+    """Every curator reply of a run was refused or abstained: no proposal set was written."""

@@ -30,11 +30,12 @@ from pathlib import Path
 
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
+from sandman.curators import retired
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name
 from sandman.errors import FormatError, InputError, ReplyRejected, SandmanError
-from sandman.layout import Layout
+from sandman.layout import BANK_ARCHIVE, Layout
 from sandman.minds import budget, prompts
 from sandman.minds.consensus import Claim, claims, held_by
 from sandman.minds.reply import Proposal, allowed_banks, parse_reply
@@ -61,6 +62,7 @@ class PointerOutcome:
     committed: int = 0
     deduped: int = 0
     forgotten: int = 0
+    tripped: int = 0  # agreed memories refused: a curator or upkeep retired them (curators.retired)
     abstained: int = 0
     failed: int = 0
 
@@ -89,6 +91,8 @@ class RunSummary:
             f"{self.total('committed')} memories committed, {self.total('deduped')} deduped, "
             f"{self.total('forgotten')} forgotten; {self.left} still queued"
         )
+        if self.total("tripped"):
+            line += f"; {self.total('tripped')} refused as retired by a curator or upkeep"
         if self.stopped == "budget":
             line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
         return line
@@ -235,7 +239,11 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
                           error=str(error))
             continue
         relpath = path.relative_to(layout.root).as_posix()
-        if decision == "deduped":
+        if decision == "tripped":
+            outcome.tripped += 1
+            journal.write(layout, VERB, "refused-retired", session=session, name=claim.wording.name,
+                          bank=path.parent.parent.name, retired=path.name)
+        elif decision == "deduped":
             outcome.deduped += 1
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
@@ -379,8 +387,9 @@ def _live(folder: Path, memory_type: str):
 def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
     """Commit an agreed claim, or find the live memory that already states it.
 
-    Returns ``("committed", memory path, commit id)`` or ``("deduped", the
-    existing file, None)``. The dedupe check runs under the commit lock, so a
+    Returns ``("committed", memory path, commit id)``, ``("deduped", the
+    existing file, None)`` or ``("tripped", the retired file's name under
+    ``_archive/``, None)`` when a curator or upkeep retired that memory. The dedupe check runs under the commit lock, so a
     memory written meanwhile is seen. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
@@ -397,6 +406,9 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
             return "deduped", folder / held, None
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
+        line = retired.retired(layout, name, memory)
+        if line is not None:  # the failure-to-forget tripwire (sandman.curators.retired)
+            return "tripped", folder / BANK_ARCHIVE / str(line.get("file") or ""), None
         path = tx.write_memory(name, memory, directory=wording.directory)
     return "committed", path, tx.commit
 
@@ -451,6 +463,8 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
         facts["reason"] = outcome.reason
     for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
         facts[key] = getattr(outcome, key)
+    if outcome.tripped:
+        facts["tripped"] = outcome.tripped
     if outcome.failed:
         facts["failed"] = outcome.failed
     for result in results:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from sandman import journal, private
 from sandman.banks.commit import Committed, bank_transaction
+from sandman.curators import retired
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
@@ -118,6 +119,9 @@ def remember(
             if existing is None:
                 path = tx.write_memory(bank_name(directory), memory,
                                        directory=None if directory is None else str(directory))
+                # Re-added by hand: a memory a curator or upkeep retired is the owner's again.
+                if retired.retired(layout, bank_name(directory), memory) is not None:
+                    retired.append(tx, layout, [retired.readded(bank_name(directory), memory)])
     except SecretRefused as error:
         journal.write(layout, "remember", "refused", reason="secret", kinds=",".join(error.kinds))
         raise
