@@ -149,3 +149,30 @@ def test_the_next_commit_finds_a_hand_edit_made_in_place(layout: Layout, project
     path.write_text(path.read_text().replace("production", "dirigible"))
     remember(layout, "Another fact.", cwd=str(project))  # its transaction commits the hand edit first
     assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]
+
+
+def test_the_served_site_answers_search_json_from_the_index(layout: Layout, project: Path) -> None:
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from sandman.site.serve import url
+    from sandman.verbs.report import open_server
+
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(url(server) + "search.json?q=" + "pytest") as response:
+            hits = json.loads(response.read())
+        assert hits == [{"n": "Deploy checklist", "d": "What to check before shipping", "t": "project",
+                         "b": bank_name(project), "u": f"banks/{bank_name(project)}/project_deploy_checklist.html",
+                         "x": "Tests run with pytest and the fake claude."}]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url(server) + "search.json?q=%22%22")
+        assert refused.value.code == 400
+        assert "has no words in it" in json.loads(refused.value.read())["error"]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
