@@ -15,7 +15,8 @@ many times it was already delivered, so a stale note is never read as news. A
 delivery is a new session's SessionStart (or an MCP ``recall``); a ``sandman
 recall`` run by hand shows it without counting it, and a compaction refire
 (``source: compact``, the same session) neither shows nor counts it.
-``sessions`` keeps the last 20 session ids it was delivered to.
+``sessions`` keeps the last 20 session ids it was delivered to; a session
+already among them (a ``resume``) is shown the note again but not counted.
 
 Standard library only: ``recall --hook`` imports this module. Two sessions
 starting in the same second may both count one delivery (the record is
@@ -101,12 +102,13 @@ def delivered(layout: Layout, note: Note, session: str | None) -> None:
     """Record one delivery of ``note`` (count, first and last time, the session); never raises."""
     data = dict(note.data)
     stamp = iso(now_utc())
-    data["delivered"] = data["delivered"] + 1
-    data["first_delivered"] = data.get("first_delivered") or stamp
-    data["last_delivered"] = stamp
     sessions = [s for s in data.get("sessions", []) if isinstance(s, str)] if isinstance(data.get("sessions"), list) else []
-    if session:
-        sessions = (sessions + [session])[-KEPT_SESSIONS:]
+    if not (session and session in sessions):  # a resumed session has had it already: not counted again
+        data["delivered"] = data["delivered"] + 1
+        data["first_delivered"] = data.get("first_delivered") or stamp
+        if session:
+            sessions = (sessions + [session])[-KEPT_SESSIONS:]
+    data["last_delivered"] = stamp
     data["sessions"] = sessions
     try:
         write_atomic(note.path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
