@@ -47,9 +47,9 @@ def test_recall_shows_the_note_first_until_replaced_and_says_how_often_it_was_de
     record = handoff.read(layout, str(project)).data
     assert record["delivered"] == 2
     assert record["sessions"] == ["5e550000-0000-4000-8000-000000000001", "5e550000-0000-4000-8000-000000000002"]
-    leave(layout, "Next: release 1.2.", cwd=str(project))
     resumed = hook(project, source="resume", session="5e550000-0000-4000-8000-000000000002")
     assert NOTE in resumed and handoff.read(layout, str(project)).data["delivered"] == 2, "a resume is not counted"
+    leave(layout, "Next: release 1.2.", cwd=str(project))
     third = hook(project)
     assert third.splitlines()[1] == "Next: release 1.2." and NOTE not in third
     assert handoff.read(layout, str(project)).data["delivered"] == 1
