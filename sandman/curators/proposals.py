@@ -25,7 +25,7 @@ from pathlib import Path
 from sandman.banks.memory import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS, clean_body, one_line, validate_fields
 from sandman.banks.names import MEMORY_TYPES, USER_BANK
 from sandman.banks.secrets import find_secrets
-from sandman.errors import FormatError, InputError, ProposalRefused, ReplyRejected
+from sandman.errors import FormatError, InputError, ReplyRejected
 from sandman.layout import Layout
 from sandman.minds.reply import reply_list
 from sandman.store.atomic import read_regular

@@ -115,9 +115,8 @@ def _world(layout: Layout, folder: Path) -> str:
     return text[:WORLD_MAX_CHARS]
 
 
-def curator_prompt(curator: str, folder: Path, listed: dict[str, Listed]) -> tuple[str, str]:
-    """Return ``(prompt, nonce)``: prompts/curate.md filled for one bank."""
-    layout = Layout(folder.parent.parent)
+def curator_prompt(layout: Layout, curator: str, folder: Path, listed: dict[str, Listed]) -> tuple[str, str]:
+    """Return ``(prompt, nonce)``: prompts/curate.md filled for one bank. Raises FileNotFoundError."""
     listing, world = _listing(listed), _world(layout, folder)
     directory = bank_directory_of(folder) or "the user-wide bank (memories about the person)"
     nonce = prompts.new_nonce([listing, world, directory])
@@ -234,7 +233,7 @@ def curate(layout: Layout, curator: str, *, bank: str | None = None, model: bool
         if not model or not listed:
             continue
         asked += 1
-        prompt, nonce = curator_prompt(curator, folder, listed)
+        prompt, nonce = curator_prompt(layout, curator, folder, listed)
         result = run_mind(prompt, mind=VERB, model=config.model(config.MIND_CURATE), cwd=layout.dream_dir,
                           timeout=timeout, persist=False)
         cost = {f"{budget.COST_PREFIX}{VERB}": budget.cost_fact(result.cost_usd)}
