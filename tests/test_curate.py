@@ -239,3 +239,12 @@ def test_curate_cli_writes_reviews_applies_and_refuses_in_one_line(layout, proje
                           (["curate", "merge", "--bank", "/no/such"], "sandman: no bank '/no/such' under ")):
         done = runner.invoke(app, args)
         assert done.exit_code == 2 and done.stderr.startswith(message) and done.stderr.count("\n") == 1
+
+
+def test_a_bank_in_order_writes_no_set(layout, project, fake_claude) -> None:
+    answer(fake_claude, [])
+    head = git(layout.root, "rev-parse", "HEAD")
+    run = curate(layout, "rot")
+    assert run.set_id is None and not layout.curation.exists()
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    assert curate(layout, "lint", model=False).set_id is None

@@ -208,7 +208,8 @@ def curate(layout: Layout, curator: str, *, bank: str | None = None, model: bool
     """Run one curator over one bank (``bank``: a name or directory) or every bank; write the set.
 
     ``model`` False runs lint's checks alone (lint only). Returns the Run; its
-    ``set_id`` is None when there was nothing to curate. Raises InputError (an
+    ``set_id`` is None when there was no bank to curate or nothing to propose
+    (then nothing is written). Raises InputError (an
     unknown curator or bank, ``model`` False for another curator),
     ProposalRefused (every mind's reply was refused or abstained: no set),
     LockBusy, RepositoryError.
@@ -253,6 +254,9 @@ def curate(layout: Layout, curator: str, *, bank: str | None = None, model: bool
     if asked and len(run.refused) == asked and not proposals:
         raise ProposalRefused(f"curate {curator}: nothing proposed; " + "; ".join(
             f"{item['bank']}: {item['reason']}" for item in run.refused))
+    if not proposals and not run.refused:
+        journal.write(layout, VERB, "nothing", curator=curator, banks=len(folders))
+        return run  # a bank in order: no set, no commit
     written = write_set(layout, curator, run.banks, proposals, fingerprints, refused=run.refused,
                         model=config.model(config.MIND_CURATE) if model else None)
     run.set_id, run.proposals, run.commit = written[0], len(proposals), written[1]

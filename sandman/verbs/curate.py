@@ -22,8 +22,10 @@ __all__ = ["apply", "curate", "review", "run_lines", "applied_lines"]
 def run_lines(run: Run) -> list[str]:
     """What a curator run says: the set written and the refused replies."""
     lines = [f"curate {run.curator}: {item['bank']}: {item['reason']}" for item in run.refused]
-    if run.set_id is None:
+    if run.set_id is None and not run.banks:
         return lines + [f"curate {run.curator}: no bank holds a memory; nothing to curate"]
+    if run.set_id is None:
+        return lines + [f"curate {run.curator}: nothing to propose in {len(run.banks)} bank(s); no set written"]
     return lines + [f"curate {run.curator}: {run.proposals} proposal(s) in set {run.set_id}; "
                     f"no memory changed. Review: sandman curate review {run.set_id}"]
 
