@@ -2,10 +2,11 @@
 
 All 600 proposals go to one bank and one type (the worst case: every pair is
 compared), a third of them paraphrases of another mind's proposal so claims
-form. The baseline, timed in the same run (interleaved), is tokenising the
-600 proposals (the linear part every consensus must do); the ratio shows what
-the pairwise grouping costs on top, on any machine. No target is set by the
-issues.
+form. Two baselines, timed in the same run (interleaved): reading the evidence
+of the 600 proposals (the linear part every consensus must do; the ratio
+shows what the pairwise grouping costs on top, on any machine), and the rule
+before issue 23 (bench/consensus_quality.py keeps its code) on the same
+proposals, which issue 23 must not be slower than. Target (issue 18): 20 ms.
 
     python bench/consensus.py [--quick] [--runs N] [--per-mind N]
 """
@@ -15,8 +16,9 @@ from __future__ import annotations
 import argparse
 import random
 
+from consensus_quality import old_rule
 from harness import Row, interleaved, script, timed
-from sandman.minds.consensus import claims, tokens
+from sandman.minds.consensus import claims, evidence
 from sandman.minds.reply import Proposal
 
 RUNS = 21
@@ -55,12 +57,14 @@ def rows(runs: int = RUNS, per_mind: int = PER_MIND) -> list[Row]:
     batch = proposals(per_mind)
     found = claims(batch)
     agreed = sum(1 for claim in found if claim.agreed())
-    consensus, baseline = interleaved([
+    consensus, baseline, before = interleaved([
         lambda: timed(lambda: claims(batch)),
-        lambda: timed(lambda: [tokens(p.name, p.description) for p in batch]),
+        lambda: timed(lambda: [evidence(p) for p in batch]),
+        lambda: timed(lambda: old_rule(batch)),
     ], runs)
     name = f"consensus, 3 × {per_mind} proposals, one bank ({len(found)} claims, {agreed} agreed)"
-    return [Row(name, consensus, f"tokenising the {len(batch)} alone", baseline, runs)]
+    return [Row(name, consensus, f"reading the evidence of the {len(batch)} alone", baseline, runs),
+            Row(name, consensus, "the rule before issue 23, same proposals", before, runs)]
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import consensus
+import consensus_quality
 import dream
 import recall
 import remember
@@ -25,7 +26,7 @@ import sync_spawn
 import take
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, dream, site_render, search)
+MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, search)
 
 
 def main(argv: list[str] | None = None) -> None:

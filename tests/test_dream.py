@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -165,6 +166,48 @@ def test_dedupe_ignores_other_types_and_the_archive(layout, fake_claude, cwd):
     answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE])
     dream(layout, now=True)
     assert sorted(m.type for m in bank_memories(layout, cwd)) == ["feedback", "project"]
+
+
+def test_one_fact_filed_in_the_cwd_and_its_parent_commits_once_in_the_cwd(layout, fake_claude, cwd):
+    # Regression (issue 23): one mind filed a fact under the session's directory, another
+    # under its parent, and consensus never let them meet.
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    fake_claude.answer(model("fable"), {"memories": [proposal(cwd, *MAKE)]})
+    fake_claude.answer(model("opus"), {"memories": [proposal(cwd.parent, *MAKE_TOO)]})
+    fake_claude.answer(model("sonnet"), {"memories": []})
+    dream(layout, now=True)
+    (memory,) = bank_memories(layout, cwd)
+    assert (memory.name, memory.witnesses) == (MAKE[0], ["fable", "opus"])
+    assert bank_memories(layout, cwd.parent) == []
+
+
+def test_dedupe_finds_the_fact_in_a_bank_above_the_filing_bank(layout, fake_claude, cwd):
+    existing = commit_memory(layout, Memory(name=MAKE_TOO[0], description=MAKE_TOO[1], type="project",
+                                            body="Curated by hand.\n"), directory=cwd.parent, verb="remember")
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    answers(fake_claude, cwd, fable=[MAKE], opus=[MAKE])
+    dream(layout, now=True)
+    assert bank_memories(layout, cwd) == []
+    (line,) = journal_lines(layout, "deduped")
+    assert line["deduped"] == existing.path.relative_to(layout.root).as_posix()
+
+
+def test_the_corpus_spotter_dov_replies_commit_six_memories_on_the_witnesses_chain(layout, fake_claude, corpus):
+    # The three real replies of ../shared/corpus/minds/spotter-dov, through a whole dream:
+    # consensus before issue 23 committed 2 of their 6 agreed claims.
+    cwd = Path("/home/USER/projects/spotter-worktrees/spotter-dov")
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.answer(model(mind), json.loads((corpus / "minds" / "spotter-dov" / f"{mind}.json").read_text()))
+    dream(layout, now=True)
+    parent = bank_memories(layout, cwd.parent)
+    child = bank_memories(layout, cwd)
+    assert len(parent) == 5 and len(child) == 1
+    assert child[0].name.startswith("AshComputer.LiveView wiring") and child[0].witnesses == ["fable", "opus"]
+    names = " ".join(m.name for m in parent + child)
+    assert "guard" not in names and "worktree per bead" not in names  # one witness each
+    (routed,) = journal_lines(layout, "routed")
+    assert (routed["proposed"], routed["committed"], routed["forgotten"]) == ("20", "6", "3")
 
 
 def test_minds_never_reenter_hooks(layout, fake_claude, cwd):

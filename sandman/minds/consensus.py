@@ -1,81 +1,114 @@
-"""Consensus: which proposed memories commit (design, station ④ "consensus" and "dedupe").
+"""Consensus: which proposed memories commit, and where (design, station ④ "consensus" and "dedupe";
+docs/BANK-FORMAT.md, "Consensus").
 
-Pure Python over integers; no model and no float decides a commit.
+Pure Python over integers and sets; no model and no float decides a commit.
 
-- **Tokens.** A proposal's tokens are the words of the slugs of its name and
-  its description (``banks.names.slug``: lowercased, non-alphanumeric runs
-  as separators, each slug cut at 60 characters), each crudely depluralised:
-  ``-ies`` becomes ``-y``, and a final ``s`` goes unless the word ends in
-  ``ss`` or has three letters or fewer.
-- **Sameness.** Two proposals in the same bank and of the same type say the
-  same thing when their token sets A and B satisfy ``2·|A∩B| ≥ |A∪B|``
-  (integer Jaccard at least one half).
+- **Sameness.** Two proposals of the same type state one fact when
+  ``sandman.minds.evidence.same`` says so: whole name and description, stop
+  words dropped, anchors (paths, URLs, backticked spans, identifiers, flags)
+  counted twice, the body's anchors as support in the near zone, and never
+  across a contradiction (different numbers, a term one negates and the
+  other states).
+- **One chain.** They may sit in different banks when one bank's directory
+  contains the other's (a session's directory and its parent): a claim's
+  banks always lie on one ancestor chain; two unrelated directories never
+  share a claim, and the user-wide bank only meets itself.
 - **Claims.** Sameness is made transitive: a claim is a connected component
-  of the relation, so a chain A~B, B~C is one claim even when A and C share
-  little. A claim's witnesses are the distinct minds among its proposals.
+  of the relation (kept on one chain), so a chain A~B, B~C is one claim even
+  when A and C share little. A claim's witnesses are the distinct minds
+  among its proposals.
 - **Agreement.** A claim with at least ``quorum`` (2) witnesses is agreed;
   its wording is the first proposal of the strongest witness in tier order
   (``config.MINDS``: fable, opus, sonnet). With fewer, it is forgotten.
-- **Dedupe.** An agreed claim is already held by a bank when any of its
-  proposals is the same (same test) as a live memory of the same type there.
+- **Filing.** Each witness vouches for the broadest bank it filed the claim
+  in, and so for every directory under it. The claim is filed in the
+  broadest bank that ``quorum`` witnesses vouch for: with two witnesses the
+  deeper of their banks, with three the middle one.
+- **Dedupe.** An agreed claim is already held when any of its proposals is
+  the same (same test) as a live memory of its type in its bank or a bank
+  above it (every session that would recall the new memory recalls that one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from sandman import config
-from sandman.banks.names import slug
-from sandman.minds.reply import Proposal
+from sandman.minds.evidence import Evidence, same
+from sandman.minds.reply import USER_BANK, Proposal
+
+K = TypeVar("K")  # the key a caller gives a live memory (a path)
 
 
-def depluralise(word: str) -> str:
-    """Return ``word`` crudely made singular: ``queries``→``query``, ``tests``→``test``; ``class``, ``bus`` kept."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+def evidence(proposal: Proposal) -> Evidence:
+    """Return the evidence of one proposal: its name, description and body."""
+    return Evidence(proposal.name, proposal.description, proposal.body)
 
 
-def tokens(name: str, description: str) -> frozenset[str]:
-    """Return the token set of a memory's name and description."""
-    words = slug(name).split("_") + slug(description).split("_")
-    return frozenset(depluralise(word) for word in words if word)
+def on_chain(a: str, b: str) -> bool:
+    """True when bank ``a`` and bank ``b`` are one directory or one contains the other.
 
-
-def same(a: frozenset[str], b: frozenset[str]) -> bool:
-    """True when ``2·|a∩b| ≥ |a∪b|``: the two token sets overlap by at least half.
-
-    Computed as ``3·|a∩b| ≥ |a| + |b|`` (the same inequality, since
-    ``|a∪b| = |a| + |b| - |a∩b|``), which spares building the union.
+    Both are normalized absolute directories, or both ``user``.
     """
-    return 3 * len(a & b) >= len(a) + len(b)
+    if a == b:
+        return True
+    if USER_BANK in (a, b):
+        return False
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return long.startswith(short.rstrip("/") + "/")
 
 
 @dataclass
 class Claim:
-    """One connected component of same-bank, same-type, same-saying proposals."""
+    """One connected component of same-type, same-saying proposals whose banks lie on one chain."""
 
-    bank: str
+    bank: str  # where it is filed: a directory, or ``user``
     type: str
     proposals: list[Proposal] = field(default_factory=list)
     witnesses: list[str] = field(default_factory=list)  # distinct minds, tier order
     wording: Proposal | None = None  # the strongest witness's first proposal
 
+    @property
+    def directory(self) -> str | None:
+        """The directory whose bank gets the claim; None for the user-wide bank."""
+        return None if self.bank == USER_BANK else self.bank
+
     def agreed(self, quorum: int = config.DREAM_QUORUM) -> bool:
         return len(self.witnesses) >= quorum
 
 
-def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MINDS)) -> list[Claim]:
+def filing_bank(proposals: Sequence[Proposal], quorum: int = config.DREAM_QUORUM) -> str:
+    """Return the bank a claim made of ``proposals`` is filed in (their banks lie on one chain).
+
+    Each mind vouches for the broadest bank it used; the result is the
+    broadest bank at least ``quorum`` minds vouch for (one whose directory
+    is at or under theirs), or the deepest when fewer minds took part.
+    """
+    broadest: dict[str, str] = {}
+    for proposal in proposals:
+        held = broadest.get(proposal.mind)
+        if held is None or len(proposal.bank) < len(held):
+            broadest[proposal.mind] = proposal.bank
+    vouched = sorted(broadest.values(), key=len)  # broadest first: a chain orders by length
+    return vouched[min(quorum, len(vouched)) - 1]
+
+
+def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MINDS),
+           quorum: int = config.DREAM_QUORUM) -> list[Claim]:
     """Group ``proposals`` into claims; return them in order of their first proposal.
 
     ``order`` ranks the minds, strongest first; a mind missing from it ranks
     after every listed one (by name). Every proposal lands in exactly one claim.
     """
-    token_sets = [tokens(p.name, p.description) for p in proposals]
+    found_evidence = [evidence(p) for p in proposals]
+    # Each token is one bit: the shared tokens of two proposals are one AND and a bit count.
+    bits: dict[str, int] = {}
+    masks = [sum(1 << bits.setdefault(token, len(bits)) for token in e.tokens) for e in found_evidence]
+    sizes = [len(e.tokens) for e in found_evidence]
     parent = list(range(len(proposals)))
+    deepest = [p.bank for p in proposals]  # per root: the deepest bank of its component
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -83,18 +116,27 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
             i = parent[i]
         return i
 
-    groups: dict[tuple[str, str], list[int]] = {}
+    groups: dict[tuple[str, bool], list[int]] = {}
     for i, proposal in enumerate(proposals):
-        groups.setdefault((proposal.bank, proposal.type), []).append(i)
-    sizes = [len(t) for t in token_sets]
+        groups.setdefault((proposal.type, proposal.bank == USER_BANK), []).append(i)
     for members in groups.values():
+        group_masks = [masks[i] for i in members]
+        group_sizes = [sizes[i] for i in members]
         for x, i in enumerate(members):
-            for j in members[x + 1:]:
-                # |a∩b| ≤ min(|a|, |b|), so sets more than twice the other's size never meet.
-                if sizes[i] > 2 * sizes[j] or sizes[j] > 2 * sizes[i]:
+            mask, size = masks[i], sizes[i]
+            # same() needs 6·|a∩b| ≥ |a|+|b| at the least: only those pairs are looked at closer.
+            near = [y for y, other, other_size in zip(range(x + 1, len(members)), group_masks[x + 1:],
+                                                       group_sizes[x + 1:])
+                    if 6 * (mask & other).bit_count() >= size + other_size]
+            for y in near:
+                j = members[y]
+                ri, rj = root(i), root(j)
+                if ri == rj or not on_chain(deepest[ri], deepest[rj]):
                     continue
-                if root(i) != root(j) and same(token_sets[i], token_sets[j]):
-                    parent[root(j)] = root(i)
+                if same(found_evidence[i], found_evidence[j]):
+                    parent[rj] = ri
+                    if len(deepest[rj]) > len(deepest[ri]):
+                        deepest[ri] = deepest[rj]
 
     rank = {mind: n for n, mind in enumerate(order)}
 
@@ -108,18 +150,20 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
     for claim in found.values():
         claim.witnesses = sorted({p.mind for p in claim.proposals}, key=strength)
         claim.wording = next(p for p in claim.proposals if p.mind == claim.witnesses[0])
+        claim.bank = filing_bank(claim.proposals, quorum)
     return list(found.values())
 
 
-def held_by(claim: Claim, live: Iterable[tuple[str, str, str]]) -> str | None:
-    """Return the file name of a live memory that already states ``claim``, else None.
+def held_by(claim: Claim, live: Iterable[tuple[K, str, str, str]]) -> K | None:
+    """Return the key of a live memory that already states ``claim``, else None.
 
-    ``live`` yields ``(file name, name, description)`` of the live memories
-    of the claim's type in its bank (never ``_archive/``); the first match wins.
+    ``live`` yields ``(key, name, description, body)`` of the live memories of
+    the claim's type in its bank and the banks above it (never ``_archive/``);
+    the first match wins. Sameness is ``same``, the test that formed the claim.
     """
-    claim_tokens = [tokens(p.name, p.description) for p in claim.proposals]
-    for filename, name, description in live:
-        held = tokens(name, description)
-        if any(same(held, mine) for mine in claim_tokens):
-            return filename
+    mine = [evidence(p) for p in claim.proposals]
+    for key, name, description, body in live:
+        held = Evidence(name, description, body)
+        if any(same(held, proposal) for proposal in mine):
+            return key
     return None

@@ -10,8 +10,9 @@ every pick and no pointer tried twice in a run:
 3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
    fewer than two answering minds leave the pointer queued;
 4. the proposals become claims (sandman.minds.consensus); an agreed claim is
-   committed through ``bank_transaction``, unless a live memory of its bank
-   already states it (deduped, under the commit lock);
+   committed through ``bank_transaction`` into the bank consensus files it in,
+   unless a live memory of that bank or a bank above it already states it
+   (deduped, under the commit lock);
 5. the pointer is stamped ``"dreamed": "<ISO time>"`` and a journal line
    records the counts and each mind's cost.
 
@@ -373,15 +374,18 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     return prompts.fill(prompts.load("dream"), values), nonce
 
 
-def _live(folder: Path, memory_type: str):
-    """Yield ``(file name, name, description)`` of the bank's live memories of one type."""
-    for path in memory_files(folder):
-        try:
-            memory = read_memory(path)
-        except (FormatError, OSError):
-            continue
-        if memory.type == memory_type:
-            yield path.name, memory.name, memory.description
+def _live(layout: Layout, claim: Claim):
+    """Yield ``(path, name, description, body)`` of the live memories of the claim's type in
+    its bank and every bank above it that recall reads (docs/BANK-FORMAT.md, "Consensus")."""
+    directories = [None] if claim.directory is None else allowed_banks(claim.directory)
+    for directory in directories:
+        for path in memory_files(layout.bank(bank_name(directory))):
+            try:
+                memory = read_memory(path)
+            except (FormatError, OSError):
+                continue
+            if memory.type == claim.type:
+                yield path, memory.name, memory.description, memory.body
 
 
 def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
@@ -389,27 +393,27 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
 
     Returns ``("committed", memory path, commit id)``, ``("deduped", the
     existing file, None)`` or ``("tripped", the retired file's name under
-    ``_archive/``, None)`` when a curator or upkeep retired that memory. The dedupe check runs under the commit lock, so a
-    memory written meanwhile is seen. Raises LockBusy, RepositoryError,
+    ``_archive/``, None)`` when a curator or upkeep retired that memory. The
+    dedupe check runs under the commit lock, so a memory written meanwhile is
+    seen. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
     wording = claim.wording
-    name = bank_name(wording.directory)
+    name = bank_name(claim.directory)
     with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
         # Under the commit lock: forget deletes the pointer before it looks for the
         # session's memories under the same lock, so a forgotten session never gains one.
         if not layout.pointer(session).exists():
             raise SessionForgotten(f"session {session} was forgotten while it was dreamt")
-        folder = layout.bank(name)
-        held = held_by(claim, _live(folder, claim.type))
+        held = held_by(claim, _live(layout, claim))
         if held is not None:
-            return "deduped", folder / held, None
+            return "deduped", held, None
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
         line = retired.retired(layout, name, memory)
         if line is not None:  # the failure-to-forget tripwire (sandman.curators.retired)
-            return "tripped", folder / BANK_ARCHIVE / str(line.get("file") or ""), None
-        path = tx.write_memory(name, memory, directory=wording.directory)
+            return "tripped", layout.bank(name) / BANK_ARCHIVE / str(line.get("file") or ""), None
+        path = tx.write_memory(name, memory, directory=claim.directory)
     return "committed", path, tx.commit
 
 
