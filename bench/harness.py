@@ -1,7 +1,7 @@
 """What every benchmark shares: the row, the timing loops, the child environment, the table.
 
 A benchmark module (take, recall, remember, consensus, dream, site_render,
-sync_spawn) exposes ``rows(**options) -> list[Row]`` and a ``QUICK`` dict of
+sync_spawn, trail) exposes ``rows(**options) -> list[Row]`` and a ``QUICK`` dict of
 options for ``--quick``; its ``main()`` and ``bench/run.py`` both print those
 rows with ``measure``. Every figure is a median, and every row names a baseline
 measured in the same run (interleaved with it where the two are cheap), so a
@@ -61,6 +61,7 @@ class Row:
     baseline_median: float
     runs: int
     target: Target | None = None
+    statistic: str = "median"  # what ``median`` and ``baseline_median`` hold: "median", "p99", "max"...
 
     @property
     def ratio(self) -> float:
@@ -89,7 +90,8 @@ def table(rows: Sequence[Row]) -> str:
     """Return the rows as a markdown table (it pastes into docs/performance.md as is)."""
     lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|---|--:|--:|--:|---|---|"]
     for row in rows:
-        cells = (row.name, duration(row.median), row.baseline, duration(row.baseline_median),
+        shown = "" if row.statistic == "median" else f" ({row.statistic})"
+        cells = (row.name, duration(row.median) + shown, row.baseline, duration(row.baseline_median) + shown,
                  f"{row.ratio:.2f}", str(row.runs), row.target.text if row.target else "", row.mark)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import argparse
 
+import backstop
 import consensus
 import consensus_quality
 import dream
 import recall
 import remember
 import search
+import secrets_ban
 import site_render
 import sync_spawn
 import take
+import take_budget
+import trail
 from harness import measure, progress
 
-MODULES = (take, recall, sync_spawn, remember, consensus, consensus_quality, dream, site_render, search)
+MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, secrets_ban, consensus, consensus_quality,
+           dream, site_render, trail, search)
 
 
 def main(argv: list[str] | None = None) -> None:

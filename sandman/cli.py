@@ -161,6 +161,9 @@ def take(
         Optional[str], typer.Option(help="The transcript file [default: found by session id].")
     ] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read Claude Code's SessionEnd payload on stdin.")] = False,
+    detach: Annotated[bool, typer.Option(
+        "--detach", help="With --hook: take in a detached process and return at once (the plugin's command: "
+                         "Claude Code gives a plugin's SessionEnd hook about 1.5 s).")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Take every ended session the hosts keep (the backfill).")] = False,
     older_than: Annotated[Optional[str], typer.Option(
         "--older-than", metavar="DURATION",
@@ -168,24 +171,47 @@ def take(
     project: Annotated[Optional[str], typer.Option(
         metavar="DIR", help="With --all: only sessions whose cwd is DIR or below.")] = None,
     dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="With --all: list what would be taken and why the rest is skipped; change nothing.")] = False,
+        "--dry-run", help="With --all or --missed: list what would be taken and why the rest is skipped; change nothing.")] = False,
+    missed: Annotated[bool, typer.Option(
+        "--missed", help="Take the recent sessions whose ending was missed (the backstop SessionStart runs).")] = False,
+    except_: Annotated[Optional[str], typer.Option(
+        "--except", metavar="SESSION", help="With --missed: never take this session (the one starting).")] = None,
+    background: Annotated[bool, typer.Option(
+        "--background", help="With --missed: as SessionStart runs it, report to the journal only.")] = False,
 ) -> None:
     """Archive a session by move and drop its pointer.
 
-    --all takes every ended session the hosts keep (the backfill).
+    --all takes every ended session the hosts keep (the backfill); --missed
+    takes the recent ones whose SessionEnd never fired (the backstop).
     """
     from pathlib import Path
 
+    if missed:
+        if all_ or session is not None or force or transcript is not None or hook or older_than or project:
+            raise fail("take --missed takes only --except, --dry-run and --background", 2)
+        _take_missed(except_, dry_run, background)
+        return
+    if except_ is not None or background:
+        raise fail("--except and --background go with --missed", 2)
     if all_:
-        _take_all(session, force, transcript, hook, older_than, project, dry_run)
+        _take_all(session, force, transcript, hook or detach, older_than, project, dry_run)
         return
     if older_than is not None or project is not None or dry_run:
         raise fail("--older-than, --project and --dry-run go with --all", 2)
+    if detach and not hook:
+        raise fail("--detach goes with --hook", 2)
     if hook:
         if session is not None or force or transcript is not None:
             raise fail("take --hook reads its session from stdin; it takes no session id, --force or --transcript", 2)
         from sandman import hook as hook_entry
 
+        if detach:
+            import sys
+
+            from sandman.__main__ import MAX_PAYLOAD_BYTES, _detach
+
+            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+            raise typer.Exit(0 if _detach() else hook_entry.main(["take", "--hook"], payload))
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
     if session is None:
         raise fail("take needs a session id (or --hook, or --all)", 2)
@@ -201,6 +227,25 @@ def take(
         say(f"reclaimed pending take: {reclaimed}")
     if taken.dream_pid is not None:
         say(f"dream started (pid {taken.dream_pid})")
+
+
+def _take_missed(starting: str | None, dry_run: bool, background: bool) -> None:
+    """``take --missed``: the backstop's wiring (sandman/verbs/take_missed.py)."""
+    from sandman.verbs import take_all
+    from sandman.verbs.take_missed import take_missed, take_missed_background
+
+    root = layout()
+    if background:
+        take_missed_background(root, starting)
+        return
+    result = run(lambda: take_missed(root, starting=starting, dry_run=dry_run))
+    for item in result.items:
+        if item.reason is None:
+            say(f"{'would take' if dry_run else 'taken'}  {item.session}  {item.cwd}  {item.title or ''}".rstrip())
+    for line in take_all.listing(result):
+        if not line.startswith("would take"):
+            say(line)
+    say(f"missed endings: {len(result.taken)} {'to take' if dry_run else 'taken'}, {len(result.skipped)} skipped")
 
 
 def _take_all(session, force, transcript, hook, older_than, project, dry_run) -> None:
@@ -282,6 +327,104 @@ def forget(
         say("git history still holds what was committed before; docs/forget.md says how to purge it")
 
 
+banks_app = typer.Typer(help="Work on whole banks.", no_args_is_help=True)
+app.add_typer(banks_app, name="banks")
+
+
+@banks_app.command("merge")
+def banks_merge(
+    source: Annotated[str, typer.Argument(metavar="FROM", help="The bank folded in: its name or its directory.")],
+    target: Annotated[str, typer.Argument(metavar="INTO", help="The bank that keeps the memories: its name or directory.")],
+) -> None:
+    """Fold every memory of one bank into another, one commit (the old files go to _archive/)."""
+    from sandman.verbs.banks import merge
+
+    root = layout()
+    merged = run(lambda: merge(root, source, target))
+    for path in merged.written:
+        say(f"merged: {path}")
+    for name in merged.duplicates:
+        say(f"already in {merged.target}: {name}")
+    for name in merged.unreadable:
+        say(f"left in place, unreadable: {name}")
+    say(f"banks merge: {len(merged.moved)} moved, {len(merged.duplicates)} already there"
+        + (f", commit {merged.commit[:12]}" if merged.commit else ", nothing to commit"))
+
+
+schedule_app = typer.Typer(help="Schedule the nightly reflect and the site service.",
+                           no_args_is_help=True)
+app.add_typer(schedule_app, name="schedule")
+_KIND = typer.Option("--kind", metavar="systemd|launchd|cron", help="The scheduler [default: this platform's].")
+
+
+def _print_schedule(change) -> None:
+    for path in change.written:
+        say(f"written: {path}")
+    for path in change.removed:
+        say(f"removed: {path}")
+    for path in change.unchanged:
+        say(f"installed: {path}")
+    for path in change.missing:
+        say(f"not installed: {path}")
+    for note in change.notes:
+        say(note)
+
+
+@schedule_app.command("install")
+def schedule_install(
+    kind: Annotated[Optional[str], _KIND] = None,
+    at: Annotated[str, typer.Option(metavar="HH:MM", help="When reflect runs, local time.")] = "03:30",
+    no_enable: Annotated[bool, typer.Option("--no-enable", help="Write the files; do not ask the scheduler to load them.")] = False,
+) -> None:
+    """Write the nightly reflect and the report serve service for the user's scheduler (idempotent)."""
+    from sandman.verbs import schedule
+
+    root = layout()
+    _print_schedule(run(lambda: schedule.install(root, kind=kind, at=at, enable=not no_enable)))
+
+
+@schedule_app.command("uninstall")
+def schedule_uninstall(
+    kind: Annotated[Optional[str], _KIND] = None,
+    no_enable: Annotated[bool, typer.Option("--no-enable", help="Remove the files; do not ask the scheduler first.")] = False,
+) -> None:
+    """Disable and remove exactly the files schedule install writes."""
+    from sandman.verbs import schedule
+
+    root = layout()
+    _print_schedule(run(lambda: schedule.uninstall(root, kind=kind, enable=not no_enable)))
+
+
+@schedule_app.command("show")
+def schedule_show(kind: Annotated[Optional[str], _KIND] = None) -> None:
+    """List the schedule's files and whether each is installed."""
+    from sandman.verbs import schedule
+
+    root = layout()
+    _print_schedule(run(lambda: schedule.show(root, kind=kind)))
+
+
+import_app = typer.Typer(help="Bring memories kept by another system into the banks.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("claude-memory")
+def import_claude_memory(
+    project: Annotated[Optional[str], typer.Option(
+        metavar="DIR", help="Only the auto memory of this directory's project folder (and it names the bank).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be imported; write nothing.")] = False,
+) -> None:
+    """Import Claude Code's native auto memory into the matching banks (idempotent)."""
+    from sandman.verbs import import_memory
+
+    root = layout()
+    result = run(lambda: import_memory.import_claude_memory(root, project=project, dry_run=dry_run))
+    for line in import_memory.lines(result):
+        say(line)
+    if result.commit:
+        say(f"commit: {result.commit[:12]}")
+
+
 hooks_app = typer.Typer(help="Register sandman's hooks in Claude Code's settings.", no_args_is_help=True)
 app.add_typer(hooks_app, name="hooks")
 
@@ -301,13 +444,28 @@ def hooks_install(
     settings: Annotated[
         Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
     ] = None,
+    auto_memory: Annotated[Optional[str], typer.Option(
+        "--auto-memory", metavar="on|off",
+        help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
 ) -> None:
     """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
     from pathlib import Path
 
-    from sandman.verbs.hooks import install
+    from sandman.verbs import hooks as verb
 
-    _print_hooks_change(run(lambda: install(Path(settings) if settings else None)))
+    if auto_memory not in (None, "on", "off"):
+        raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
+    path = Path(settings) if settings else None
+    _print_hooks_change(run(lambda: verb.install(path)))
+    if auto_memory is not None:
+        written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
+        state = "off (autoMemoryEnabled: false)" if auto_memory == "off" else "back to its default, on"
+        say(f"Claude Code's native auto memory: {state}{'' if written else ', already so'}")
+    enabled, why = run(lambda: verb.auto_memory(path))
+    if enabled:
+        say(f"Claude Code's native auto memory is also on ({why}): sessions start with both memories. "
+            "To keep sandman's alone: `sandman import claude-memory`, then "
+            "`sandman hooks install --auto-memory off`.")
 
 
 @hooks_app.command("uninstall")
@@ -327,7 +485,7 @@ def hooks_uninstall(
 @app.command()
 def recall(
     cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
-    budget: Annotated[Optional[int], typer.Option(help="Characters the surface may take [default: 9000].")] = None,
+    budget: Annotated[Optional[int], typer.Option(help="UTF-16 code units the surface may take (an emoji is two) [default: 9000].")] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
 ) -> None:
     """Print the memory surface a session starts with."""
@@ -339,10 +497,10 @@ def recall(
         raise typer.Exit(hooks.main(["recall", "--hook"]))
     import os
 
-    from sandman.verbs.recall import recall as run_recall
+    from sandman.verbs.recall import recall_by_hand
 
     root = layout()
-    recalled = run(lambda: run_recall(root, cwd or os.getcwd(), budget))
+    recalled = run(lambda: recall_by_hand(root, cwd or os.getcwd(), budget))
     sys.stdout.write(visible(recalled.text))
 
 
@@ -576,4 +734,161 @@ def reflect(
     for error in summary.errors:
         say(f"sandman: {error}", file=sys.stderr)
     if summary.errors:
+        raise typer.Exit(1)
+
+
+# --- the machine: the trail and reconcile (issue 13) ---
+
+trail_app = typer.Typer(
+    help="The event log of machine decisions.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(trail_app, name="trail")
+
+
+def _print_skipped(skipped: list[str]) -> None:
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (", …" if len(skipped) > 5 else "")
+        say(f"sandman: {len(skipped)} trail line(s) skipped, not events: {shown}", file=sys.stderr)
+
+
+@trail_app.command("append", cls=PlainUsage)
+def trail_append(
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="<family>.<what>: shift.commit, breath.file, …")],
+    summary: Annotated[str, typer.Argument(metavar="SUMMARY", help="One line: what was decided.")],
+    parent: Annotated[Optional[str], typer.Option(metavar="ID", help="The event this one follows from.")] = None,
+    shift: Annotated[Optional[str], typer.Option(metavar="SHIFT", help="The shift id [default: $SANDMAN_SHIFT].")] = None,
+    repo: Annotated[Optional[str], typer.Option(metavar="DIR", help="The repository it touched (absolute).")] = None,
+    model: Annotated[Optional[str], typer.Option(metavar="MODEL", help="The model that decided.")] = None,
+    cost: Annotated[Optional[float], typer.Option("--cost", metavar="USD", help="What it cost, in US dollars.")] = None,
+    data: Annotated[Optional[str], typer.Option(metavar="JSON", help="A JSON object of further facts.")] = None,
+) -> None:
+    """Append one event, commit it, and print its id."""
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    event = run(lambda: verb.append(root, kind, summary, parent=parent, shift=shift, repo=repo, model=model,
+                                    cost_usd=cost, data=data))
+    say(event.id)
+
+
+def _print_events(found, whole, json_: bool) -> None:
+    from sandman.verbs import trail as verb
+
+    for event in found.events:
+        if json_:
+            say(verb.as_json(event, whole))
+        else:
+            say(verb.line(event, whole))
+    _print_skipped(found.skipped)
+
+
+@trail_app.command("log")
+def trail_log(
+    since: Annotated[Optional[str], typer.Option(metavar="YYYY-MM-DD", help="Only events of that UTC day and later.")] = None,
+    kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="Only this kind, or family (dream, dream.commit).")] = None,
+    repo: Annotated[Optional[str], typer.Option(metavar="DIR", help="Only events naming this repository.")] = None,
+    shift: Annotated[Optional[str], typer.Option(metavar="SHIFT", help="Only events of this shift.")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List events, oldest first, revoked ones marked."""
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    found, whole = run(lambda: verb.log(root, since=since, kind=kind, repo=repo, shift=shift))
+    _print_events(found, whole, json_)
+
+
+@trail_app.command("show", cls=PlainUsage)
+def trail_show(
+    event_id: Annotated[str, typer.Argument(metavar="ID", help="The event id.")],
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """Show an event, its descendants, revocation and commits."""
+    import json
+
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    shown = run(lambda: verb.show(root, event_id))
+    if json_:
+        say(json.dumps({
+            "event": shown.event.to_json(),
+            "revoked_by": shown.revoked_by.id if shown.revoked_by else None,
+            "descendants": [event.to_json() for event in shown.descendants],
+            "commits": [{"repo": repo, "commit": commit, "subject": subject}
+                        for repo, commit, subject in shown.commits],
+            "unreadable": [{"repo": repo, "error": why} for repo, why in shown.unreadable],
+        }, ensure_ascii=False, indent=2), lines=True)
+        return
+    say(shown.event.line())
+    say(f"revoked: by {shown.revoked_by.id} ({shown.revoked_by.summary})" if shown.revoked_by else "revoked: no")
+    for event in shown.descendants:
+        say(f"descendant: {event.id} {event.kind} — {event.summary}")
+    for repo, commit, subject in shown.commits:
+        say(f"commit: {repo} {commit[:12]} {subject}")
+    if not shown.commits:
+        say("commit: none found in the known repositories")
+    for repo, why in shown.unreadable:
+        say(f"unreadable: {repo}: {why}")
+
+
+@trail_app.command("today")
+def trail_today(
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List today's events (the UTC day)."""
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    found, whole = run(lambda: verb.today(root))
+    _print_events(found, whole, json_)
+
+
+@trail_app.command("trailers", cls=PlainUsage)
+def trail_trailers(
+    event_id: Annotated[str, typer.Argument(metavar="ID", help="The event id.")],
+) -> None:
+    """Print the trailer lines to hand to git commit --trailer."""
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    for text in run(lambda: verb.trailers(root, event_id)):
+        say(text)
+
+
+@trail_app.command("revoke", cls=PlainUsage)
+def trail_revoke(
+    target: Annotated[str, typer.Argument(metavar="ID|SHIFT", help="The event id or shift id to revoke.")],
+    why: Annotated[str, typer.Option("--why", metavar="TEXT", help="One line: what was wrong.")],
+) -> None:
+    """Revoke an event or a shift: append a revoke event."""
+    from sandman.verbs import trail as verb
+
+    root = layout()
+    event, appended = run(lambda: verb.revoke(root, target, why))
+    say(event.id if appended else f"{target} is already revoked by {event.id}")
+    say(f"next: sandman reconcile {target} --dry-run")
+
+
+@app.command(cls=PlainUsage)
+def reconcile(
+    target: Annotated[str, typer.Argument(metavar="EVENT|SHIFT", help="A revoked event id or shift id.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be reverted; change nothing.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Revert the commits of a revoked decision, on a branch."""
+    import json
+
+    from sandman.verbs import reconcile as verb
+
+    root = layout()
+    result = run(lambda: verb.reconcile(root, target, dry_run=dry_run))
+    if json_:
+        say(json.dumps(result.to_json(), ensure_ascii=False, indent=2), lines=True)
+    else:
+        for text in verb.lines(result):
+            say(text)
+    if result.failed:
         raise typer.Exit(1)

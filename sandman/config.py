@@ -67,6 +67,18 @@ def claude_settings_file() -> Path:
     return claude_config_dir() / "settings.json"
 
 
+def systemd_user_dir() -> Path:
+    """Return the user's systemd unit folder: ``$XDG_CONFIG_HOME/systemd/user``, else ``~/.config/systemd/user``."""
+    value = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / ".config"
+    return base / "systemd" / "user"
+
+
+def launch_agents_dir() -> Path:
+    """Return the user's launchd agent folder, ``~/Library/LaunchAgents``."""
+    return Path.home() / "Library" / "LaunchAgents"
+
+
 def codex_home() -> Path:
     """Return Codex's home: ``$CODEX_HOME``, else ``~/.codex``."""
     value = os.environ.get("CODEX_HOME", "")
@@ -88,6 +100,12 @@ def _flag(name: str) -> bool:
 def in_pipeline() -> bool:
     """True inside a mind (``CLAUDE_MEMORY_PIPELINE=1``): hooks stay silent there."""
     return os.environ.get(PIPELINE_ENV, "") == "1"
+
+
+def claude_pid() -> int | None:
+    """Return ``$CLAUDE_PID``, the Claude Code process a hook runs under (None: unset or not a pid)."""
+    value = os.environ.get("CLAUDE_PID", "").strip()
+    return int(value) if value.isdigit() and int(value) > 1 else None
 
 
 def no_take() -> bool:
@@ -163,12 +181,15 @@ def git_identity() -> tuple[str, str] | None:
 
 # --- the design's constants --------------------------------------------------
 
-RECALL_BUDGET_CHARS = 9_000  # Claude Code caps hook context at 10,000
+RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
+HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
 HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
+BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
+BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2
@@ -202,7 +223,8 @@ TRANSCRIPT_LINE_MAX_BYTES = 32 * 1024 * 1024
 # sniff() decides the host from at most this many bytes at the head of a file.
 SNIFF_MAX_BYTES = 1024 * 1024
 # Seconds Claude Code may let each registered hook run (hooks install and the
-# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s).
+# plugin manifest declare them: undeclared, SessionEnd gets about 1.5 s, and a
+# plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 # A take's intent record (.taking/) whose process still lives is left to it this many
@@ -251,6 +273,11 @@ def settings(layout: Layout) -> dict:
     for key, kind in _SYNC_SETTINGS.items():
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    banks = data.get("banks", {})
+    if not isinstance(banks, dict):
+        raise ConfigError(f"{path}: [banks] must be a table")
+    if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
+        raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
 
 
@@ -262,6 +289,12 @@ def upkeep_review(layout: Layout) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{layout.settings_file}: upkeep.review must be true or false, not {value!r}")
     return value
+
+
+def share_worktrees(layout: Layout) -> bool:
+    """``[banks] share_worktrees`` (default true): a linked git worktree uses its main worktree's banks
+    (banks/worktrees.py). Raises ConfigError for a bad settings file."""
+    return settings(layout).get("banks", {}).get("share_worktrees", True)
 
 
 def _sync_setting(layout: Layout, key: str, default):
@@ -281,6 +314,36 @@ def sync_fetch_at_start(layout: Layout) -> bool:
 def sync_remote(layout: Layout) -> str:
     """Return the remote sync uses when none is given: ``sync.remote``, else ``origin``. Raises ConfigError."""
     return _sync_setting(layout, "remote", SYNC_DEFAULT_REMOTE) or SYNC_DEFAULT_REMOTE
+
+
+# --- the machine (sandman.machine; docs/BANK-FORMAT.md § trail, § reconcile) ---
+
+SHIFT_ENV = "SANDMAN_SHIFT"  # the shift a session works in: trail append's default --shift
+
+
+def current_shift() -> str | None:
+    """Return ``$SANDMAN_SHIFT`` (the shift id a shift session runs under), or None when unset."""
+    return os.environ.get(SHIFT_ENV, "").strip() or None
+
+
+def machine_roots(layout: Layout) -> list[Path]:
+    """Return ``[machine] roots`` of ``<root>/.settings.toml``: folders whose git repositories the
+    machine may work (reconcile scans them). Empty when unset (the machine is off).
+
+    ``~`` is expanded. Raises ConfigError when it is not a list of absolute paths.
+    """
+    section = settings(layout).get("machine", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{layout.settings_file}: [machine] must be a table")
+    value = section.get("roots", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{layout.settings_file}: machine.roots must be a list of folders, not {value!r}")
+    roots = [Path(item).expanduser() for item in value]
+    for path in roots:
+        if not path.is_absolute():
+            raise ConfigError(f"{layout.settings_file}: machine.roots holds {str(path)!r}, which is relative; "
+                              "give absolute folders")
+    return roots
 
 
 def ssh_agent_socket() -> str:

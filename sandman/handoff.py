@@ -13,10 +13,11 @@ recall shows the note first, inside its budget (docs/recall.md). A note with
 a new ``handoff`` replaces it, and every delivery after the first says how
 many times it was already delivered, so a stale note is never read as news. A
 delivery is a new session's SessionStart (or an MCP ``recall``); a ``sandman
-recall`` run by hand shows it without counting it, and a compaction refire
-(``source: compact``, the same session) neither shows nor counts it.
+recall`` run by hand shows it without counting it, and so does a compaction
+refire (``source: compact``, the same session, whose context lost it); a
+resumed or forked session gets recall's short note, which repeats nothing.
 ``sessions`` keeps the last 20 session ids it was delivered to; a session
-already among them (a ``resume``) is shown the note again but not counted.
+already among them is shown the note again but not counted.
 
 Standard library only: ``recall --hook`` imports this module. Two sessions
 starting in the same second may both count one delivery (the record is
@@ -75,12 +76,17 @@ def write(layout: Layout, directory: str, note: str, *, once: bool, session: str
     return Note(path, data)
 
 
+def _units(text: str) -> int:
+    """UTF-16 code units of ``text``, as recall's budget counts (verbs/recall.py ``utf16_units``)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def render(note: Note, budget: int) -> str:
-    """Return the note as recall's first lines, at most ``budget`` characters ("" when none fit).
+    """Return the note as recall's first lines, at most ``budget`` UTF-16 code units ("" when none fit).
 
     ``## Handoff from the last session (<at>)``, a line saying how often it was
     already delivered when it was, the note, one blank line. A note wider than
-    the budget is cut at a line and marked ``[handoff cut at N characters]``.
+    the budget is cut at a line and marked ``[handoff cut at N UTF-16 units]``.
     """
     data = note.data
     head = [f"## Handoff from the last session ({data.get('at') or 'undated'})"]
@@ -89,13 +95,15 @@ def render(note: Note, budget: int) -> str:
         head.append(f"(already delivered {times} since {data.get('first_delivered') or 'an unknown time'}: "
                     "pending replacement, not news)")
     text = "\n".join(head + [data["note"].rstrip(), "", ""])
-    if len(text) <= budget:
+    if _units(text) <= budget:
         return text
-    marker = f"\n[handoff cut at {budget:,} characters]\n\n"
-    room = budget - len(marker)
-    if room <= len(head[0]):
+    marker = f"\n[handoff cut at {budget:,} UTF-16 units]\n\n"
+    room = budget - _units(marker)
+    if room <= _units(head[0]):
         return ""
-    return text[:room].rsplit("\n", 1)[0] + marker if "\n" in text[:room] else ""
+    # the first ``room`` units; a pair split at the cut is dropped by errors="ignore"
+    kept = text.encode("utf-16-le", "surrogatepass")[:room * 2].decode("utf-16-le", "ignore")
+    return kept.rsplit("\n", 1)[0] + marker if "\n" in kept else ""
 
 
 def delivered(layout: Layout, note: Note, session: str | None) -> None:

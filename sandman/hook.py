@@ -14,6 +14,10 @@ minds are Claude Code sessions too, and taking their sessions back into the
 queue fork-bombs the machine, while feeding them memories would break their
 memory-blindness. ``$SANDMAN_NO_TAKE`` makes ``take --hook`` decline before it
 reads stdin, so a caller driving ``claude -p --resume`` keeps its transcript.
+
+``take --hook --detach`` (the plugin's command) is forked off in
+sandman/__main__.py before this module is even imported; its child calls
+``main`` with the payload the parent read.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ def _verb_hook(verb: str):
     return recall.hook
 
 
-def main(args: list[str]) -> int:
-    """Run ``args[0]``'s hook on stdin's payload; always return 0."""
+def main(args: list[str], payload: bytes | None = None) -> int:
+    """Run ``args[0]``'s hook on ``payload`` (default: read from stdin); always return 0."""
     verb = args[0]
     if config.in_pipeline():
         return 0
@@ -51,7 +55,8 @@ def main(args: list[str]) -> int:
         journal.write(layout, verb, "declined", hook=True, reason="no-take")
         return 0
     try:
-        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        if payload is None:
+            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         output = _verb_hook(verb)(layout, payload)
     except SandmanError as error:
         journal.write(layout, verb, "failed", hook=True, error=str(error))
@@ -64,3 +69,4 @@ def main(args: list[str]) -> int:
         sys.stdout.buffer.write(output.encode("utf-8", "backslashreplace"))
         sys.stdout.flush()
     return 0
+

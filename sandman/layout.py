@@ -17,7 +17,10 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
+    ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
+    ├── .backstop.stamp            touched when a SessionStart starts the backstop
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
+    ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -190,6 +193,21 @@ class Layout(namedtuple("Layout", "root")):
         """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
         return self.taking / f"{session_id}.{pid}.json"
 
+    # -- the backstop for missed endings (sandman/verbs/take_missed.py) --
+    @property
+    def started(self) -> Path:
+        """``.started/``: one record per session whose SessionStart ran here (BANK-FORMAT "Started sessions")."""
+        return self.root / ".started"
+
+    def started_record(self, session_id: str) -> Path:
+        """``.started/<sid>.json``: ``{"pid": <Claude Code pid>, "at": <ISO time>}``."""
+        return self.started / f"{session_id}.json"
+
+    @property
+    def backstop_stamp(self) -> Path:
+        """``.backstop.stamp``: its mtime is when a SessionStart last started the backstop."""
+        return self.root / ".backstop.stamp"
+
     # -- the versioned tier --
     @property
     def gitignore(self) -> Path:
@@ -229,6 +247,22 @@ class Layout(namedtuple("Layout", "root")):
 
     def pending_take(self, session_id: str) -> Path:
         return self.pending_takes / f"{session_id}.json"
+
+    # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
+    @property
+    def trail(self) -> Path:
+        return self.root / "trail"
+
+    def trail_day(self, day: str) -> Path:
+        """``trail/<yyyy>/<mm>/<dd>.jsonl`` of one UTC day (``day`` is ``YYYY-MM-DD``)."""
+        year, month, date = day.split("-")
+        return self.trail / year / month / f"{date}.jsonl"
+
+    def trail_days(self) -> list[Path]:
+        """Every day file of the trail, oldest first (the path order is the date order)."""
+        if not self.trail.is_dir():
+            return []
+        return sorted(self.trail.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9].jsonl"))
 
     # -- reflect (issue 6) --
     @property

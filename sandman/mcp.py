@@ -8,7 +8,10 @@ re-implements the bank format:
 - ``banks(bank?)``: every bank with its directory, memory count and folder, or one
   bank's MEMORY.md lines (sandman.banks.listing);
 - ``search(query, bank?, type?, limit?)``: sandman.verbs.search, the hits as lines;
-- ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session.
+- ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session;
+- ``trail_log(since?, kind?, repo?, shift?)`` and ``trail_show(id)``: the trail's
+  read side, as ``sandman trail log`` and ``sandman trail show`` print it
+  (sandman.verbs.trail).
 
 A deliberate refusal (a secret in a memory, a relative cwd, an unknown type) is
 a tool error the client reads (``is_error`` with the one-line reason), never a
@@ -39,7 +42,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from pydantic import Field
 
-from sandman import __version__
+from sandman import __version__, journal
 from sandman.banks.listing import find_bank, list_banks
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
@@ -74,22 +77,33 @@ def check_utf8(**arguments: str | None) -> None:
             )
 
 
+def _journal(layout: Layout, tool: str, error: SandmanError | None, **facts: object) -> None:
+    """One line per tool call in ``.trace/mcp-<date>.log``: ``called`` or ``failed`` with the error."""
+    if error is None:
+        journal.write(layout, "mcp", "called", tool=tool, **facts)
+    else:
+        journal.write(layout, "mcp", "failed", tool=tool, error=str(error), **facts)
+
+
 def build_server(layout: Layout) -> MCPServer:
-    """Return the MCPServer with sandman's three tools, bound to the root of ``layout``."""
+    """Return the MCPServer with sandman's tools, bound to the root of ``layout``."""
     server = MCPServer(name="sandman", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(structured_output=False)
     def recall(
         cwd: Annotated[str, Field(description="Absolute working directory to recall for.")],
-        budget: Annotated[int | None, Field(description="Characters the text may take (default 9000).")] = None,
+        budget: Annotated[int | None, Field(description="UTF-16 code units the text may take (default 9000; an emoji is two).")] = None,
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
         check_utf8(cwd=cwd)
         try:
-            return compose_recall(layout, cwd, budget, deliver=True).text
+            recalled = compose_recall(layout, cwd, budget, deliver=True)
         except SandmanError as error:
+            _journal(layout, "recall", error, cwd=cwd)
             raise ToolError(str(error)) from None
+        _journal(layout, "recall", None, cwd=cwd, chars=len(recalled.text), trimmed=",".join(recalled.trims) or None)
+        return recalled.text
 
     @server.tool(structured_output=False)
     def remember(
@@ -109,7 +123,10 @@ def build_server(layout: Layout) -> MCPServer:
                 layout, body, cwd=cwd, memory_type=type, name=name, description=description
             )
         except SandmanError as error:
+            _journal(layout, "remember", error, cwd=cwd, type=type)
             raise ToolError(str(error)) from None
+        _journal(layout, "remember", None, cwd=cwd, type=type, file=committed.path.relative_to(layout.root).as_posix(),
+                 commit=(committed.commit or "")[:12] or None)
         if committed.commit is None:
             return f"already remembered: {committed.path}"
         return f"remembered: {committed.path} (commit {committed.commit[:12]})"
@@ -121,6 +138,7 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """List the memory banks (directory, memory count, folder), or one bank's MEMORY.md lines."""
         check_utf8(bank=bank)
+        _journal(layout, "banks", None, bank=bank)
         if bank is None:
             found = [b for b in list_banks(layout) if b.entries]
             if not found:
@@ -149,7 +167,9 @@ def build_server(layout: Layout) -> MCPServer:
         try:
             hits = search_memories(layout, query, bank=bank, memory_type=type, limit=limit)
         except SandmanError as error:
+            _journal(layout, "search", error, bank=bank, type=type)
             raise ToolError(str(error)) from None
+        _journal(layout, "search", None, bank=bank, type=type, hits=len(hits))
         if not hits:
             return f"no memory matches {query!r}"
         return "\n".join(search_lines(layout, hits))
@@ -167,10 +187,53 @@ def build_server(layout: Layout) -> MCPServer:
         try:
             written = leave_handoff(layout, note, cwd=cwd, once=once)
         except SandmanError as error:
+            _journal(layout, "handoff", error, cwd=cwd)
             raise ToolError(str(error)) from None
         except OSError as error:
             raise ToolError(f"handoff not written: {error.strerror or error}") from None
+        _journal(layout, "handoff", None, cwd=cwd, once=once)
         return f"handoff for {written.data['directory']}: {written.path}"
+
+    @server.tool(structured_output=False)
+    def trail_log(
+        since: Annotated[str | None, Field(description="Only events of this UTC day (YYYY-MM-DD) and later.")] = None,
+        kind: Annotated[str | None, Field(description="Only this kind or family: dream, dream.commit, shift.")] = None,
+        repo: Annotated[str | None, Field(description="Only events naming this repository (absolute).")] = None,
+        shift: Annotated[str | None, Field(description="Only events of this shift id.")] = None,
+    ) -> str:
+        """List the machine's events on the trail, oldest first, one line each, revoked ones marked
+        (as `sandman trail log` prints them)."""
+        from sandman.verbs import trail as verb
+
+        check_utf8(since=since, kind=kind, repo=repo, shift=shift)
+        try:
+            found, whole = verb.log(layout, since=since, kind=kind, repo=repo, shift=shift)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        lines = [verb.line(event, whole) for event in found.events] or ["no events"]
+        if found.skipped:
+            lines.append(f"({len(found.skipped)} trail line(s) skipped: not events)")
+        return "\n".join(lines)
+
+    @server.tool(structured_output=False)
+    def trail_show(
+        id: Annotated[str, Field(description="An event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx).")],
+    ) -> str:
+        """Show one event as JSON: the event, its revoked state, its descendants and the commits
+        carrying it in every known repository (as `sandman trail show --json`)."""
+        from sandman.verbs import trail as verb
+
+        check_utf8(id=id)
+        try:
+            shown = verb.show(layout, id)
+        except SandmanError as error:
+            raise ToolError(str(error)) from None
+        return json.dumps({
+            "event": shown.event.to_json(),
+            "revoked_by": shown.revoked_by.id if shown.revoked_by else None,
+            "descendants": [event.to_json() for event in shown.descendants],
+            "commits": [{"repo": r, "commit": c, "subject": s} for r, c, s in shown.commits],
+        }, ensure_ascii=False, indent=2)
 
     return server
 

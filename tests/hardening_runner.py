@@ -62,7 +62,7 @@ def child(command: dict) -> None:
 def main() -> None:
     from sandman.banks.secrets import find_secrets
 
-    find_secrets("warm up")  # detect-secrets loads its plugins on first use: once here, not in every child
+    find_secrets("warm up")  # betterleaks loads its library and compiles its rules on first use: once here, not in every child
     for line in sys.stdin:
         command = json.loads(line)
         pid = os.fork()

@@ -68,7 +68,7 @@ def test_replaces_moves_old_file_into_archive_and_records_lineage(layout: Layout
 def test_secret_is_refused_before_anything_is_written(layout: Layout) -> None:
     commit_memory(layout, memory(), directory=PROJECT, verb="remember")
     head = git(layout.root, "rev-parse", "HEAD")
-    with pytest.raises(SecretRefused, match="GitHub Token") as caught:
+    with pytest.raises(SecretRefused, match="github-pat") as caught:
         commit_memory(
             layout, memory("Deploy token", "use 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"),
             directory=PROJECT, verb="remember",

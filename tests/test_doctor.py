@@ -21,13 +21,13 @@ from sandman.verbs.doctor import SCHEMA_VERSION, doctor
 from sandman.verbs.init import init
 from sandman.verbs.sync import setup, sync
 
-NAMES = ["root", "repository", "clean", "hooks", "claude", "env", "queue", "pending", "take", "dream", "reflect",
-         "errors", "remote", "sync"]
+NAMES = ["root", "repository", "clean", "hooks", "claude", "memory", "env", "queue", "pending", "take", "dream", "reflect",
+         "worktrees", "schedule", "errors", "remote", "sync"]
 SETTINGS = {"hooks": {
     "SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook", "timeout": 30}]}],
     "SessionStart": [{"matcher": "startup|resume", "hooks": [{"type": "command", "command": "/usr/bin/env",
                                                                "args": ["sandman", "recall", "--hook"]}]}],
-}}
+}, "autoMemoryEnabled": False}
 
 
 def write_settings(isolated, settings) -> None:
@@ -123,7 +123,7 @@ def test_a_leftover_change_holding_a_credential_fails_and_names_the_file(healthy
     report = doctor()
     found = check(report, "clean")
     assert found.status == "fail" and found.message.startswith("memories/_user/notes.txt in ")
-    assert "GitHub Token" in found.message and "ghp_" not in found.message
+    assert "prefixed-token" in found.message and "ghp_" not in found.message
     assert report.exit_code == 1
 
 
@@ -489,3 +489,70 @@ def test_settings_that_parse_are_ok(healthy, monkeypatch):
     monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "60")
     env = check(doctor(), "env")
     assert env.status == "ok" and "SANDMAN_MIND_TIMEOUT=60, SANDMAN_DAILY_BUDGET_USD=2.5" in env.message
+
+
+@pytest.mark.parametrize("scope, settings_file", [("project", "settings.json"), ("local", "settings.local.json")])
+def test_regression_doctor_saw_only_user_scope_plugins(healthy, isolated, tmp_path, scope, settings_file):
+    from conftest import REPO
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / settings_file).write_text(json.dumps({"enabledPlugins": {"sandman@repo": True}}))
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [
+        {"scope": scope, "projectPath": str(project), "installPath": str(REPO)}]}}))
+    write_settings(isolated, {})
+    result = check(doctor(), "hooks")
+    label = f"plugin sandman@repo ({scope} scope, {project})"
+    assert result.status == "ok", result.message
+    assert result.details["registered"] == {"SessionEnd": [label], "SessionStart": [label]}
+
+
+def test_a_project_scope_plugin_not_enabled_there_is_not_counted(healthy, isolated, tmp_path):
+    from conftest import REPO
+
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"sandman@repo": False}}))
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@repo": [
+        {"scope": "project", "projectPath": str(project), "installPath": str(REPO)}]}}))
+    write_settings(isolated, {})
+    assert check(doctor(), "hooks").status == "fail"
+
+
+# -- Claude Code's native auto memory beside sandman's recall (issue 17) --------------------
+
+
+def test_native_auto_memory_on_beside_recall_is_a_warning_saying_how_to_choose(healthy, isolated):
+    write_settings(isolated, {k: v for k, v in SETTINGS.items() if k != "autoMemoryEnabled"})
+    found = check(doctor(), "memory")
+    assert found.status == "warn"
+    assert found.message == (
+        "Claude Code's native auto memory is on (Claude Code's default) beside sandman's recall: every session "
+        "starts with both. Keep sandman's: `sandman import claude-memory`, then `sandman hooks install "
+        "--auto-memory off`; keep the native one: `sandman hooks uninstall`")
+
+
+@pytest.mark.parametrize("env, settings_env, status", [
+    ("1", None, "ok"), ("true", None, "ok"), ("0", None, "warn"), (None, "1", "ok"), (None, "false", "warn"),
+])
+def test_the_environment_variable_decides_before_the_setting(healthy, isolated, monkeypatch, env, settings_env,
+                                                             status):
+    settings = {k: v for k, v in SETTINGS.items() if k != "autoMemoryEnabled"}
+    if env == "0":
+        settings["autoMemoryEnabled"] = False  # the variable switches it back on over the setting
+    if settings_env is not None:
+        settings["env"] = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": settings_env}
+    write_settings(isolated, settings)
+    if env is not None:
+        monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", env)
+    assert check(doctor(), "memory").status == status
+
+
+def test_native_auto_memory_without_sandman_recall_is_fine(healthy, isolated):
+    write_settings(isolated, {})
+    found = check(doctor(), "memory")
+    assert found.status == "ok" and "sandman's recall is not registered" in found.message

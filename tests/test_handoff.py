@@ -48,17 +48,18 @@ def test_recall_shows_the_note_first_until_replaced_and_says_how_often_it_was_de
     assert record["delivered"] == 2
     assert record["sessions"] == ["5e550000-0000-4000-8000-000000000001", "5e550000-0000-4000-8000-000000000002"]
     resumed = hook(project, source="resume", session="5e550000-0000-4000-8000-000000000002")
-    assert NOTE in resumed and handoff.read(layout, str(project)).data["delivered"] == 2, "a resume is not counted"
+    assert NOTE not in resumed and "this session continues" in resumed, "a resume gets the short note"
+    assert handoff.read(layout, str(project)).data["delivered"] == 2, "a resume is not counted"
     leave(layout, "Next: release 1.2.", cwd=str(project))
     third = hook(project)
     assert third.splitlines()[1] == "Next: release 1.2." and NOTE not in third
     assert handoff.read(layout, str(project)).data["delivered"] == 1
 
 
-def test_a_once_note_is_shown_to_one_session_and_a_compaction_neither_shows_nor_counts(
+def test_a_once_note_is_shown_to_one_session_and_a_compaction_shows_it_uncounted(
         layout: Layout, project: Path) -> None:
     leave(layout, NOTE, cwd=str(project), once=True)
-    assert NOTE not in hook(project, source="compact")
+    assert NOTE in hook(project, source="compact")
     assert handoff.read(layout, str(project)).data["delivered"] == 0
     assert NOTE in hook(project)
     assert NOTE not in hook(project, session="5e550000-0000-4000-8000-000000000003")
@@ -75,7 +76,16 @@ def test_the_note_stays_within_the_recall_budget(layout: Layout, project: Path) 
     for budget in (9_000, 600, 200, 40):
         text = recall(layout, str(project), budget).text
         assert len(text) <= budget, budget
-    assert "[handoff cut at 600 characters]" in recall(layout, str(project), 600).text
+    assert "[handoff cut at 600 UTF-16 units]" in recall(layout, str(project), 600).text
+
+
+def test_a_note_of_emoji_stays_within_the_budget_in_utf16_units(layout: Layout, project: Path) -> None:
+    """Regression: the note was measured in characters while the budget counts UTF-16 units."""
+    leave(layout, "Next:\n" + "\n".join(f"- \U0001f680 step {i} \U0001f9ea\U0001f9ea" for i in range(60)),
+          cwd=str(project))
+    for budget in (9_000, 600, 201, 41):
+        text = recall(layout, str(project), budget).text
+        assert len(text.encode("utf-16-le")) // 2 <= budget, budget
 
 
 def test_only_the_same_directory_gets_the_note(layout: Layout, project: Path) -> None:
@@ -88,7 +98,7 @@ def test_only_the_same_directory_gets_the_note(layout: Layout, project: Path) ->
     ("x" * 2_001, "handoff note is 2,001 characters; keep it under 2,000 (it is read inside the recall budget)"),
     ("a\0b", "handoff note holds a NUL character; remove it"),
     ("<private>only this</private>", "handoff note is empty; say what the next session should do"),
-    ("deploy with AKIAIOSFODNN7EXAMPLE", "handoff note refused: it contains a secret (AWS Access Key); "
+    ("deploy with AKIAIOSFODNN7EXAMPLE", "handoff note refused: it contains a secret (aws-access-key-id); "
                                          "remove the credential"),
 ])
 def test_a_bad_note_is_refused_and_nothing_is_written(layout: Layout, project: Path, note: str,

@@ -130,7 +130,7 @@ def test_fuzzed_transcripts_go_through_take_dream_recall_reflect_and_the_site(
         assert done.returncode == 0 and done.stderr == b"", (where, done.stderr)
         if done.stdout:
             context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-            assert len(context) <= config.RECALL_BUDGET_CHARS
+            assert len(context) <= config.RECALL_BUDGET_UTF16
 
     # The next night's reflect (its log mind reads the quoted memories), then the site by hand.
     summary = reflect(layout, now=journal.now_utc() + timedelta(days=1))

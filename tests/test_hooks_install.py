@@ -215,3 +215,36 @@ def test_a_read_only_settings_file_is_refused_not_replaced(isolated: Path, verb:
     done = sandman("hooks", verb)
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode() == f"sandman: {caught.value}\n"
+
+
+# -- Claude Code's native auto memory: offered, never forced (issue 17) ---------------------
+
+
+def test_install_offers_to_turn_native_auto_memory_off_and_never_does_it_unasked(isolated: Path):
+    path = _settings(isolated)
+    done = sandman("hooks", "install")
+    assert done.returncode == 0, done.stderr
+    assert "Claude Code's native auto memory is also on (Claude Code's default)" in done.stdout.decode()
+    assert "`sandman hooks install --auto-memory off`" in done.stdout.decode()
+    assert "autoMemoryEnabled" not in json.loads(path.read_text())
+
+
+def test_auto_memory_off_then_on_is_reversible_and_keeps_every_other_key(isolated: Path):
+    path = _settings(isolated)
+    done = sandman("hooks", "install", "--auto-memory", "off")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(path.read_text())
+    assert data["autoMemoryEnabled"] is False and data["env"] == THEIRS["env"]
+    assert "also on" not in done.stdout.decode()
+    assert hooks.auto_memory() == (False, f"autoMemoryEnabled: false in {path}")
+    again = sandman("hooks", "install", "--auto-memory", "off")
+    assert "off (autoMemoryEnabled: false), already so" in again.stdout.decode()
+    sandman("hooks", "install", "--auto-memory", "on")
+    assert "autoMemoryEnabled" not in json.loads(path.read_text())
+    assert hooks.auto_memory() == (True, "Claude Code's default")
+
+
+def test_a_bad_auto_memory_word_is_refused(isolated: Path):
+    done = sandman("hooks", "install", "--auto-memory", "maybe")
+    assert done.returncode == 2
+    assert done.stderr.decode() == "sandman: --auto-memory 'maybe': give on or off\n"

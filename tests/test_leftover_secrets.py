@@ -54,7 +54,7 @@ def test_a_hand_edit_with_a_github_token_is_never_committed(layout: Layout, bank
     relative = edited.relative_to(layout.root).as_posix()
     assert done.returncode == 2
     assert done.stderr.decode() == (
-        f"sandman: {relative} in {layout.root} contains a secret (GitHub Token), left there outside sandman; "
+        f"sandman: {relative} in {layout.root} contains a secret (prefixed-token), left there outside sandman; "
         "nothing was committed: remove the credential from that file (or delete it) and try again\n")
     assert git(layout.root, "rev-parse", "HEAD") == head
     assert GITHUB_TOKEN not in every_committed_byte(layout.root)
@@ -82,7 +82,7 @@ def test_a_stray_file_with_an_aws_key_pair_is_never_committed(layout: Layout, ba
     message = done.stderr.decode()
     assert message.count("\n") == 1
     assert f"{stray.relative_to(layout.root).as_posix()} in {layout.root} contains a secret (" in message
-    assert "AWS Access Key" in message and "AKIA" not in message
+    assert "aws-access-key-id" in message and "AKIA" not in message
     assert "notes.txt" not in git(layout.root, "ls-files")
     assert "AKIAIOSFODNN7EXAMPLE" not in every_committed_byte(layout.root)
     assert stray.read_text().endswith(AWS_PAIR)
@@ -98,7 +98,7 @@ def test_the_refusal_from_a_library_caller_is_a_leftover_secret(layout: Layout, 
     with pytest.raises(LeftoverSecret) as caught:
         commit_memory(layout, memory, directory="/elsewhere", verb="remember")
     assert caught.value.path == f"memories/{bank.name}/notes.txt"
-    assert caught.value.kinds == ["GitHub Token"]
+    assert caught.value.kinds == ["prefixed-token"]
     assert git(layout.root, "status", "--porcelain", "--untracked-files=all").splitlines() == [
         f"?? memories/{bank.name}/notes.txt"]
 
@@ -134,7 +134,7 @@ def test_sync_refuses_to_push_a_commit_that_adds_a_credential(tmp_path: Path) ->
     with pytest.raises(SyncError) as caught:
         sync(world.a)
     assert caught.value.reason == "secret"
-    assert f"commit {oops[:12]} adds a secret (GitHub Token) to memories/notes.md" in str(caught.value)
+    assert f"commit {oops[:12]} adds a secret (prefixed-token) to memories/notes.md" in str(caught.value)
     assert GITHUB_TOKEN not in str(caught.value)
     assert remote_head(world.remote) == published
     assert snapshot(world.a) == before

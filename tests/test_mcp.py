@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -47,10 +48,34 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
     return seen
 
 
+async def trail_session(event_id: str) -> dict[str, object]:
+    server = StdioServerParameters(command=sys.executable, args=["-m", "sandman", "mcp"], env=dict(os.environ))
+    seen: dict[str, object] = {}
+    async with Client(server, read_timeout_seconds=60) as client:
+        seen["log"] = await client.call_tool("trail_log", {"kind": "dream"})
+        seen["show"] = await client.call_tool("trail_show", {"id": event_id})
+        seen["bad"] = await client.call_tool("trail_show", {"id": "ev-nope"})
+        seen["since"] = await client.call_tool("trail_log", {"since": "yesterday"})
+    return seen
+
+
+def test_mcp_serves_the_trails_read_side(layout: Layout) -> None:
+    from sandman.machine import trail
+
+    event = trail.append(layout, "dream.commit", "dream of session s1", data={"session": "s1"})
+    trail.revoke(layout, event.id, "wrong")
+    seen = anyio.run(trail_session, event.id)
+    assert f"{event.id} dream.commit session=s1" in text(seen["log"]) and "REVOKED by" in text(seen["log"])
+    shown = json.loads(text(seen["show"]))
+    assert shown["event"]["id"] == event.id and shown["revoked_by"] and len(shown["commits"]) == 1
+    assert seen["bad"].is_error and "is not an event id" in text(seen["bad"])
+    assert seen["since"].is_error and "is not a date" in text(seen["since"])
+
+
 def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     project = isolated / "proj"
     seen = anyio.run(session, project, layout)
-    assert seen["tools"] == ["banks", "handoff", "recall", "remember", "search"]
+    assert seen["tools"] == ["banks", "handoff", "recall", "remember", "search", "trail_log", "trail_show"]
     assert text(seen["empty"]).startswith("no banks yet")
 
     assert not seen["remember"].is_error and text(seen["remember"]).startswith("remembered: ")
@@ -66,7 +91,7 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert layout.handoff(bank_name(project)).read_text().count('"delivered": 1') == 1
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
-    assert "contains a secret (AWS Access Key)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
+    assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
     assert seen["relative"].is_error and "is relative" in text(seen["relative"])
 
     recalled = text(seen["recall"])
@@ -81,6 +106,18 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert text(seen["one"]).splitlines()[1].startswith("- [The build runs with make.")
     assert "- [Tea](user_tea.md) — The user likes tea" in text(seen["by-name"])
     assert seen["unknown"].is_error and "no bank '/no/such/dir'" in text(seen["unknown"])
+
+    # Each tool call is a journal line (issue 17).
+    from sandman import journal
+
+    lines = [journal.parse_line(line) for path in sorted(layout.trace.glob("mcp-*.log"))
+             for line in path.read_text().splitlines()]
+    assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
+        ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
+        ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
+        ("called", "banks"), ("called", "banks"), ("called", "search"), ("failed", "search"), ("called", "handoff"),
+        ("called", "recall")]
+    assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
 
 
 class RawServer:

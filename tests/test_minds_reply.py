@@ -99,14 +99,14 @@ def test_a_memory_with_a_secret_is_dropped_and_the_rest_of_the_reply_counts():
     found = parse_reply(reply(memory(), memory(name="Deploy key", body=LEAKED), memory(name="Lint first")),
                         mind="opus", cwd=CWD)
     assert [p.name for p in found.proposals] == ["Build with make", "Lint first"]
-    assert found.dropped == [(2, ["AWS Access Key"])]
+    assert found.dropped == [(2, ["aws-access-key-id"])]
     assert "AKIA" not in repr(found.dropped)
 
 
 def test_a_reply_whose_every_memory_holds_a_secret_is_an_answer_with_nothing_in_it():
     found = parse_reply(reply(memory(body=LEAKED), memory(description="token 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")),
                         mind="opus", cwd=CWD)
-    assert found.proposals == [] and found.dropped == [(1, ["AWS Access Key"]), (2, ["GitHub Token"])]
+    assert found.proposals == [] and found.dropped == [(1, ["aws-access-key-id"]), (2, ["github-pat"])]
 
 
 def test_a_memory_with_a_secret_and_another_defect_still_abstains():

@@ -11,7 +11,8 @@ import pytest
 from fake_claude import pid_dead
 from sandman import config
 from sandman.minds import runner
-from sandman.minds.runner import HOOKS_OFF, parse_output, project_slug, run_mind, run_minds
+from sandman.minds.runner import (MIND_SETTINGS, mind_env, parse_output, project_folders, project_slug,
+                                  run_mind, run_minds)
 
 PROMPT = "Distill the session below into memories. " * 3
 
@@ -37,7 +38,7 @@ def test_mind_never_reenters_hooks(layout, fake_claude, monkeypatch):
     result = _run(layout)
     (call,) = fake_claude.calls()
     argv = call["argv"]
-    assert argv[argv.index("--settings") + 1] == HOOKS_OFF == '{"disableAllHooks": true}'
+    assert json.loads(argv[argv.index("--settings") + 1])["disableAllHooks"] is True
     assert argv[argv.index("--session-id") + 1] == result.session_id
     assert argv[argv.index("--model") + 1] == "m"
     assert argv[argv.index("--output-format") + 1] == "json"
@@ -76,7 +77,7 @@ def test_verbose_array_output_takes_the_last_result(layout, fake_claude):
     [
         ({"mode": "fail"}, "exit 1"),
         ({"mode": "fail", "exit": 3}, "exit 3"),
-        ({"mode": "is_error"}, "is_error"),
+        ({"mode": "is_error"}, "is_error: Not logged in"),
         ({"mode": "is_error", "exit": 1}, "exit 1"),
         ({"mode": "garbage"}, "unparseable output"),
         ({"mode": "echo"}, "echo"),
@@ -192,7 +193,7 @@ def test_real_cli_outputs(layout, fake_claude, corpus):
     expected = {
         "claude-p-json.result.success.json": ("answered", None),
         "claude-p-json.result.unknown-skill.json": ("abstained", "no model call"),
-        "claude-p-json.result.error-shape.json": ("abstained", "is_error"),
+        "claude-p-json.result.error-shape.json": ("abstained", "is_error: Not logged in; api status 401"),
     }
     for name, (status, reason) in expected.items():
         fake_claude.mode("m", "replay", file=str(cli / name))
@@ -222,3 +223,91 @@ def test_a_mind_timeout_that_is_not_a_finite_positive_number_is_a_config_error(m
     monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", value)
     with pytest.raises(ConfigError, match="SANDMAN_MIND_TIMEOUT"):
         config.mind_timeout()
+
+
+def test_project_slug_over_200_characters_is_cut_and_found_by_its_prefix(tmp_path):
+    # Claude Code cuts a sanitized name over 200 characters at 200 and appends "-<hash>".
+    deep = Path("/home/u/" + "a" * 250)
+    assert project_slug(deep) == ("-home-u-" + "a" * 250)[:200]
+    projects = tmp_path / "projects"
+    (projects / (project_slug(deep) + "-1x2y3z")).mkdir(parents=True)
+    (projects / (project_slug(deep) + "x")).mkdir()  # not "-": another, longer path's folder
+    assert [p.name for p in project_folders(projects, deep)] == [project_slug(deep) + "-1x2y3z"]
+    short = Path("/home/u/p")
+    assert project_folders(projects, short) == [projects / "-home-u-p"]
+    # A character outside the BMP is two UTF-16 code units: two dashes.
+    assert project_slug(Path("/a/\U0001f600b")) == "-a---b"
+
+
+def test_a_mind_under_a_deep_root_keeps_its_transcript(tmp_path, fake_claude, monkeypatch):
+    from sandman.layout import Layout
+
+    layout = Layout(tmp_path / ("r" * 230))
+    fake_claude.answer("m", "noted")
+    result = run_mind(PROMPT, mind="opus", model="m", cwd=layout.dream_dir, timeout=30.0, keep=(layout, "p"))
+    assert result.status == "answered"
+    assert result.transcript is not None and result.transcript.is_file()
+
+
+LEAKED = ("CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_PID", "CLAUDE_PROJECT_DIR",
+          "CLAUDE_ENV_FILE", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN", "AI_AGENT",
+          "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_CODE_ENTRYPOINT",
+          "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "TRACEPARENT")
+
+
+def _live_hook_environment(corpus: Path) -> dict[str, str]:
+    return json.loads((corpus / "hooks" / "hook-environment.session-start.live-2.1.332.json").read_text())
+
+
+def test_a_mind_is_blind_under_the_live_hook_environment(layout, fake_claude, monkeypatch, corpus):
+    live = _live_hook_environment(corpus)
+    live.pop("CLAUDE_CONFIG_DIR")  # the test's own isolated config dir stays
+    for name, value in {**live, "CLAUDE_PLUGIN_ROOT": "/p", "CLAUDE_PLUGIN_DATA": "/d",
+                        "TRACEPARENT": "00-1-2-01", "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS": "x",
+                        "ANTHROPIC_API_KEY": "sk-test", "CLAUDE_CODE_USE_BEDROCK": "1"}.items():
+        monkeypatch.setenv(name, value)
+    assert _run(layout).status == "answered"
+    (call,) = fake_claude.calls()
+    env, argv = call["environ"], call["argv"]
+    assert [name for name in LEAKED if name in env] == []
+    # Auto memory, git instructions and CLAUDE.md files off; the pipeline marker on.
+    assert env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] == "1"
+    assert env["CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS"] == "1"
+    assert env["CLAUDE_CODE_DISABLE_CLAUDE_MDS"] == "1"
+    assert env["CLAUDE_MEMORY_PIPELINE"] == "1"
+    # What authentication and the provider need survives.
+    assert env["ANTHROPIC_API_KEY"] == "sk-test" and env["CLAUDE_CODE_USE_BEDROCK"] == "1"
+    assert env["ANTHROPIC_BASE_URL"] == live["ANTHROPIC_BASE_URL"]
+    # No tools, no MCP server, no skills; settings repeat auto memory and git instructions off.
+    assert argv[argv.index("--tools") + 1] == ""
+    assert "--strict-mcp-config" in argv and "--mcp-config" not in argv
+    assert "--disable-slash-commands" in argv
+    settings = json.loads(argv[argv.index("--settings") + 1])
+    assert settings == {"disableAllHooks": True, "autoMemoryEnabled": False, "includeGitInstructions": False}
+    assert argv[argv.index("--settings") + 1] == MIND_SETTINGS
+
+
+def test_mind_env_strips_every_session_variable_of_the_live_file(corpus):
+    live = _live_hook_environment(corpus)
+    env = mind_env({**live, "PATH": "/usr/bin", "HOME": "/home/user"})
+    kept = {name for name in live if name in env}
+    assert kept == {"CLAUDE_CONFIG_DIR", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"}
+    assert env["PATH"] == "/usr/bin" and env["HOME"] == "/home/user"
+
+
+@pytest.mark.parametrize(("spec", "reason"), [
+    ({"errors": ["API Error: 529 overloaded", "retry failed"], "terminal_reason": "api_error"},
+     "is_error: API Error: 529 overloaded (+1 more); terminal_reason api_error"),
+    ({"errors": [], "api_error_status": 401}, "is_error: Not logged in; api status 401"),
+    ({"terminal_reason": "max_turns", "errors": ["Reached maximum number of turns (1)"]},
+     "is_error: Reached maximum number of turns (1); terminal_reason max_turns"),
+])
+def test_error_envelope_sharpens_the_abstention_reason(layout, fake_claude, spec, reason):
+    fake_claude.mode("m", "is_error", **spec)
+    result = _run(layout)
+    assert (result.status, result.reason) == ("abstained", reason)
+
+
+def test_error_envelope_reason_is_cut_at_200_characters(layout, fake_claude):
+    fake_claude.mode("m", "is_error", errors=["x" * 500])
+    assert len(_run(layout).reason) == 200

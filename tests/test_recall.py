@@ -11,7 +11,7 @@ from sandman import config
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.pointers import write_pointer
-from sandman.verbs.recall import TOOL_INDEX, compact, recall
+from sandman.verbs.recall import TOOL_INDEX, recall, resumed
 from sandman.verbs.remember import remember
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
@@ -122,7 +122,7 @@ def test_recall_of_an_empty_root_reports_the_empty_log(layout, tmp_path: Path) -
 
 @pytest.mark.parametrize("bad", [0, -5, True, "9000"])
 def test_a_budget_that_is_not_a_positive_count_is_refused(layout, tmp_path: Path, bad) -> None:
-    with pytest.raises(InputError, match="is not a positive number of characters"):
+    with pytest.raises(InputError, match="is not a positive number of UTF-16 code units"):
         recall(layout, tmp_path, bad)
 
 
@@ -138,13 +138,13 @@ def test_a_cwd_holding_a_newline_cannot_forge_a_line_of_the_payload(layout, tmp_
     assert lines[0] == f"# sandman recall: {tmp_path}/app‹U+000A›# forged heading"
     assert not any(line.startswith("# forged") for line in lines)
     assert any(line.startswith("### ") and "app‹U+000A›# forged heading (this directory)" in line for line in lines)
-    assert not any(line.startswith("# forged") for line in compact(layout, str(cwd)).splitlines())
+    assert not any(line.startswith("# forged") for line in resumed(layout, str(cwd)).splitlines())
 
 
-def test_compact_names_the_banks_and_their_sizes_without_bodies(layout, tree) -> None:
+def test_the_resume_note_names_the_banks_and_their_sizes_without_bodies(layout, tree) -> None:
     remember(layout, "A second app fact.", cwd=str(tree["app"]))
-    text = compact(layout, tree["app"])
-    assert text.startswith("sandman: this session continues after compaction")
+    text = resumed(layout, tree["app"])
+    assert text.startswith("sandman: this session continues; its memory surface is already in its context")
     assert f"- {tree['app']}: 2 memories, {layout.bank(_bank(tree['app']))}/" in text
     assert "- user-wide: 1 memory," in text
     assert "Never push tags by hand." not in text and "sibling" not in text
@@ -290,5 +290,5 @@ def test_the_default_budget_holds_a_large_root(layout, tree) -> None:
         remember(layout, f"Fact {i:02d} about the app, told at some length so the bank grows large.",
                  cwd=str(tree["app"]))
     result = recall(layout, tree["app"], now=NOW)
-    assert len(result.text) <= config.RECALL_BUDGET_CHARS
+    assert len(result.text) <= config.RECALL_BUDGET_UTF16
     assert "bodies" in result.trims and f" of {bank.name}/" in result.text.splitlines()[-1]

@@ -15,7 +15,8 @@ from sandman import config
 from sandman.layout import Layout
 from sandman.verbs.remember import remember
 
-STARTS = ("startup.full", "startup.doc", "resume", "clear", "fork")
+# Sources that get the whole surface; resume and fork keep theirs in context.
+STARTS = ("startup.full", "startup.doc", "clear", "compact", "startup.live-2.1.332", "compact.live-2.1.332")
 
 
 def payload(corpus: Path, kind: str, **fields: object) -> bytes:
@@ -47,7 +48,7 @@ def test_session_start_gets_the_json_claude_code_expects(layout, corpus, project
     assert reply["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = reply["hookSpecificOutput"]["additionalContext"]
     assert "Run make test before pushing." in context and "Prefers short answers." in context
-    assert len(context) <= config.RECALL_BUDGET_CHARS
+    assert len(context.encode("utf-16-le")) // 2 <= config.RECALL_BUDGET_UTF16
     assert "recall recalled hook=true" in journal(layout)
 
 
@@ -56,15 +57,35 @@ def test_the_reply_matches_the_documented_output_shape(corpus) -> None:
     assert set(documented["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
 
 
-def test_compact_says_the_session_continues_and_names_the_banks(layout, corpus, project) -> None:
-    done = sandman("recall", "--hook", stdin=payload(corpus, "compact", cwd=str(project)))
+def test_regression_compaction_dropped_the_recall(layout, corpus, project) -> None:
+    # After /compact only what the compact hook returns survives: the live 2.1.332 payload gets the surface.
+    live = json.loads((corpus / "hooks" / "session-start.compact.live-2.1.332.json").read_text())
+    live["cwd"] = str(project)
+    done = sandman("recall", "--hook", stdin=json.dumps(live).encode())
     assert done.returncode == 0
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "continues after compaction" in context
+    assert context.startswith(f"# sandman recall: {project}")
+    assert "Run make test before pushing." in context and "Prefers short answers." in context
+    assert "source=compact" in journal(layout)
+
+
+@pytest.mark.parametrize("kind", ["resume", "resume.live-2.1.332", "fork"])
+def test_a_resumed_session_is_not_given_the_surface_twice(layout, corpus, project, kind) -> None:
+    done = sandman("recall", "--hook", stdin=payload(corpus, kind, cwd=str(project)))
+    assert done.returncode == 0
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("sandman: this session continues; its memory surface is already in its context")
     assert f"{project}: 2 memories" not in context and f"{project}: 1 memory" in context
     assert "user-wide: 1 memory" in context
     assert "Run make test before pushing." not in context
-    assert "source=compact" in journal(layout)
+
+
+@pytest.mark.parametrize("event", ["SessionEnd", "UserPromptSubmit", 7])
+def test_a_payload_of_another_event_gets_no_surface(layout, corpus, project, event) -> None:
+    done = sandman("recall", "--hook", stdin=payload(corpus, "startup.full", cwd=str(project),
+                                                     hook_event_name=event))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert "reason=not-session-start" in journal(layout)
 
 
 @pytest.mark.parametrize("data", [b"", b"\xff\xfe{not json", b"[1, 2]", b'"text"', b"{\"cwd\": "])
@@ -131,7 +152,7 @@ def modules(*args: str, stdin: bytes = b"") -> set[str]:
 def test_the_recall_hook_imports_nothing_heavy(layout, corpus, project) -> None:
     loaded = modules("recall", "--hook", stdin=payload(corpus, "startup.full", cwd=str(project)))
     assert "sandman" in loaded
-    heavy = {"typer", "click", "pygit2", "jinja2", "markdown_it", "rich", "yaml", "mcp", "pydantic", "detect_secrets"}
+    heavy = {"typer", "click", "pygit2", "jinja2", "markdown_it", "rich", "yaml", "mcp", "pydantic", "betterleaks"}
     assert loaded.isdisjoint(heavy), loaded & heavy
 
 
@@ -157,7 +178,7 @@ def test_recall_by_hand_defaults_to_the_current_directory(layout, project) -> No
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--budget", "0"), "sandman: budget 0 is not a positive number of characters\n"),
+    (("--budget", "0"), "sandman: budget 0 is not a positive number of UTF-16 code units\n"),
     (("--cwd", "rel/dir"), "sandman: directory 'rel/dir' is relative; give an absolute path\n"),
 ])
 def test_recall_by_hand_refuses_bad_input_in_one_line(layout, args, message) -> None:

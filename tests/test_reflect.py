@@ -60,9 +60,13 @@ def test_an_entry_is_written_with_its_stamps_and_the_index_in_one_reflect_commit
     assert commits(layout) == before + 1
     message = git(layout.root, "log", "-1", "--format=%B")
     assert message.startswith(f"reflect: voyage {DAY}: The proj bank learned its build\n")
-    assert "Verb: reflect" in message and "Event: voyage" in message
-    assert sorted(git(layout.root, "show", "--name-only", "--format=", "HEAD").split()) == [
-        "log/2026-11-29.md", "log/INDEX.md"]
+    assert "Verb: reflect" in message and "Kind: reflect.entry" in message
+    files = sorted(git(layout.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert files[:2] == ["log/2026-11-29.md", "log/INDEX.md"] and files[2].startswith("trail/") and len(files) == 3
+    from sandman.machine import trail
+
+    (event,) = trail.read(layout).events  # the entry's event, in the entry's commit
+    assert f"Event: {event.id}" in message and event.kind == "reflect.entry" and event.data["day"] == DAY
     assert git(layout.root, "status", "--porcelain") == ""
     (call,) = minds.calls()
     assert "--no-session-persistence" in call["argv"] and call["prompt_via"] == "stdin"
@@ -125,12 +129,13 @@ def test_an_updated_memory_is_a_source_of_the_day_it_was_updated(layout, minds):
     ({"result": ["not", "an", "object"]}, "not an object"),
     ({"mode": "echo"}, "echo"),
     ({"mode": "refusal"}, "refusal"),
-    ({"mode": "is_error"}, "is_error"),
-    ({"result": entry_reply(body="Keep AKIAIOSFODNN7EXAMPLE handy.")}, "secret (AWS Access Key)"),
+    ({"mode": "is_error"}, "is_error: Not logged in"),
+    ({"result": entry_reply(body="Keep AKIAIOSFODNN7EXAMPLE handy.")}, "secret (aws-access-key-id)"),
 ])
 def test_an_abstention_leaves_the_disk_alone_and_the_next_pass_asks_again(layout, minds, day_memories,
                                                                          monkeypatch, rule, reason):
-    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "1")
+    # Only the hung mind needs the short timeout; under load a 1 s limit would time out the others too.
+    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "1" if rule.get("mode") == "hang" else "60")
     minds.rules(LOG_MODEL, rule)
     tip, disk = head(layout), snapshot(layout.root)
     summary = reflect(layout, day=DAY, now=NOW)

@@ -338,3 +338,20 @@ def test_sync_refuses_a_remote_name_git_would_not_accept(tmp_path, layout, name)
             f"sandman: remote name {name!r} is not one git accepts (it may not start with '-' or '.', nor hold "
             "a space, '..', '~', '^', ':', '?', '*', '[' or a backslash); pass another --remote NAME\n")
     assert git(layout.root, "remote").strip() == ""
+
+
+def test_trail_lines_from_both_sides_are_kept_and_the_merge_carries_its_own_event(tmp_path):
+    from sandman.machine import trail
+
+    world = make_world(tmp_path)
+    on_a = trail.append(world.a, "shift.commit", "a's decision")
+    on_b = trail.append(world.b, "shift.commit", "b's decision")
+    sync(world.a)
+    assert sync(world.b).action == "merged"
+    events = trail.read(world.b).events
+    merge = events[-1]
+    assert {on_a.id, on_b.id} <= {event.id for event in events} and merge.kind == "sync.merge"
+    message = git(world.b.root, "log", "-1", "--format=%B")
+    assert f"Event: {merge.id}" in message and "Kind: sync.merge" in message
+    assert trail.read(world.b).skipped == []
+    assert_clean(world.b)

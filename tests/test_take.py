@@ -446,3 +446,39 @@ def test_hand_take_of_a_fifo_says_it_is_not_a_regular_file_not_already_taken(iso
     assert done.stderr.decode() == (f"sandman: transcript {path} is not a regular file "
                                     "(a FIFO, device, socket or folder); nothing was taken\n")
     assert not layout.pointer(SID).exists()
+
+
+# -- the secrets ban on what a pointer carries (issue 22) -----------------------
+
+
+def _remember_hidden_refusal(isolated: Path, body: str, title: str) -> Path:
+    """A session whose ``sandman remember`` was refused but ran under ``2>/dev/null || true``."""
+    first = {"type": "user", "sessionId": SID, "cwd": "/home/user/proj", "timestamp": "2026-11-30T10:00:00.000Z",
+             "message": {"role": "user", "content": title}}
+    call = {"type": "assistant", "sessionId": SID, "timestamp": "2026-11-30T10:01:00.000Z", "message": {
+        "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {
+            "command": f"sandman remember {json.dumps(body)} 2>/dev/null || true"}}]}}
+    result = {"type": "user", "sessionId": SID, "timestamp": "2026-11-30T10:01:01.000Z", "message": {
+        "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": False,
+                                     "content": "/home/u/.sandman/memories/-p/project_deploy.md"}]}}
+    return _live(isolated, content=b"".join(json.dumps(line).encode() + b"\n" for line in (first, call, result)))
+
+
+def test_a_highlight_holding_a_secret_is_refused_and_a_title_masked(isolated: Path, layout: Layout):
+    token = "ghp_" + "".join(secrets_corpus_token(36))
+    _remember_hidden_refusal(isolated, f"Deploy with {token} from CI", f"push the tag with {token} please")
+    pointer_path = take(layout, SID).pointer
+    text = pointer_path.read_text()
+    pointer = json.loads(text)
+    assert token not in text and token[4:] not in text
+    assert pointer["highlights"] == [] and "[secret]" in pointer["title"]
+    (refused,) = [facts for decision, facts in _journal(layout) if decision == "highlight-refused"]
+    assert refused["kinds"] == "github-pat" and token not in json.dumps(refused)
+
+
+def secrets_corpus_token(n: int) -> str:
+    import random
+    import string
+
+    rng = random.Random(2222)
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n - 2)) + "7Q"

@@ -212,7 +212,7 @@ def test_an_unreadable_job_state_reads_as_no_job(corpus: Path, isolated: Path, l
     assert not live.exists()
 
 
-HEAVY = ("typer", "click", "pygit2", "yaml", "jinja2", "markdown_it", "rich", "mcp", "filelock", "detect_secrets")
+HEAVY = ("typer", "click", "pygit2", "yaml", "jinja2", "markdown_it", "rich", "mcp", "filelock", "betterleaks")
 
 
 def test_the_hook_path_imports_nothing_heavy(corpus: Path, isolated: Path, layout: Layout):

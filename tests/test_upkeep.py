@@ -136,7 +136,14 @@ def test_a_due_bank_gets_its_plan_applied_in_one_commit(layout, minds, bank):
     assert commits(layout) == before + 1 and git(layout.root, "status", "--porcelain") == ""
     message = git(layout.root, "log", "-1", "--format=%B")
     assert message.startswith(f"reflect: upkeep of {PROJECT}\n") and "Verb: reflect" in message
-    assert "Event: upkeep" in message
+    assert "Kind: upkeep.apply" in message
+    # One event for the plan, one child for its merge, both named by the commit and on the trail.
+    from sandman.machine import trail
+
+    apply_event, merge_event = trail.read(layout).events[-2:]
+    assert (apply_event.kind, merge_event.kind, merge_event.parent) == ("upkeep.apply", "upkeep.merge", apply_event.id)
+    assert f"Event: {apply_event.id}\nEvent: {merge_event.id}\n" in message
+    assert merge_event.data["into"] == "project_build_with_make_j8.md" and apply_event.model == UPKEEP_MODEL
     plan_call, merge_call = minds.calls()
     for call in (plan_call, merge_call):
         assert call["model"] == UPKEEP_MODEL and "--no-session-persistence" in call["argv"]
@@ -195,7 +202,7 @@ def test_upkeep_runs_inside_the_reflect_pass(layout, minds, bank):
     ([merge_op(name="n" * 121)], "operation 1: name over 120 characters"),
     ([dict(RETITLE, description="")], "operation 1: description missing or not a string"),
     ([dict(RETITLE, name="Stuff", description="Stuff.")], "operation 1: a retitle that changes nothing"),
-    ([dict(RETITLE, name="key AKIAIOSFODNN7EXAMPLE")], "operation 1: secret (AWS Access Key)"),
+    ([dict(RETITLE, name="key AKIAIOSFODNN7EXAMPLE")], "operation 1: secret (aws-access-key-id)"),
     ([PRUNE, "prune everything"], "operation 2: not an object"),
     ({"ops": [PRUNE]}, "no operations list"),
     ("Prune the old deploy note.", "unparseable"),
@@ -216,7 +223,8 @@ def test_an_invalid_plan_changes_nothing(layout, minds, bank, plan, reason):
 def test_a_planning_mind_that_abstains_changes_nothing(layout, minds, bank, monkeypatch, rule, reason):
     minds.rules(UPKEEP_MODEL, rule)
     tip, disk = head(layout), snapshot(layout.root)
-    (outcome,) = upkeep(layout, now=NOW, timeout=1, cap=None)
+    # Only the hung mind needs the short timeout; under load a 1 s limit would time out the others too.
+    (outcome,) = upkeep(layout, now=NOW, timeout=1 if rule["mode"] == "hang" else 60, cap=None)
     assert (outcome.decision, outcome.reason) == ("abstained", reason)
     assert head(layout) == tip and snapshot(layout.root) == disk
 

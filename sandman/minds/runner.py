@@ -3,15 +3,31 @@
 A mind is (design, station ④ "runner"; docs/dream.md, "Minds")::
 
     <claude> -p --model <id> --output-format json --session-id <fresh uuid>
-             --settings '{"disableAllHooks": true}' [--no-session-persistence]
+             --settings '{"disableAllHooks": true, "autoMemoryEnabled": false,
+                          "includeGitInstructions": false}'
+             --tools "" --strict-mcp-config --disable-slash-commands
+             [--no-session-persistence]
 
-with the prompt on standard input, the working directory ``<root>/.dream``, and
-``CLAUDE_MEMORY_PIPELINE=1`` in its environment. Two guards keep a mind out of
-the hooks: the environment marker (sandman's own hooks stay silent under it)
-and ``disableAllHooks`` (no hook of any tool runs at all). ``CLAUDECODE`` and
-``CLAUDE_CODE_ENTRYPOINT`` are removed from its environment: a dream started
-from inside a Claude Code session would otherwise be refused as a nested
-session.
+with the prompt on standard input and the working directory ``<root>/.dream``.
+
+A mind is blind: it sees the transcript and the prompt sandman gives it, and
+nothing else, and it writes nothing. A ``claude -p`` process otherwise carries
+native auto memory (a memory section in its system prompt, writes into the
+native memory folder allowed), the recent commit subjects of its cwd's git
+repository (the memory root: memory names) and the user's CLAUDE.md files.
+``mind_env`` switches those off (``CLAUDE_CODE_DISABLE_AUTO_MEMORY``,
+``CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS``, ``CLAUDE_CODE_DISABLE_CLAUDE_MDS``),
+the settings repeat the first two, ``--tools ""`` leaves it no tool, and
+``--strict-mcp-config`` (with no ``--mcp-config``) no MCP server either;
+``--disable-slash-commands`` keeps skills out (docs/dream.md, "Minds", cites
+Claude Code's documentation for each).
+
+Two guards keep a mind out of the hooks: ``CLAUDE_MEMORY_PIPELINE=1`` (sandman's
+own hooks stay silent under it) and ``disableAllHooks``. A dream spawned from a
+SessionEnd hook inherits that session's variables (its id, pid, env file,
+messaging socket and token, the plugin's folders); ``mind_env`` keeps only an
+allow-list of the ``CLAUDE_CODE_*`` variables authentication and the provider
+need and drops the session's own, as Claude Code does for a fresh child.
 
 The prompt goes on stdin, never in argv: Linux refuses one argument over
 131,071 bytes (``MAX_ARG_STRLEN``, E2BIG) and a dream prompt carries up to
@@ -30,7 +46,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -45,10 +60,34 @@ from sandman.errors import ClaudeNotFound, SandmanError
 from sandman.layout import Layout
 from sandman.store.atomic import move_no_replace
 
-HOOKS_OFF = json.dumps({"disableAllHooks": True})
+# The settings a mind runs with: no hooks, no auto memory, no git instructions.
+MIND_SETTINGS = json.dumps({"disableAllHooks": True, "autoMemoryEnabled": False,
+                            "includeGitInstructions": False})
+# No tool, no MCP server (none is given after --strict-mcp-config), no skill.
+BLIND_FLAGS = ("--tools", "", "--strict-mcp-config", "--disable-slash-commands")
+# Set in every mind: what keeps the session's context out of its system prompt.
+BLIND_ENV = {
+    "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+    "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1",
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+}
+# The CLAUDE_CODE_* variables a mind keeps: authentication, the provider and the
+# network path to it. Every other CLAUDE_CODE_* variable is dropped: the ones a
+# Claude Code session sets for its hooks and children name that session.
+CLAUDE_CODE_ALLOWED = frozenset({
+    "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_API_KEY_HELPER_TTL_MS",
+    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+    "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH", "CLAUDE_CODE_SKIP_FOUNDRY_AUTH",
+    "CLAUDE_CODE_CLIENT_CERT", "CLAUDE_CODE_CLIENT_KEY", "CLAUDE_CODE_CLIENT_KEY_PASSPHRASE",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_CODE_MAX_RETRIES",
+})
+# Variables outside CLAUDE_CODE_* that a session's hook process carries and a mind must not.
+SESSION_ENV = frozenset({
+    "CLAUDECODE", "CLAUDE_PID", "CLAUDE_PROJECT_DIR", "CLAUDE_ENV_FILE", "CLAUDE_SESSION_ID",
+    "AI_AGENT", "TRACEPARENT", "TRACESTATE",
+})
+SESSION_ENV_PREFIXES = ("CLAUDE_PLUGIN_",)
 KILL_GRACE_S = 5.0
-# Variables by which Claude Code recognises it runs inside another session.
-NESTING_ENV = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT")
 # How much of the prompt's start must reappear in a reply for it to count as an echo.
 ECHO_PROBE_CHARS = 200
 ORPHANS = "orphans"
@@ -60,9 +99,10 @@ class MindResult:
 
     ``status`` is ``answered`` (``text`` is the reply) or ``abstained``
     (``reason`` says why: ``timeout``, ``exit <n>``, ``signal <n>``,
-    ``is_error``, ``subtype <s>``, ``unparseable output``, ``no result``,
-    ``no model call``, ``echo``, ``refusal``, ``spawn failed``). ``cost_usd``
-    is what the CLI reported, None when it reported nothing (never 0 for
+    ``is_error``, ``subtype <s>`` (either followed by ``: <detail>`` from the
+    error envelope's ``errors``, ``api_error_status`` and ``terminal_reason``),
+    ``unparseable output``, ``no result``, ``no model call``, ``echo``,
+    ``refusal``, ``spawn failed``). ``cost_usd`` is what the CLI reported, None when it reported nothing (never 0 for
     unknown); ``tokens`` the numeric fields of its ``usage`` (None when
     absent); ``duration_s`` the wall time in seconds. ``detail`` is the last
     line the process wrote on stderr (at most 200 characters), for the
@@ -88,24 +128,71 @@ class MindResult:
 
 
 def mind_argv(model: str, session_id: str, *, persist: bool = True) -> list[str]:
-    """Return the argv of one mind (the prompt is not in it: it goes on stdin)."""
+    """Return the argv of one blind mind (the prompt is not in it: it goes on stdin)."""
     argv = [config.claude_bin(), "-p", "--model", model, "--output-format", "json",
-            "--session-id", session_id, "--settings", HOOKS_OFF]
+            "--session-id", session_id, "--settings", MIND_SETTINGS, *BLIND_FLAGS]
     if not persist:
         argv.append("--no-session-persistence")
     return argv
 
 
-def mind_env() -> dict[str, str]:
-    """Return the environment of a mind: ours, marked as the pipeline, not nested."""
-    env = {name: value for name, value in os.environ.items() if name not in NESTING_ENV}
+def is_session_variable(name: str) -> bool:
+    """True when ``name`` belongs to the Claude Code session sandman runs under, not to the user.
+
+    Every ``CLAUDE_CODE_*`` variable outside ``CLAUDE_CODE_ALLOWED``, the hook
+    process's own (``CLAUDE_PID``, ``CLAUDE_ENV_FILE``, ...) and the plugin's
+    ``CLAUDE_PLUGIN_*``.
+    """
+    if name.startswith("CLAUDE_CODE_"):
+        return name not in CLAUDE_CODE_ALLOWED
+    return name in SESSION_ENV or name.startswith(SESSION_ENV_PREFIXES)
+
+
+def mind_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Return a mind's environment: ``environ`` (default ours) without the session's variables,
+    marked as the pipeline, with auto memory, git instructions and CLAUDE.md files off."""
+    source = os.environ if environ is None else environ
+    env = {name: value for name, value in source.items() if not is_session_variable(name)}
+    env.update(BLIND_ENV)
     env[config.PIPELINE_ENV] = "1"
     return env
 
 
+SLUG_MAX = 200  # Claude Code cuts a longer project folder name here and appends "-<hash>"
+
+
 def project_slug(directory: Path) -> str:
-    """Return Claude Code's project folder name for ``directory``: each non-alphanumeric character becomes ``-``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", str(directory))
+    """Return Claude Code's project folder name for ``directory``, or its fixed part.
+
+    Each UTF-16 code unit that is not an ASCII letter or digit becomes ``-`` (a
+    character outside the BMP is two units, so two dashes). A name of at most
+    200 units is the folder's name; a longer one is cut at 200 and Claude Code
+    appends ``-<hash of the path>``, a hash that depends on the runtime that
+    built the CLI: find those folders with ``project_folders``.
+    """
+    return _sanitized(directory)[:SLUG_MAX]
+
+
+def _sanitized(directory: Path) -> str:
+    return "".join(c if c.isascii() and c.isalnum() else ("--" if ord(c) > 0xFFFF else "-")
+                   for c in str(directory))
+
+
+def project_folders(projects: Path, directory: Path) -> list[Path]:
+    """Return the folders under ``projects`` Claude Code may keep ``directory``'s sessions in.
+
+    The one folder named ``project_slug(directory)`` when the name is at most
+    200 characters; else every folder named ``<first 200>-<hash>``, as Claude
+    Code itself looks them up. Never raises: an unreadable ``projects`` has none.
+    """
+    full = _sanitized(directory)
+    if len(full) <= SLUG_MAX:
+        return [projects / full]
+    prefix = full[:SLUG_MAX] + "-"
+    try:
+        return sorted(entry for entry in projects.iterdir() if entry.name.startswith(prefix))
+    except OSError:
+        return []
 
 
 def require_claude() -> str:
@@ -288,9 +375,9 @@ def _judge(outcome: _Outcome, prompt: str):
     if envelope is None:
         return abstain("unparseable output")
     if envelope.get("is_error") is True:
-        return abstain("is_error")
+        return abstain(_with_detail("is_error", envelope))
     if envelope.get("subtype", "success") != "success":
-        return abstain(f"subtype {envelope.get('subtype')}")
+        return abstain(_with_detail(f"subtype {envelope.get('subtype')}", envelope))
     text = envelope.get("result")
     if not isinstance(text, str) or not text.strip():
         return abstain("no result")
@@ -304,6 +391,29 @@ def _judge(outcome: _Outcome, prompt: str):
     return "answered", text, None, cost, tokens
 
 
+def _with_detail(reason: str, envelope: dict) -> str:
+    """``reason`` sharpened by what the error envelope says: its ``errors``
+    (Agent SDK ``SDKResultMessage``), else its ``result`` text, its
+    ``api_error_status`` and a ``terminal_reason`` other than ``completed``;
+    ``reason`` alone when it says none of these. At most 200 characters."""
+    parts = []
+    errors = [e.strip() for e in envelope.get("errors") or [] if isinstance(e, str) and e.strip()]
+    if isinstance(envelope.get("errors"), list) and errors:
+        parts.append(errors[0] + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""))
+    elif isinstance(envelope.get("result"), str) and envelope["result"].strip():
+        parts.append(envelope["result"].strip())
+    status = envelope.get("api_error_status")
+    if isinstance(status, (str, int)) and not isinstance(status, bool) and str(status).strip():
+        parts.append(f"api status {status}")
+    terminal = envelope.get("terminal_reason")
+    if isinstance(terminal, str) and terminal.strip() and terminal != "completed":
+        parts.append(f"terminal_reason {terminal}")
+    if not parts:
+        return reason
+    detail = " ".join("; ".join(parts).split())
+    return f"{reason}: {detail}"[:200]
+
+
 def is_echo(text: str, prompt: str) -> bool:
     """True when ``text`` reproduces the start of ``prompt`` (the CLI echoed, no model spoke)."""
     probe = prompt.strip()[:ECHO_PROBE_CHARS]
@@ -314,7 +424,8 @@ def keep_transcript(cwd: Path, session_id: str, layout: Layout, project: str) ->
     """Move the mind's transcript into ``.dream/<project>/``; return its new path, None on failure.
 
     Claude Code writes ``<projects dir>/<slug of cwd>/<session id>.jsonl``; the
-    slug is taken of both the given and the resolved cwd, then any project
+    slug (``project_folders``: over 200 characters, any ``<cut>-<hash>`` folder)
+    is taken of both the given and the resolved cwd, then any project
     folder is searched (the session id is a fresh uuid, so a match is ours).
     Best effort: every error is swallowed, because keeping a transcript must
     never change what the mind is counted as.
@@ -323,7 +434,8 @@ def keep_transcript(cwd: Path, session_id: str, layout: Layout, project: str) ->
         project = ORPHANS
     projects = config.claude_projects_dir()
     name = f"{session_id}.jsonl"
-    candidates = [projects / project_slug(cwd) / name, projects / project_slug(cwd.resolve()) / name]
+    folders = project_folders(projects, cwd) + project_folders(projects, cwd.resolve())
+    candidates = [folder / name for folder in folders]
     try:
         source = next((path for path in candidates if path.is_file()), None)
         if source is None:
@@ -340,7 +452,8 @@ def keep_transcript(cwd: Path, session_id: str, layout: Layout, project: str) ->
 def sweep_leftovers(layout: Layout, cwd: Path) -> list[tuple[Path, Path | None, str | None]]:
     """Move everything Claude Code keeps for sessions run in ``cwd`` into ``.dream/orphans/``.
 
-    ``<projects dir>/<slug of cwd>/`` (of the cwd as given and resolved) holds
+    ``<projects dir>/<slug of cwd>/`` (of the cwd as given and resolved; every
+    ``<cut>-<hash>`` folder of a slug over 200 characters) holds
     only the minds' own sessions, each moved out by ``keep_transcript`` when
     its mind ends; what is still there when a dream run starts (under the
     dream lock, before any mind) was left by a dream killed mid-run, its minds
@@ -350,7 +463,7 @@ def sweep_leftovers(layout: Layout, cwd: Path) -> list[tuple[Path, Path | None, 
     each entry, for the journal; never raises.
     """
     projects = config.claude_projects_dir()
-    folders = dict.fromkeys([projects / project_slug(cwd), projects / project_slug(cwd.resolve())])
+    folders = dict.fromkeys(project_folders(projects, cwd) + project_folders(projects, cwd.resolve()))
     moved: list[tuple[Path, Path | None, str | None]] = []
     for folder in folders:
         try:

@@ -198,12 +198,16 @@ def _archived_files(folder: Path) -> list[Path]:
 
 
 def _queue(layout: Layout) -> list[dict]:
+    """Return the queued pointers as the site shows them; a title's secrets masked (a pointer
+    written before the ban covered titles, or edited by hand, may hold one)."""
+    from sandman.banks.secrets import mask_secrets
+
     waiting = []
     for pointer in queue(layout):
         data = pointer.data
         waiting.append({
             "session": pointer.session,
-            "title": display_value(data.get("title")),
+            "title": mask_secrets(display_value(data.get("title"))),
             "cwd": display_value(data.get("cwd")),
             "ended": display_value(data.get("ended")),
             "host": display_value(data.get("host")),

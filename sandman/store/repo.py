@@ -11,6 +11,7 @@ Paths here are repo-relative POSIX strings, as git tree entries are.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pygit2
@@ -46,7 +47,11 @@ def locked(lock: FileLock):
 
 
 def is_repository(layout: Layout) -> bool:
-    return (layout.root / ".git").exists()
+    """True when the root holds a repository: a ``.git`` file (a linked worktree) or a ``.git``
+    folder with its ``HEAD``. A ``.git`` folder without ``HEAD`` is what a creation killed
+    half way left (before this creation was atomic): no repository, rebuilt by ensure_root."""
+    git = layout.root / ".git"
+    return git.is_file() or (git / "HEAD").exists()
 
 
 def open_repo(layout: Layout) -> pygit2.Repository:
@@ -82,16 +87,17 @@ def ensure_root(layout: Layout) -> bool:
     layout.root.mkdir(parents=True, exist_ok=True)
     with locked(commit_lock(layout)):
         try:
+            _sweep_creation_leftovers(layout)
             if is_repository(layout):
                 repo = open_repo(layout)
                 refuse_foreign(layout, repo)
             else:
-                pygit2.init_repository(str(layout.root), initial_head="main")
+                _create_repository(layout)
                 repo = open_repo(layout)
             _complete_gitignore(layout)
             paths = committable_paths(repo)
             if paths:
-                from sandman.banks.secrets import refuse_secret_files  # detect-secrets is slow to import
+                from sandman.banks.secrets import refuse_secret_files  # betterleaks is slow to load
 
                 refuse_secret_files(layout.root, paths)
             if paths or repo.head_is_unborn:
@@ -99,6 +105,79 @@ def ensure_root(layout: Layout) -> bool:
         except pygit2.GitError as error:
             raise RepositoryError(f"cannot set up {layout.root} as a git repository: {error}") from None
     return True
+
+
+# A repository being built (``.git.<32 hex>.tmp/``) and a ``.git`` set aside (``.git.broken-<UTC stamp>``).
+_BUILDING = re.compile(r"\.git\.[0-9a-f]{32}\.tmp")
+
+
+def _create_repository(layout: Layout) -> None:
+    """Create the root's ``.git`` atomically: built in a dotted sibling folder, then renamed into place.
+
+    A process killed while libgit2 writes leaves only the dotted folder (swept
+    by the next ensure_root), never a ``.git`` without ``HEAD``. A ``.git``
+    folder without ``HEAD`` already there is moved aside to
+    ``.git.broken-<UTC stamp>``, never deleted. The caller holds ``.commit.lock``.
+    Raises pygit2.GitError, OSError.
+    """
+    from datetime import datetime, timezone
+
+    git = layout.root / ".git"
+    if git.is_dir():
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        os.rename(git, layout.root / f".git.broken-{stamp}")
+    building = layout.root / f".git.{os.urandom(16).hex()}.tmp"
+    pygit2.init_repository(str(building), initial_head="main")
+    _fsync_tree(building / ".git")
+    os.rename(building / ".git", git)
+    building.rmdir()
+    _fsync_dir(layout.root)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(top: Path) -> None:
+    """fsync every file and folder under ``top``: the rename must not publish a ``.git`` whose bytes are lost."""
+    for folder, _, files in os.walk(top):
+        for name in files:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fsync_dir(Path(folder))
+
+
+def _sweep_creation_leftovers(layout: Layout) -> None:
+    """Delete what a killed first write left at the root's top level: half-built repositories
+    (``.git.<hex>.tmp/``: built only under ``.commit.lock``, which the caller holds) and
+    write_atomic's temp files older than ``config.TAKE_INTENT_STALE_S`` seconds (take writes
+    beside the root without the lock, so a younger one may be a running write's)."""
+    import shutil
+    import time
+
+    from sandman.store.atomic import TEMP_NAME
+
+    cutoff = time.time() - config.TAKE_INTENT_STALE_S
+    try:
+        entries = list(os.scandir(layout.root))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if _BUILDING.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            elif (TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
+                  and entry.stat(follow_symlinks=False).st_mtime < cutoff):
+                os.unlink(entry.path)
+        except OSError:
+            pass
 
 
 def refuse_foreign(layout: Layout, repo: pygit2.Repository) -> None:
@@ -199,14 +278,16 @@ def signature(repo: pygit2.Repository) -> pygit2.Signature:
     return pygit2.Signature(*identity)
 
 
-def format_message(subject: str, trailers: dict[str, str], body: str = "") -> str:
+def format_message(subject: str, trailers: dict[str, str | list[str]], body: str = "") -> str:
     """Return a commit message: one subject line, a blank line, ``Key: value`` trailers.
 
     A ``body`` (sync's list of kept conflicts) goes between the subject and the
-    trailers, separated by blank lines.
+    trailers, separated by blank lines. A list value gives one trailer line per
+    item (an upkeep commit carries ``Event:`` of its plan and of each merge).
     """
     subject = " ".join(subject.split())
-    lines = [f"{key}: {' '.join(str(value).split())}" for key, value in trailers.items() if value]
+    lines = [f"{key}: {' '.join(str(item).split())}" for key, value in trailers.items()
+             for item in (value if isinstance(value, (list, tuple)) else [value]) if item]
     text = subject + "\n"
     if body.strip():
         text += "\n" + body.strip() + "\n"

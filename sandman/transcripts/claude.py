@@ -13,6 +13,8 @@ Every line is an object with a ``type``. The ones that carry the conversation:
   (left out), ``tool_use``.
 - ``progress`` with ``data.type: agent_progress``: a subagent's message
   mirrored into the parent (2.1.x); read as a sidechain turn.
+- ``attachment`` of type ``queued_command``: a prompt typed while a turn
+  was running (no ``user`` line is written for it); read as a user turn.
 - ``summary`` (``leafUuid`` names the last message it summarises; only a
   summary whose leaf is in this file is this session's own), ``custom-title``
   (the user's /rename), ``ai-title``: the host's titles.
@@ -39,10 +41,16 @@ from sandman.transcripts.model import (
     MALFORMED, UNKNOWN_TYPE, Collector, Session, Turn, lines, raw_time, title_text,
 )
 
-# Line types that carry nothing a session model needs.
+# Line types that carry nothing a session model needs: known, never counted as unknown.
+# The second group is what Claude Code 2.1.332 writes in every session (corpus/hooks
+# README, "Captured from Claude Code 2.1.332"); the third its session-metadata entries.
 QUIET_TYPES = frozenset({
     "file-history-snapshot", "queue-operation", "attachment", "agent-name", "last-prompt",
     "tag", "mode", "permission-mode", "pr-link", "system",
+    "atis-latch", "api-request", "api-request-shape", "api-request-blob", "cost-state", "tools-used",
+    "agent-color", "agent-setting", "task-summary", "attribution-snapshot", "speculation-accept",
+    "worktree-state", "content-replacement", "fork-context-ref", "bridge-session", "isolation-latch",
+    "marble-origami-commit", "marble-origami-snapshot", "marble-origami-reset",
 })
 COMPACT_PREFIX = "This session is being continued from a previous conversation"
 _NOT_A_PROMPT = (
@@ -123,7 +131,7 @@ class ClaudeReader:
         head = raw[:200]
         if any(mark in head for mark in _TITLE_MARKS):
             return True
-        if False not in self.prompts and (b'"user"' in raw or b"agent_progress" in raw):
+        if False not in self.prompts and (b'"user"' in raw or b"agent_progress" in raw or b"queued_command" in raw):
             return True
         self.collector.time(raw_time(raw))
         return False
@@ -153,6 +161,8 @@ class ClaudeReader:
                     self.user(inner, inner_stamp, True)
                 elif inner.get("type") == "assistant":
                     self.assistant(inner, inner_stamp, True)
+        elif kind == "attachment":
+            self.attachment(line.get("attachment"), stamp, sidechain)
         elif kind == "summary":
             if isinstance(line.get("summary"), str):
                 self.summaries.append((str(line.get("leafUuid")), line["summary"]))
@@ -197,6 +207,27 @@ class ClaudeReader:
                 texts.append("[image]")
         if texts:
             self.prompt("\n".join(texts), stamp, sidechain)
+
+    def attachment(self, attachment: object, stamp: str | None, sidechain: bool) -> None:
+        """Read a prompt typed while a turn was running (``queued_command``) as a user turn.
+
+        Claude Code stores it as ``{"type": "attachment", "attachment": {"type":
+        "queued_command", "commandMode": "prompt", "prompt": <text or blocks>,
+        "origin": {"kind": "human"}}}`` and writes no ``user`` line for it. One
+        marked ``isMeta``, of another ``commandMode`` (a task notification) or
+        of an origin other than a person (a plugin, another session) is not what
+        the person typed. Every other attachment carries nothing a session needs.
+        """
+        if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+            return
+        if attachment.get("isMeta") is True or attachment.get("commandMode", "prompt") != "prompt":
+            return
+        origin = attachment.get("origin")
+        if origin is not None and (not isinstance(origin, dict) or origin.get("kind", "human") != "human"):
+            return
+        text = block_text(attachment.get("prompt"))
+        if text:
+            self.prompt(text, stamp, sidechain)
 
     def prompt(self, text: str, stamp: str | None, sidechain: bool) -> None:
         prompt = prompt_text(text)

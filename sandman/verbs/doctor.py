@@ -125,12 +125,15 @@ def doctor(now: datetime | None = None) -> Report:
         checks += repo_checks
     checks.append(_guarded("hooks", _hooks))
     checks.append(_guarded("claude", _claude))
+    checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
-        names = ("queue", "pending", "take", "dream", "reflect", "errors", "remote", "sync")
+        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
+    checks.append(_guarded("worktrees", _worktrees, layout))
+    checks.append(_guarded("schedule", _schedule, layout, now))
     checks.append(_guarded("errors", _errors, layout, now))
     try:
         checks += _sync(layout, repo, now)
@@ -257,32 +260,72 @@ def _read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
-    """Return the enabled sandman plugins and the hook entries their hooks/hooks.json registers."""
-    enabled = settings.get("enabledPlugins", {})
-    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
-             if on is True and name.split("@", 1)[0] == "sandman"]
-    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
-    if not names:
-        return names, commands
+# Where a plugin enabled at project or local scope is switched on: <project>/.claude/<file>.
+_SCOPE_SETTINGS = {"project": "settings.json", "local": "settings.local.json"}
+
+
+def _enabled(settings: object, name: str) -> bool:
+    enabled = settings.get("enabledPlugins", {}) if isinstance(settings, dict) else {}
+    return isinstance(enabled, dict) and enabled.get(name) is True
+
+
+def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
+    """Return ``(label, install path or None)`` for each enabled sandman plugin, at every scope.
+
+    User scope: enabled in the user settings (``settings``). Project and local
+    scope: an ``installed_plugins.json`` record with that ``scope`` and a
+    ``projectPath`` whose ``.claude/settings.json`` (project) or
+    ``.claude/settings.local.json`` (local) enables it.
+    """
     try:
         installed = _read_json(config.claude_installed_plugins_file())
     except (OSError, ValueError):
         installed = {}
     records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
+    records = records if isinstance(records, dict) else {}
+    enabled = settings.get("enabledPlugins", {})
+    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
+             if on is True and name.split("@", 1)[0] == "sandman"]
+    found: list[tuple[str, str | None]] = []
     for name in names:
-        entries = records.get(name, []) if isinstance(records, dict) else []
+        entries = records.get(name, [])
+        entries = [e for e in (entries if isinstance(entries, list) else [entries])
+                   if isinstance(e, dict) and e.get("scope", "user") == "user"]
+        paths = [e["installPath"] for e in entries if isinstance(e.get("installPath"), str)]
+        found += [(f"plugin {name}", path) for path in paths] or [(f"plugin {name}", None)]
+    for name, entries in records.items():
+        if not isinstance(name, str) or name.split("@", 1)[0] != "sandman":
+            continue
         for entry in entries if isinstance(entries, list) else [entries]:
-            path = entry.get("installPath") if isinstance(entry, dict) else None
-            if not isinstance(path, str):
+            scope = entry.get("scope") if isinstance(entry, dict) else None
+            project = entry.get("projectPath") if isinstance(entry, dict) else None
+            if scope not in _SCOPE_SETTINGS or not isinstance(project, str):
                 continue
             try:
-                hooks = _read_json(Path(path) / "hooks" / "hooks.json")
+                on = _enabled(_read_json(Path(project) / ".claude" / _SCOPE_SETTINGS[scope]), name)
             except (OSError, ValueError):
-                continue
-            for event in HOOKS:
-                commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
-    return names, commands
+                on = False
+            if on:
+                path = entry.get("installPath")
+                found.append((f"plugin {name} ({scope} scope, {project})", path if isinstance(path, str) else None))
+    return found
+
+
+def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
+    """Return the enabled sandman plugins (labels naming their scope) and the hook entries
+    their hooks/hooks.json registers."""
+    installs = _plugin_installs(settings)
+    commands: dict[str, list[object]] = {event: [] for event in HOOKS}
+    for _label, path in installs:
+        if path is None:
+            continue
+        try:
+            hooks = _read_json(Path(path) / "hooks" / "hooks.json")
+        except (OSError, ValueError):
+            continue
+        for event in HOOKS:
+            commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
+    return list(dict.fromkeys(label for label, _ in installs)), commands
 
 
 # What a hook that cannot run costs, per event.
@@ -313,7 +356,7 @@ def _hooks() -> Check:
         if ours:
             places.append(str(path))
         if from_plugins or (plugins and not any(plugin_commands.values())):
-            places += [f"plugin {name}" for name in plugins]
+            places += plugins
             if not from_plugins:
                 working.add(event)  # a plugin whose hooks file cannot be read: nothing to check
         for entry in ours + from_plugins:
@@ -342,6 +385,65 @@ def _hooks() -> Check:
         ) + "; run `sandman hooks install` again to keep only the working one", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
+
+
+def _auto_memory(checks: list[Check]) -> Check:
+    """WARN when Claude Code's native auto memory and sandman's recall both start every session."""
+    from sandman.verbs.hooks import auto_memory
+
+    enabled, why = auto_memory()
+    hooks = next((check for check in checks if check.name == "hooks"), None)
+    registered = hooks is not None and bool((hooks.details or {}).get("registered", {}).get("SessionStart"))
+    details = {"native_auto_memory": enabled, "why": why, "recall_registered": registered}
+    if enabled and registered:
+        return Check("memory", WARN, f"Claude Code's native auto memory is on ({why}) beside sandman's recall: "
+                     "every session starts with both. Keep sandman's: `sandman import claude-memory`, then "
+                     "`sandman hooks install --auto-memory off`; keep the native one: `sandman hooks uninstall`",
+                     details)
+    if enabled:
+        return Check("memory", OK, f"Claude Code's native auto memory is on ({why}); sandman's recall is not registered",
+                     details)
+    return Check("memory", OK, f"Claude Code's native auto memory is off ({why})", details)
+
+
+def _schedule(layout: Layout, now: datetime) -> Check:
+    """Whether the nightly reflect and report serve are installed for this platform's scheduler,
+    and when reflect last ran (from its journal)."""
+    from sandman.verbs import schedule
+
+    kind = schedule.detect()
+    files = schedule.installed(layout, kind)
+    line = last_line(layout, "reflect", frozenset({"finished"}))
+    ran = f"reflect last ran {_ago(line[0], now)}" if line else "reflect has not run"
+    details = {"kind": kind, "files": files, "reflect_last": iso(line[0]) if line else None}
+    if kind == "cron":
+        return Check("schedule", OK, f"no systemd or launchd here: `sandman schedule show` prints the crontab "
+                     f"line; {ran}", details)
+    present = [path for path, there in files.items() if there]
+    if not present:
+        return Check("schedule", OK, f"not installed for {kind} (`sandman schedule install` adds it); {ran}", details)
+    if len(present) < len(files):
+        missing = next(path for path, there in files.items() if not there)
+        return Check("schedule", WARN, f"partly installed for {kind}: {missing} is missing; run "
+                     f"`sandman schedule install` again; {ran}", details)
+    return Check("schedule", OK, f"installed for {kind} ({len(present)} files); {ran}", details)
+
+
+def _worktrees(layout: Layout) -> Check:
+    """WARN for each bank a linked git worktree got before worktrees shared their main worktree's bank."""
+    from sandman.verbs.banks import worktree_banks
+
+    if not config.share_worktrees(layout):
+        return Check("worktrees", OK, "linked worktrees keep banks of their own (banks.share_worktrees = false)")
+    found = worktree_banks(layout)
+    details = {"banks": [{"bank": bank.name, "directory": bank.directory, "shared": str(shared)}
+                         for bank, shared in found]}
+    if not found:
+        return Check("worktrees", OK, "no bank belongs to a linked git worktree", details)
+    first, shared = found[0]
+    return Check("worktrees", WARN, f"{len(found)} bank(s) of linked worktrees are no longer recalled, "
+                 f"such as {first.name} ({first.directory}); fold each into its main worktree's: "
+                 f"`sandman banks merge {first.directory} {shared}`", details)
 
 
 def _claude() -> Check:

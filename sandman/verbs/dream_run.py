@@ -31,6 +31,7 @@ from pathlib import Path
 
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
+from sandman.banks.worktrees import bank_directory
 from sandman.curators import retired
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
@@ -61,7 +62,7 @@ class PointerOutcome:
     proposed: int = 0
     claims: int = 0
     committed: int = 0
-    deduped: int = 0
+    deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
     tripped: int = 0  # agreed memories refused: a curator or upkeep retired them (curators.retired)
     abstained: int = 0
@@ -80,7 +81,8 @@ class RunSummary:
         return sum(1 for outcome in self.outcomes if outcome.decision == decision)
 
     def total(self, key: str) -> int:
-        return sum(getattr(outcome, key) for outcome in self.outcomes)
+        values = [getattr(outcome, key) for outcome in self.outcomes]
+        return sum(len(value) if isinstance(value, list) else value for value in values)
 
     def text(self) -> str:
         """One line for a person: what the run did and what is still queued."""
@@ -226,12 +228,13 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
+    event = dream_event(session, material.title, material.cwd, results, verdicts)
     for claim in found:
         if not claim.agreed():
             outcome.forgotten += 1
             continue
         try:
-            decision, path, commit = commit_claim(layout, claim, session)
+            decision, path, commit = commit_claim(layout, claim, session, event=event)
         except SessionForgotten:
             return _forgotten(layout, session, kept)
         except (SandmanError, OSError) as error:
@@ -245,7 +248,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
             journal.write(layout, VERB, "refused-retired", session=session, name=claim.wording.name,
                           bank=path.parent.parent.name, retired=path.name)
         elif decision == "deduped":
-            outcome.deduped += 1
+            outcome.deduped.append(relpath)
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
             outcome.committed += 1
@@ -328,6 +331,8 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     title = data.get("title") if isinstance(data.get("title"), str) else session.title
     highlights = data.get("highlights")
     highlights = [h for h in highlights if isinstance(h, str)] if isinstance(highlights, list) else []
+    # A session of a linked worktree dreams into its main worktree's banks (banks/worktrees.py).
+    cwd = str(bank_directory(layout, cwd))
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
                      turns=len(session.turns))
@@ -361,12 +366,15 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     highlights and transcript are fenced as data under a nonce that none of
     them contains. Raises FileNotFoundError when the template is missing.
     """
-    highlights = "\n".join(f"- {item}" for item in material.highlights) or "(none)"
-    title = material.title or "(none)"
+    from sandman.banks.secrets import mask_secrets
+
+    # The minds read the session with its secrets masked: what they never see, they cannot propose.
+    highlights = "\n".join(f"- {mask_secrets(item)}" for item in material.highlights) or "(none)"
+    title = mask_secrets(material.title) if material.title else "(none)"
     banks = "\n".join(f"- {bank}" for bank in allowed_banks(material.cwd))
     # The cwd, the banks under it and the archive path (a folder's name) are the session's words too.
     fenced = {"cwd": material.cwd, "archived": str(material.archived), "title": title,
-              "highlights": highlights, "transcript": material.text, "banks": banks}
+              "highlights": highlights, "transcript": mask_secrets(material.text), "banks": banks}
     nonce = prompts.new_nonce(fenced.values())
     values = {label: prompts.fence(label, text, nonce) for label, text in fenced.items()}
     values.update(session=pointer.session, started=_when(pointer.data.get("started")),
@@ -388,19 +396,40 @@ def _live(layout: Layout, claim: Claim):
                 yield path, memory.name, memory.description, memory.body
 
 
-def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path, str | None]:
+def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str]):
+    """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
+    read, the answering minds' models and their summed reported cost (None when none reported one)."""
+    from sandman.machine import trail
+
+    answered = [result for result in results if verdicts.get(result.mind) == "answered"]
+    costs = [result.cost_usd for result in answered if result.cost_usd is not None]
+    minds = {result.mind: {"model": result.model, "cost_usd": result.cost_usd, "verdict": verdicts.get(result.mind)}
+             for result in results}
+    return trail.new_event(
+        "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        model=",".join(sorted({result.model for result in answered if result.model})) or None,
+        cost_usd=round(sum(costs), 6) if costs else None,
+        data={"session": session, "cwd": cwd, "minds": minds})
+
+
+def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> tuple[str, Path, str | None]:
     """Commit an agreed claim, or find the live memory that already states it.
 
     Returns ``("committed", memory path, commit id)``, ``("deduped", the
     existing file, None)`` or ``("tripped", the retired file's name under
     ``_archive/``, None)`` when a curator or upkeep retired that memory. The
     dedupe check runs under the commit lock, so a memory written meanwhile is
-    seen. Raises LockBusy, RepositoryError,
+    seen. ``event`` (machine.trail.Event, the session's ``dream.commit``) goes
+    on the commit as ``Event:``; its trail line lands in the first commit that
+    carries it. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
+    from sandman.machine import trail
+
     wording = claim.wording
     name = bank_name(claim.directory)
-    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session) as tx:
+    with bank_transaction(layout, verb=VERB, subject=wording.name, session=session,
+                          trailers=trail.trailers(event) if event is not None else None) as tx:
         # Under the commit lock: forget deletes the pointer before it looks for the
         # session's memories under the same lock, so a forgotten session never gains one.
         if not layout.pointer(session).exists():
@@ -414,6 +443,8 @@ def commit_claim(layout: Layout, claim: Claim, session: str) -> tuple[str, Path,
         if line is not None:  # the failure-to-forget tripwire (sandman.curators.retired)
             return "tripped", layout.bank(name) / BANK_ARCHIVE / str(line.get("file") or ""), None
         path = tx.write_memory(name, memory, directory=claim.directory)
+        if event is not None and trail.find(layout, event.id) is None:
+            trail.write(tx, event)
     return "committed", path, tx.commit
 
 
@@ -465,10 +496,12 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "deduped", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "forgotten", "abstained"):
         facts[key] = getattr(outcome, key)
     if outcome.tripped:
         facts["tripped"] = outcome.tripped
+    # The seed's form: deduped= names the files matched (- for none), not a count.
+    facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:
         facts["failed"] = outcome.failed
     for result in results:

@@ -213,7 +213,67 @@ def install(settings: Path | None = None) -> HooksChange:
     if change.added or change.updated or change.removed:
         _save(path, raw, data)
         change.written = True
+    _journal("installed", change)
     return change
+
+
+# Claude Code's native auto memory (docs/hooks.md, "Claude Code's own auto memory"): the
+# environment variable wins over the settings key, and both default to on.
+AUTO_MEMORY_ENV = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
+AUTO_MEMORY_KEY = "autoMemoryEnabled"
+_TRUTHY = ("1", "true", "yes", "on")
+_FALSY = ("0", "false", "no", "off")
+
+
+def auto_memory(settings: Path | None = None) -> tuple[bool, str]:
+    """Return whether Claude Code's native auto memory is on for the user, and why.
+
+    In Claude Code's order: ``$CLAUDE_CODE_DISABLE_AUTO_MEMORY`` (this
+    process's environment, then the settings file's ``env`` block) when set
+    to a true or false word; then ``autoMemoryEnabled`` in the user settings;
+    else on. Raises ConfigError for a settings file that cannot be read.
+    """
+    path = settings or config.claude_settings_file()
+    _, data = _load(path)
+    block = data.get("env") if isinstance(data.get("env"), dict) else {}
+    for where, value in (("the environment", os.environ.get(AUTO_MEMORY_ENV)),
+                         (f"the env block of {path}", block.get(AUTO_MEMORY_ENV))):
+        text = str(value).strip().lower() if value is not None else ""
+        if text in _TRUTHY:
+            return False, f"{AUTO_MEMORY_ENV}={value} in {where}"
+        if text in _FALSY:
+            return True, f"{AUTO_MEMORY_ENV}={value} in {where}"
+    if data.get(AUTO_MEMORY_KEY) is False:
+        return False, f"{AUTO_MEMORY_KEY}: false in {path}"
+    if data.get(AUTO_MEMORY_KEY) is True:
+        return True, f"{AUTO_MEMORY_KEY}: true in {path}"
+    return True, "Claude Code's default"
+
+
+def set_auto_memory(enabled: bool, settings: Path | None = None) -> bool:
+    """Turn Claude Code's native auto memory off (``autoMemoryEnabled: false``) or back to its default
+    (the key removed) in ``settings``; return whether the file was written. Raises ConfigError, OSError."""
+    path = settings or config.claude_settings_file()
+    raw, data = _load(path)
+    if enabled:
+        if AUTO_MEMORY_KEY not in data:
+            return False
+        del data[AUTO_MEMORY_KEY]
+    else:
+        if data.get(AUTO_MEMORY_KEY) is False:
+            return False
+        data[AUTO_MEMORY_KEY] = False
+    _save(path, raw, data)
+    from sandman import journal
+    from sandman.layout import Layout
+
+    try:
+        layout = Layout(config.root())
+    except ConfigError:
+        return True
+    if layout.root.is_dir():
+        journal.write(layout, "hooks", "auto-memory", settings=str(path), enabled=enabled)
+    return True
 
 
 def uninstall(settings: Path | None = None) -> HooksChange:
@@ -237,4 +297,19 @@ def uninstall(settings: Path | None = None) -> HooksChange:
             del data["hooks"]
         _save(path, raw, data)
         change.written = True
+    _journal("uninstalled", change)
     return change
+
+
+def _journal(decision: str, change: HooksChange) -> None:
+    """One line in ``.trace/hooks-<date>.log`` when the memory root exists (hooks never create it)."""
+    from sandman import journal
+    from sandman.layout import Layout
+
+    try:
+        layout = Layout(config.root())
+    except ConfigError:
+        return
+    if layout.root.is_dir():
+        journal.write(layout, "hooks", decision, settings=str(change.settings), written=change.written,
+                      added=len(change.added), updated=len(change.updated), removed=len(change.removed))

@@ -1,6 +1,9 @@
 """``sandman recall``: the memory surface a session starts with (design, "Verbs", recall).
 
-Four surfaces share one budget (``config.RECALL_BUDGET_CHARS``, 9,000 characters):
+Four surfaces share one budget (``config.RECALL_BUDGET_UTF16``, 9,000 UTF-16
+code units: Claude Code counts a hook's ``additionalContext`` in those and
+caps it at 10,000, ``config.HOOK_CONTEXT_MAX_UTF16``; an emoji is one character
+and two units):
 
 - the banks of the cwd and of each ancestor up to the user's home (inclusive),
   and the user-wide bank; a cwd outside home walks up to ``/``;
@@ -34,6 +37,7 @@ from datetime import datetime, timedelta, timezone
 from sandman import config, handoff, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import ConfigError, InputError
 from sandman.layout import Layout
 from sandman.marks import visible
@@ -70,9 +74,15 @@ def memories(count: int) -> str:
     return f"{count} memory" if count == 1 else f"{count} memories"
 
 
+def utf16_units(text: str) -> int:
+    """Return the UTF-16 code units of ``text``: its length as Claude Code counts it
+    (a character outside the Basic Multilingual Plane, an emoji say, is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def _cost(lines: list[str] | tuple[str, ...]) -> int:
-    """Characters ``lines`` take in the payload, one newline each."""
-    return sum(len(line) + 1 for line in lines)
+    """UTF-16 code units ``lines`` take in the payload, one newline each."""
+    return sum(utf16_units(line) + 1 for line in lines)
 
 
 # --- reading the surfaces ----------------------------------------------------
@@ -165,12 +175,12 @@ class _BankBlock:
         here = " (this directory)" if bank.directory == cwd else ""
         self.bank = bank
         self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(len(bank.entries))} · {bank.folder}/"
-        self.line_costs = [len(e.line) + 1 for e in bank.entries]
+        self.line_costs = [utf16_units(e.line) + 1 for e in bank.entries]
         self.bodies: list[list[str]] = []
         self.body_total = 0
 
     def index_cost(self, kept: int) -> int:
-        return len(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
+        return utf16_units(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
 
     def full_cost(self, cap: int) -> int:
         """The full form's cost; exact when it is at most ``cap``, else some value over ``cap``.
@@ -212,7 +222,7 @@ class Recalled(namedtuple("Recalled", "text trims")):
 
 
 class _Composer:
-    """Fits the four surfaces into ``budget`` characters in the design's trimming order."""
+    """Fits the four surfaces into ``budget`` UTF-16 code units in the design's trimming order."""
 
     def __init__(self, layout: Layout, cwd: str, budget: int, blocks: list[_BankBlock],
                  pointers: list[Pointer], log: list[tuple[str, str, str]]):
@@ -228,7 +238,7 @@ class _Composer:
         self.compact = False
         if not log:
             self.log_trim = "empty"
-        elif _cost(self.head) + 1 + self.log_chars + 1 + len(self._worst_line()) + 1 > budget:
+        elif _cost(self.head) + 1 + self.log_chars + 1 + utf16_units(self._worst_line()) + 1 > budget:
             self.log_trim, self.log = "wide", []
 
     # -- the trim line --
@@ -256,7 +266,7 @@ class _Composer:
         if self.log_trim == "empty":
             notes.append("the voyage log (it is empty)")
         elif self.log_trim == "wide":
-            notes.append(f"the voyage log tail ({self.log_chars:,} characters, wider than the budget; "
+            notes.append(f"the voyage log tail ({self.log_chars:,} UTF-16 units, wider than the budget; "
                          f"{self.layout.log}/)")
         return notes
 
@@ -292,14 +302,14 @@ class _Composer:
         if plan.tools:
             cost += _cost(TOOL_INDEX) + 1
         if plan.pointers:
-            cost += len(self.pointer_head) + 1 + sum(self.pointer_costs[: plan.pointers]) + 1
+            cost += utf16_units(self.pointer_head) + 1 + sum(self.pointer_costs[: plan.pointers]) + 1
         if self.log:
             cost += _cost(self.log) + 1
         line = self.trim_line(plan)
         if line:
-            cost += len(line) + 1
+            cost += utf16_units(line) + 1
         if any(full or kept for full, kept in zip(plan.full, plan.kept)):
-            cost += len(self.banks_head) + 1 + 1
+            cost += utf16_units(self.banks_head) + 1 + 1
         return cost
 
     def fits(self, plan: _Plan) -> bool:
@@ -409,21 +419,22 @@ class _Composer:
 
 
 def check_budget(budget: int | None) -> int:
-    """Return ``budget`` (default 9,000 characters); raise InputError unless it is positive."""
+    """Return ``budget`` (default 9,000 UTF-16 code units); raise InputError unless it is positive."""
     if budget is None:
-        return config.RECALL_BUDGET_CHARS
+        return config.RECALL_BUDGET_UTF16
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
-        raise InputError(f"budget {budget!r} is not a positive number of characters")
+        raise InputError(f"budget {budget!r} is not a positive number of UTF-16 code units")
     return budget
 
 
 def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
            now: datetime | None = None, deliver: bool = False, session: str | None = None) -> Recalled:
-    """Compose the recall surface of ``cwd`` within ``budget`` characters (default 9,000).
+    """Compose the recall surface of ``cwd`` within ``budget`` UTF-16 code units (default 9,000).
 
-    ``cwd`` is an absolute directory (it need not exist); ``now`` (aware) dates
+    ``cwd`` is an absolute directory (it need not exist; inside a linked git
+    worktree, the main worktree's place is recalled: banks/worktrees.py); ``now`` (aware) dates
     the pointers' 72 h window, default the current time. The text never exceeds
-    the budget and ends with the trim line when anything was cut. Raises
+    the budget (``utf16_units``) and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
     ``memories/.recent/`` and ``log/``; never the archive.
 
@@ -431,7 +442,7 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     budget; ``deliver`` records this as one delivery of it (to ``session``).
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     note = handoff.read(layout, directory)
     head = handoff.render(note, budget) if note is not None and note.shown else ""
     if head and deliver:
@@ -440,39 +451,47 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
                       times=note.data["delivered"] + 1)
     if not head:
         return _compose(layout, directory, budget, now)
-    if budget - len(head) < 2:
+    used = utf16_units(head)
+    if budget - used < 2:
         return Recalled(text=head, trims=["everything"])
-    rest = _compose(layout, directory, budget - len(head), now)
+    rest = _compose(layout, directory, budget - used, now)
     return Recalled(text=head + rest.text, trims=rest.trims)
 
 
 def _compose(layout: Layout, directory: str, budget: int, now: datetime | None) -> Recalled:
-    """The four surfaces of ``directory`` within ``budget`` characters (``recall`` without the handoff)."""
+    """The four surfaces of ``directory`` within ``budget`` UTF-16 units (``recall`` without the handoff)."""
     now = now or datetime.now(timezone.utc)
     blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
     plan = composer.plan()
     if plan is None:
-        line = f"[sandman recall: {budget} characters hold nothing; read {layout.memories}/]"
-        return Recalled(text=line + "\n" if len(line) < budget else "", trims=["everything"])
+        line = f"[sandman recall: {budget} UTF-16 units hold nothing; read {layout.memories}/]"
+        return Recalled(text=line + "\n" if utf16_units(line) < budget else "", trims=["everything"])
     text = "\n".join(composer.render(plan)).rstrip("\n") + "\n"
     return Recalled(text=text, trims=composer.trims(plan))
 
 
-def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
-    """Return the short note for a session continuing after compaction.
+def recall_by_hand(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> Recalled:
+    """``sandman recall`` run by a person: ``recall`` and its journal line (``recalled hook=false``)."""
+    recalled = recall(layout, cwd, budget)
+    journal.write(layout, VERB, "recalled", hook=False, cwd=str(cwd), chars=len(recalled.text),
+                  units=utf16_units(recalled.text), trimmed=",".join(recalled.trims) or None)
+    return recalled
 
-    It says the session continues and names the banks of ``cwd`` with their
-    sizes (memory counts) instead of re-injecting them; within ``budget``
-    characters, the outermost banks' lines dropped first. Raises InputError as
-    recall does.
+
+def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> str:
+    """Return the short note for a resumed (or forked) session, whose context still holds its surface.
+
+    It names the banks of ``cwd`` with their sizes (memory counts) instead of
+    repeating them; within ``budget`` UTF-16 code units, the outermost banks'
+    lines dropped first. Raises InputError as recall does.
     """
     budget = check_budget(budget)
-    directory = str(normalize_directory(cwd))
+    directory = str(bank_directory(layout, normalize_directory(cwd)))
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
-    head = ["sandman: this session continues after compaction; its memory surface was given at the "
-            "start and is not repeated."]
-    import shlex  # only here: the compaction note is the one place a path becomes a command
+    head = ["sandman: this session continues; its memory surface is already in its context and is not "
+            "repeated."]
+    import shlex  # only here: the resume note is the one place a path becomes a command
 
     shown = visible(directory, lines=False)
     tail = [f'Read a bank at its folder; `sandman recall --cwd {shlex.quote(shown)}` prints the surface again; '
@@ -483,7 +502,7 @@ def compact(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     while lines and _cost(head + lines + tail) > budget:
         lines.pop(0)
     text = "\n".join(head + lines + tail) + "\n"
-    return text if len(text) <= budget else ""
+    return text if utf16_units(text) <= budget else ""
 
 
 # --- the SessionStart hook ---------------------------------------------------
@@ -519,16 +538,25 @@ def _fetch_in_background(layout: Layout) -> None:
         spawn_background_sync(layout)
 
 
+# SessionStart sources whose context still holds the surface given at their start.
+CONTEXT_KEPT = ("resume", "fork")
+
+
 def hook(layout: Layout, payload: bytes) -> str | None:
     """Answer Claude Code's SessionStart hook: the JSON with the recall as ``additionalContext``.
 
     ``payload`` is the hook's stdin: ``{session_id, transcript_path, cwd,
-    source, ...}``. Returns ``{"hookSpecificOutput": {"hookEventName":
-    "SessionStart", "additionalContext": <text>}}`` and a newline; for
-    ``source: "compact"`` the text is the short note of ``compact``. Returns
-    None, with a journal line, for an unreadable payload, a payload without an
-    absolute ``cwd``, and a root without ``memories/``. A new session (not a
-    compaction) also starts the background sync when the settings ask for it.
+    hook_event_name, source, ...}``. Returns ``{"hookSpecificOutput":
+    {"hookEventName": "SessionStart", "additionalContext": <text>}}`` and a
+    newline. ``source`` ``startup``, ``clear`` and ``compact`` get the whole
+    surface: after compaction only what this hook returns survives of the
+    startup context (docs/recall.md, "Compaction"). ``resume`` and ``fork``
+    get the short note of ``resumed``: their context still holds the surface.
+    Returns None, with a journal line, for an unreadable payload, a
+    ``hook_event_name`` other than SessionStart, a payload without an absolute
+    ``cwd``, and a root without ``memories/``. A new session (startup or
+    clear) also starts the background sync when the settings ask for it,
+    and the backstop for missed endings, detached (take_missed.start).
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
@@ -537,6 +565,12 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
         return None
     session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionStart":
+        # Registered on another event, its output would land where no surface belongs.
+        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start", event=str(event)[:80],
+                      session=session)
+        return None
     cwd = data.get("cwd")
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd or not _is_utf8(cwd):
         journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
@@ -545,14 +579,18 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
-    if source == "compact":
-        text, trims = compact(layout, cwd), []
+    if source in CONTEXT_KEPT:
+        text, trims = resumed(layout, cwd), []
     else:
-        _fetch_in_background(layout)
-        recalled = recall(layout, cwd, deliver=True, session=session)
+        if source != "compact":
+            _fetch_in_background(layout)
+            from sandman.verbs.take_missed import start as backstop
+
+            backstop(layout, session)
+        # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
+        recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
-                  chars=len(text), trimmed=",".join(trims) or None)
+                  chars=len(text), units=utf16_units(text), trimmed=",".join(trims) or None)
     reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
     return json.dumps(reply, ensure_ascii=False) + "\n"
-

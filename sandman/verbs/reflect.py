@@ -36,6 +36,7 @@ from sandman.banks.memory import Memory, clean_body, one_line, read_memory
 from sandman.banks.secrets import find_secrets
 from sandman.errors import FormatError, InputError, LockBusy, ReplyRejected, SandmanError
 from sandman.layout import Layout
+from sandman.machine import trail
 from sandman.minds import budget, prompts
 from sandman.minds.reply import extract_json
 from sandman.minds.runner import run_mind
@@ -80,6 +81,7 @@ class ReflectSummary:
 
     day: str
     drained: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
     entry: EntryOutcome | None = None
     swept: list[str] = field(default_factory=list)
     upkeep: list = field(default_factory=list)  # upkeep.BankOutcome
@@ -92,6 +94,8 @@ class ReflectSummary:
         lines = []
         if self.drained:
             lines.append(f"drained: {len(self.drained)} pending take(s) reclaimed")
+        if self.missed:
+            lines.append(f"missed endings: {len(self.missed)} session(s) taken")
         if self.entry is not None:
             entry = self.entry
             text = {
@@ -136,6 +140,7 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
         # A transaction a killed process left half done is undone before anything is read.
         _step(summary, layout, "recover", lambda: settle(layout), None)
         if day is None:
+            summary.missed = _step(summary, layout, "missed", lambda: take_missed(layout), [])
             summary.drained = _step(summary, layout, "drain", lambda: drain(layout), [])
         summary.entry = _step(summary, layout, "voyage",
                               lambda: voyage_entry(layout, target, timeout=timeout, cap=cap), None)
@@ -206,6 +211,13 @@ def check_day(text: str, now: datetime) -> str:
 
 
 # --- 1. the drain ---------------------------------------------------------------
+
+
+def take_missed(layout: Layout) -> list[str]:
+    """Take the sessions whose ending was missed (the backstop, take_missed.py); return their ids."""
+    from sandman.verbs.take_missed import take_missed as backstop
+
+    return [item.session for item in backstop(layout, drain_after=False).taken]
 
 
 def drain(layout: Layout) -> list[str]:
@@ -290,8 +302,10 @@ def voyage_entry(layout: Layout, day: str, *, timeout: float, cap: float | None)
                       **extra, **cost)
         return EntryOutcome(day, "abstained", reason=reason, sources=len(sources))
     keys = sorted(source.key for source in sources)
-    with bank_transaction(layout, verb=VERB, subject=f"voyage {day}: {reply['title']}",
-                          trailers={"Event": "voyage"}) as tx:
+    event = trail.new_event("reflect.entry", f"voyage {day}: {reply['title']}", model=result.model,
+                            cost_usd=result.cost_usd, data={"day": day, "sources": len(sources)})
+    with bank_transaction(layout, verb=VERB, subject=f"voyage {day}: {reply['title']}") as tx:
+        trail.write(tx, event)
         entry = LogEntry(day=day, kind=reply["kind"], title=reply["title"], body=reply["body"],
                          position=day_position(layout, day), next=reply["next"], fingerprint=print_,
                          sources=keys, front=current.front if current is not None else Frontmatter())
@@ -317,7 +331,8 @@ def _refresh_index(layout: Layout) -> str | None:
         current = None
     if current == voyage.render_log_index(layout):
         return None
-    with bank_transaction(layout, verb=VERB, subject="voyage log index", trailers={"Event": "voyage"}) as tx:
+    with bank_transaction(layout, verb=VERB, subject="voyage log index") as tx:
+        trail.write(tx, trail.new_event("reflect.entry", "voyage log index regenerated"))
         tx.write_file(layout.log_index, voyage.render_log_index(layout))
     return tx.commit
 

@@ -20,6 +20,7 @@ from sandman.curators import retired
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
+from sandman.banks.worktrees import bank_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
 from sandman.pointers import check_session_id
@@ -104,7 +105,7 @@ def remember(
     description = private.redact(description) if description else description
     if body.strip() and not body.replace(private.MARK, "").strip():
         raise InputError("memory body is all <private>…</private>; nothing is left to remember")
-    directory = None if memory_type == "user" else normalize_directory(cwd or os.getcwd())
+    directory = None if memory_type == "user" else bank_directory(layout, normalize_directory(cwd or os.getcwd()))
     memory = Memory(
         name=name or derive_name(body),
         description=description or derive_description(body),

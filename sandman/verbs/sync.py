@@ -173,6 +173,7 @@ def _sync_locked(layout: Layout, name: str, push: bool) -> SyncResult:
 
 
 def _integrate(layout: Layout, repo, name: str, branch: str, push: bool, recovered: str | None) -> SyncResult:
+    from sandman.machine import trail
     from sandman.store import sync as git
 
     local = repo.head.target
@@ -202,17 +203,32 @@ def _integrate(layout: Layout, repo, name: str, branch: str, push: bool, recover
         result.action, result.head, result.outgoing = "adopted", str(theirs), 0
         return result
     merged = _merge(layout, repo, base, ours_tree, theirs_tree)
+    event = trail.new_event("sync.merge", f"merge {name}/{branch}",
+                            data={"remote": name, "branch": branch, "kept": len(merged.kept)})
+    _add_event_line(layout, repo, merged.tree, event)
     tree = git.write_flat_tree(repo, merged.tree)
     body = "\n".join(kept.describe(name) for kept in merged.kept)
     commit = git.create_commit(
         repo, tree, [local, theirs], f"sync: merge {name}/{branch}",
-        {"Verb": "sync", "Event": "merge"}, body,
+        {"Verb": "sync", **trail.trailers(event)}, body,
     )
     if push:
         _push(repo, name, branch, commit, theirs)
     git.move_branch(repo, branch, commit, f"merge {name}/{branch}")
     result.action, result.head, result.pushed, result.kept = "merged", str(commit), push, merged.kept
     return result
+
+
+def _add_event_line(layout: Layout, repo, tree: dict, event) -> None:
+    """Append the merge's ``sync.merge`` event to its day file in the merged flat tree, so the
+    event lands in the merge commit itself (docs/BANK-FORMAT.md § trail)."""
+    from sandman.store import sync as git
+
+    path = layout.trail_day(event.day).relative_to(layout.root).as_posix()
+    old = git.read_blob(repo, tree[path][0]) if path in tree else b""
+    if old and not old.endswith(b"\n"):
+        old += b"\n"
+    tree[path] = (git.write_blob(repo, old + event.line().encode("utf-8") + b"\n"), 0o100644)
 
 
 def _merge(layout: Layout, repo, base, ours_tree, theirs_tree):

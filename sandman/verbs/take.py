@@ -174,6 +174,35 @@ def vet(layout: Layout, session_id: str, source: Source) -> Session | None:
     return session
 
 
+def vet_shown(layout: Layout, source: Source, title: str | None, highlights: list[str]) -> tuple[str | None, list[str]]:
+    """Return the title with its secrets masked and the highlights that hold none (the secrets ban).
+
+    A pointer's title and highlights reach recall, the minds and the site: a
+    ``sandman remember`` whose refusal was hidden (``2>/dev/null || true``)
+    still looks committed in the transcript. The full check loads a rule set
+    (hundreds of milliseconds), so it runs only on text the stdlib pre-check
+    cannot clear (banks.secret_rules.suspected); each highlight dropped is a
+    journal line naming its kinds, never its text.
+    """
+    from sandman.banks.secret_rules import suspected
+
+    texts = [t for t in [title or "", *highlights] if t]
+    if not any(suspected(text) for text in texts):
+        return title, highlights
+    from sandman.banks.secrets import find_secrets, mask_secrets
+
+    if title and find_secrets(title):
+        title = mask_secrets(title)
+    kept = []
+    for highlight in highlights:
+        kinds = find_secrets(highlight)
+        if kinds:
+            journal.write(layout, VERB, "highlight-refused", origin=str(source.path), kinds=", ".join(kinds))
+        else:
+            kept.append(highlight)
+    return title, kept
+
+
 def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path | None,
                  cwd: str | None, session: Session | None) -> tuple[dict, int]:
     """Return the pointer's fields for a transcript just archived (BANK-FORMAT "Pointers"),
@@ -186,6 +215,7 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
     if session is not None:
         facts = {"cwd": session.cwd, "started": session.started, "ended": session.ended,
                  "title": session.title, "highlights": session.highlights}
+        facts["title"], facts["highlights"] = vet_shown(layout, source, session.title, session.highlights)
         skipped = sum(session.skipped.values())
     else:
         facts, skipped = {"cwd": None, "started": None, "ended": None, "title": None, "highlights": []}, -1

@@ -57,6 +57,8 @@ REASONS = {
     "live": "written in the last 120 s: the session may still be running",
     "recent": "written inside the --older-than window",
     "live-job": "a Claude Code job would resume it",
+    "starting": "the session whose start ran the backstop",
+    "live-session": "its Claude Code process is still running (its .started record)",
     "other-project": "its cwd is outside --project",
     "no-cwd": "it records no absolute working directory, so no bank could hold its memories",
     "mind-session": "a dream mind's own session (its cwd is inside the memory root)",
@@ -218,14 +220,17 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
     return item
 
 
-def survey(layout: Layout, window_s: int, project: Path | None) -> list[Item]:
+def survey(layout: Layout, window_s: int, project: Path | None, *, paths: list[Path] | None = None,
+           orphans: bool = True) -> list[Item]:
     """Decide every transcript the hosts keep, oldest first, then the orphan folders; change nothing.
 
-    Never raises for a transcript: what cannot be read is an Item skipped as
-    ``unreadable`` or ``refused``.
+    ``paths`` narrows the transcripts looked at (default: ``locate.session_files()``);
+    ``orphans`` False leaves the orphan folders out. Never raises for a
+    transcript: what cannot be read is an Item skipped as ``unreadable`` or ``refused``.
     """
     now = time.time()
-    items = [_examine(layout, path, window_s, project, now) for path in locate.session_files()]
+    paths = locate.session_files() if paths is None else paths
+    items = [_examine(layout, path, window_s, project, now) for path in paths]
     items.sort(key=lambda item: (-(item.age_s or 0.0), str(item.path)))
     named: dict[str, list[Item]] = {}
     for item in items:
@@ -235,14 +240,16 @@ def survey(layout: Layout, window_s: int, project: Path | None) -> list[Item]:
         if len(group) > 1:
             for item in group:
                 item.skip("duplicate", ", ".join(str(other.path) for other in group if other is not item))
-    items += [Item(path=folder, size=_tree_size(folder)).skip("orphan-folder") for folder in locate.orphan_companions()]
+    if orphans:
+        items += [Item(path=folder, size=_tree_size(folder)).skip("orphan-folder")
+                  for folder in locate.orphan_companions()]
     return items
 
 
 # --- taking --------------------------------------------------------------------
 
 
-def _take(layout: Layout, item: Item) -> None:
+def take_item(layout: Layout, item: Item) -> None:
     """Take one decided item through take_source (unforced: the live window guards it again)."""
     try:
         taken = take_source(layout, item.session, item.source, force=False)
@@ -282,7 +289,7 @@ def backfill(layout: Layout, *, older_than: str = DEFAULT_OLDER_THAN, project: s
     for item in planned:
         if on_item is not None:
             on_item(item, len(planned))
-        _take(layout, item)
+        take_item(layout, item)
     for item in result.skipped:
         if item.reason != "other-project":
             journal.write(layout, VERB, "skipped", reason=item.reason, session=item.session,

@@ -42,6 +42,7 @@ from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, one_line, parse_memory
 from sandman.errors import FormatError, ReplyRejected, SandmanError
 from sandman.layout import BANK_REFLECT, Layout
+from sandman.machine import trail
 from sandman.minds import budget
 from sandman.minds.runner import MindResult, run_mind
 from sandman.pointers import parse_time
@@ -154,8 +155,10 @@ def upkeep(layout: Layout, *, now: datetime, timeout: float, cap: float | None) 
         else:
             outcomes.append(tend(layout, folder, now=now, timeout=timeout, cap=cap))
     if seeds:
-        with bank_transaction(layout, verb=VERB, subject=f"upkeep baseline of {len(seeds)} bank(s)",
-                              trailers={"Event": "upkeep"}) as tx:
+        event = trail.new_event("upkeep.seed", f"upkeep baseline of {len(seeds)} bank(s)",
+                                data={"banks": [folder.name for folder, _ in seeds]})
+        with bank_transaction(layout, verb=VERB, subject=f"upkeep baseline of {len(seeds)} bank(s)") as tx:
+            trail.write(tx, event)
             for folder, count in seeds:
                 tx.write_file(folder / BANK_REFLECT, baseline_text(now, count, 0))
         for folder, count in seeds:
@@ -194,18 +197,22 @@ def tend(layout: Layout, folder: Path, *, now: datetime, timeout: float, cap: fl
     journal.write(layout, VERB, "planned", bank=bank, operations=len(plan),
                   ops=",".join(op.op for op in plan) or None, **cost)
     outcome = BankOutcome(bank, "upkept", planned=len(plan))
-    bodies = {}
+    bodies, facts = {}, {}
     for number, op in enumerate(plan, 1):
         if op.op == "merge" and all(file in listed for file in op.files):
-            body = merge_body(layout, folder, op, listed, timeout=timeout, cap=cap)
+            facts[number] = {}
+            body = merge_body(layout, folder, op, listed, timeout=timeout, cap=cap, facts=facts[number])
             if body is None:
                 outcome.skipped += list(op.files)
             else:
                 bodies[number] = body
+    event = trail.new_event("upkeep.apply", f"upkeep of {bank}: {len(plan)} operation(s) planned",
+                            model=result.model, cost_usd=result.cost_usd,
+                            data={"bank": bank, "ops": [op.op for op in plan]})
     try:
         if config.upkeep_review(layout):
             return propose_plan(layout, folder, plan, listed, bodies, now=now)
-        apply_plan(layout, folder, plan, listed, bodies, outcome, now=now)
+        apply_plan(layout, folder, plan, listed, bodies, outcome, now=now, event=event, merge_facts=facts)
     except (SandmanError, OSError) as error:
         message = str(error) if isinstance(error, SandmanError) else f"{error.strerror or error} ({error.filename})"
         journal.write(layout, VERB, "failed", bank=bank, step="upkeep", error=message)
@@ -255,8 +262,11 @@ def propose_plan(layout: Layout, folder: Path, plan: list[Operation], listed: di
 
 
 def merge_body(layout: Layout, folder: Path, op: Operation, listed: dict[str, Listed], *,
-               timeout: float, cap: float | None) -> str | None:
-    """Ask the merge mind for one merge's body; None (journaled) when it abstains or the budget is spent."""
+               timeout: float, cap: float | None, facts: dict | None = None) -> str | None:
+    """Ask the merge mind for one merge's body; None (journaled) when it abstains or the budget is spent.
+
+    ``facts``, when given, receives the mind's ``model`` and ``cost_usd`` (for the merge's trail event).
+    """
     files = ",".join(op.files)
     if _spent(layout, cap):
         journal.write(layout, VERB, "deferred", bank=folder.name, files=files, reason="budget")
@@ -264,6 +274,8 @@ def merge_body(layout: Layout, folder: Path, op: Operation, listed: dict[str, Li
     prompt, nonce = merge_prompt(folder, op, listed)
     result = _mind(layout, MERGE_MIND, prompt, timeout)
     cost = {f"{budget.COST_PREFIX}{MERGE_MIND}": budget.cost_fact(result.cost_usd)}
+    if facts is not None:
+        facts.update(model=result.model, cost_usd=result.cost_usd)
     reason, body = result.reason, None
     if result.answered:
         try:
@@ -293,18 +305,24 @@ def _union(lists) -> list[str]:
 
 
 def apply_plan(layout: Layout, folder: Path, plan: list[Operation], listed: dict[str, Listed],
-               bodies: dict[int, str], outcome: BankOutcome, *, now: datetime) -> None:
+               bodies: dict[int, str], outcome: BankOutcome, *, now: datetime, event=None,
+               merge_facts: dict[int, dict] | None = None) -> None:
     """Apply a validated plan in one commit, each operation re-checked first; fill ``outcome``.
 
     ``bodies`` maps a merge's 1-based place in the plan to its drafted body (a
     merge without one is skipped). ``_reflect.json`` is written in the same
-    commit. Raises LockBusy, RepositoryError, SandmanError, OSError: then
+    commit. ``event`` (the plan's ``upkeep.apply``, machine.trail) is appended
+    in that commit, and each applied merge as its child ``upkeep.merge``
+    (model and cost from ``merge_facts``); the commit carries ``Event:`` of
+    each. Raises LockBusy, RepositoryError, SandmanError, OSError: then
     nothing is committed, and nothing is journaled as applied.
     """
     bank = folder.name
     label = one_line(bank_directory_of(folder) or "the user-wide bank")
     lines: list[tuple[str, dict]] = []
-    with bank_transaction(layout, verb=VERB, subject=f"upkeep of {label}", trailers={"Event": "upkeep"}) as tx:
+    with bank_transaction(layout, verb=VERB, subject=f"upkeep of {label}") as tx:
+        if event is not None:
+            trail.write(tx, event)
         for number, op in enumerate(plan, 1):
             if op.op == "merge" and number not in bodies and all(file in listed for file in op.files):
                 continue  # its merge mind abstained: the members stay as they are
@@ -323,6 +341,12 @@ def apply_plan(layout: Layout, folder: Path, plan: list[Operation], listed: dict
                 continue
             into = _apply(tx, folder, op, listed, bodies.get(number))
             outcome.applied += 1
+            if event is not None and op.op == "merge":
+                facts = (merge_facts or {}).get(number, {})
+                trail.write(tx, trail.new_event(
+                    "upkeep.merge", f"merge {', '.join(op.files)} into {into.name}", parent=event.id,
+                    model=facts.get("model"), cost_usd=facts.get("cost_usd"),
+                    data={"bank": bank, "files": list(op.files), "into": into.name}))
             lines.append(("applied", {"op": op.op, "files": ",".join(op.files),
                                       "into": into.relative_to(folder).as_posix()}))
         tx.write_file(folder / BANK_REFLECT, baseline_text(now, len(memory_files(folder)), outcome.applied))

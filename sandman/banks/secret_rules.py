@@ -1,0 +1,259 @@
+"""sandman's own secret rules: the classes of input betterleaks' rule set misses (docs/secrets.md).
+
+Each rule is a class of input, not a list of providers:
+
+- ``prefixed-token``: a documented fixed prefix joined to a random body
+  (``whsec_``, ``GOCSPX-``, ``sntrys_``...), found by shape: a short prefix, a
+  separator, and a body that mixes cases and digits with high entropy, or a
+  long hex body; plus AWS key ids, which carry no separator;
+- ``private-key``: any ``BEGIN ... PRIVATE KEY`` envelope (encrypted PKCS#8
+  and PGP blocks included) and PuTTY key files;
+- ``url-credentials``: a password in a URL's authority, whatever characters
+  it holds, and a credential in a query (``sig=``, ``api_key=``) or in a
+  path segment (chat webhooks, bot URLs);
+- ``assigned-credential``: ``NAME=value`` / ``name: value`` where the name
+  says credential (``*_PASS``, ``*_APP_KEY``, ``SECRET_KEY``) and the value
+  looks like one, ``.netrc`` and ``.pgpass`` lines;
+- ``command-line-credential``: ``--password v``, ``--token v``, ``-p<v>``,
+  ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
+- ``authorization-header``: Basic and Bearer authorization values;
+- ``encoded-*``: a base64 run whose decoded text holds a secret (a key inside
+  a kubeconfig, ``user:password`` in a docker config).
+
+A value is a credential only if it is not a placeholder (``<token>``,
+``${VAR}``, ``********``, ``password``), not a reference to where a secret
+lives (``settings.SLACK_TOKEN``, ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``,
+a path), and looks random: it mixes letters with digits or symbols.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+# --- values ------------------------------------------------------------------
+
+_PLACEHOLDER_WORDS = {
+    "password", "passwd", "pass", "pwd", "secret", "token", "key", "apikey", "api_key", "changeme",
+    "user", "username", "none", "null", "true", "false", "required", "optional", "redacted", "hidden",
+    "example", "test", "dummy", "sample", "placeholder", "foo", "bar", "xxx", "mypassword", "yourpassword",
+}
+_PLACEHOLDER_PARTS = ("example", "placeholder", "your_", "your-", "yourtoken", "redacted", "changeme", "xxxx")
+_OPENERS = "<([{$%*!&@#"
+_QUOTES = "'\"`"
+_SENTENCE_END = ".,;:!?)"
+# A reference to where a secret lives: dotted names, calls, subscripts, generics.
+_CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
+_WORDS = re.compile(r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$")
+_PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
+
+
+def placeholder(value: str) -> bool:
+    """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``)."""
+    value = value.strip(_QUOTES)
+    lowered = value.lower()
+    return (not value or value[0] in _OPENERS or lowered in _PLACEHOLDER_WORDS or len(set(value)) <= 2
+            or any(part in lowered for part in _PLACEHOLDER_PARTS))
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values()) if value else 0.0
+
+
+def credential_like(value: str, minimum: int = 6) -> bool:
+    """True when ``value`` (quotes and sentence punctuation trimmed) looks like a credential.
+
+    At least ``minimum`` characters; not a placeholder, a code reference
+    (``settings.SLACK_TOKEN``, ``getpass.getpass()``, ``Optional[str]``), a
+    run of words (``db-credentials``, ``AWS_ACCESS_KEY_ID``), a path or a URL;
+    and a mix of letters with digits or symbols.
+    """
+    value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
+    if len(value) < minimum or placeholder(value) or "://" in value:
+        return False
+    if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
+        return False
+    if _WORDS.match(value) or _PATH.match(value) and "/" in value and not _random(value.split("/")[-1]):
+        return False
+    return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
+def _classes(value: str) -> int:
+    """How many of lowercase, uppercase and digits ``value`` holds."""
+    return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
+
+
+def _random(body: str) -> bool:
+    """True when ``body`` reads as generated: mixed case and digits with high entropy, or long hex."""
+    if re.fullmatch(r"[0-9a-fA-F]{32,}", body):
+        return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    classes = _classes(body)
+    return len(body) >= 16 and classes >= 3 and entropy(body) >= 3.5 or len(body) >= 24 and classes >= 2 and entropy(body) >= 4.0
+
+
+# What any secret the full check finds has, once normalised: a long run mixing letters with digits,
+# a credential word given a value, a URL with a user part, a key envelope, a command-line credential.
+_SUSPECT = re.compile(
+    r"(?=[\w\-+/=.~:@]*[A-Za-z])(?=[\w\-+/=.~:@]*\d)[\w\-+/=.~:@]{16,}"
+    r"|(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
+
+
+def suspected(text: str) -> bool:
+    """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
+
+    ``text`` is normalised first (as the full check does). False only for text
+    with no run of 16 or more characters mixing letters with digits, no
+    credential word followed by a value, no URL with a user part, no key
+    envelope and no command-line credential flag: no rule of the full check
+    (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
+    holds it to that on every credential kind.
+    """
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+    return bool(_SUSPECT.search(text))
+
+
+# --- rules ---------------------------------------------------------------------
+
+# A prefix of 2-12 characters, one or two separators, a random body; hash names are not prefixes.
+_PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
+                       r"([A-Za-z0-9][A-Za-z0-9_\-+/]{15,})")
+_HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|uuid|rev|commit|msg|req|toolu|call|chatcmpl|run|thread|asst|file|batch|evt)[_.~-]")
+_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])")
+# Formats whose body has no separator from a word: Google refresh and access tokens, Telegram bots, Azure app secrets.
+_SHAPED = [
+    re.compile(r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})"),
+    re.compile(r"\b(ya29\.[A-Za-z0-9_\-]{40,})"),
+    re.compile(r"\b(\d{8,10}:AA[A-Za-z0-9_\-]{33})"),
+    re.compile(r"\b([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})"),
+    re.compile(r"\b([a-f0-9]{32}-us\d{1,2})\b"),
+    re.compile(r"\b([a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b"),
+    re.compile(r"\b([A-Za-z0-9]{70,}AZDO[A-Za-z0-9]{4})\b"),
+    re.compile(r"\b(LTAI[A-Za-z0-9]{12,20})\b"),
+    re.compile(r"\b(ATBB[A-Za-z0-9]{32,})\b"),
+    re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b"),
+]
+_PRIVATE_KEY = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----)?",
+                          re.DOTALL)
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: [0-9a-f]+|\Z)", re.DOTALL)
+# scheme://user:password@host: the password runs to the last @ before the host.
+_URL_AUTH = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s:/@'\"`]*):(\S+)@[\w.\-]+")
+_URL_QUERY = re.compile(r"(?i)[?&;](?:[\w-]*(?:key|token|secret|sig|signature|password|passwd|auth|credential)s?)=([^&#\s'\"`]+)")
+_URL_PATH = re.compile(r"(?i)\bhttps?://[^\s/'\"`]+(/[^\s?#'\"`]*)")
+_NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
+         r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
+         r"|client[_-]?secret|key)")
+_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]*" + _NAME + r")[\"']?(?:\s*(?::=|=>|[:=])\s*|\s+is\s+)([^\s,;]+)")
+_STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
+_NETRC = re.compile(r"(?i)\blogin\s+\S+\s+password\s+(\S+)")
+_PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:(\S+)$")
+_FLAG = re.compile(r"(?i)(?<![\w-])--?(?:[\w-]*(?:password|passwd|passphrase|token|secret|api-?key|auth))(?:[ =])\s*(\S+)")
+_MYSQL_P = re.compile(r"(?<![\w-])-p(?=[^\s-])(\S+)")
+_MYSQL = re.compile(r"\bmysql(?:dump|admin|sh)?\b|\bmariadb\b")
+_SSHPASS = re.compile(r"\bsshpass\s+-p\s*(\S+)")
+_CURL_USER = re.compile(r"(?:\s-u|--user)\s*['\"]?([^\s:'\"]+):([^\s'\"]+)")
+_LOGIN_P = re.compile(r"\blogin\b[^\n]*?\s(?:-p|--password)\s+(\S+)")
+_BASIC = re.compile(r"(?i)\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})")
+_BEARER = re.compile(r"(?i)(?:\bBearer|\bAuthorization:\s*token)\s+([A-Za-z0-9._~+/\-]{20,}=*)")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_DOCKER_AUTH = re.compile(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")
+
+
+def _strip(value: str) -> str:
+    return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
+
+
+def _b64text(value: str) -> str | None:
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if text.isprintable() or "\n" in text else None
+
+
+def findings(text: str) -> Iterator[tuple[str, str]]:
+    """Yield ``(kind, value)`` for every secret sandman's rules find in normalised ``text``."""
+    for match in _PREFIXED.finditer(text):
+        prefix, body = match.groups()
+        body = body.rstrip("_-")
+        # Object ids (msg_, req_, toolu_, call_, Stripe's cus_ and pi_) are 24 characters or fewer; keys are longer.
+        if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body):
+            yield "prefixed-token", match.group(0)
+    for match in _AWS_KEY_ID.finditer(text):
+        yield "aws-access-key-id", match.group(1)
+    for pattern in _SHAPED:
+        for match in pattern.finditer(text):
+            yield "prefixed-token", match.group(1)
+    for match in _PRIVATE_KEY.finditer(text):
+        yield "private-key", match.group(0)
+    for match in _PUTTY.finditer(text):
+        yield "private-key", match.group(0)
+    for match in _URL_AUTH.finditer(text):
+        password = match.group(2)
+        if not placeholder(password) and not placeholder(password.split("@")[0]):
+            yield "url-credentials", password
+    for match in _URL_QUERY.finditer(text):
+        if credential_like(match.group(1), 16):
+            yield "url-credentials", match.group(1)
+    for match in _URL_PATH.finditer(text):
+        for segment in re.split(r"[/:]", match.group(1)):
+            if re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0:
+                yield "url-credentials", segment
+    for match in _ASSIGNED.finditer(text):
+        name, value = match.group(1), _strip(match.group(2).strip())
+        if credential_like(value, 6 if _STRONG_NAME.search(name) else 12):
+            yield "assigned-credential", value
+    for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
+        for match in pattern.finditer(text):
+            if credential_like(match.group(1)):
+                yield "command-line-credential", _strip(match.group(1))
+    for match in _FLAG.finditer(text):
+        if credential_like(match.group(1)) and not match.group(1).startswith(("-", "$", "\"$")):
+            yield "command-line-credential", _strip(match.group(1))
+    if _MYSQL.search(text):
+        for match in _MYSQL_P.finditer(text):
+            if credential_like(match.group(1)):
+                yield "command-line-credential", _strip(match.group(1))
+    for match in _CURL_USER.finditer(text):
+        if credential_like(match.group(2), 4):
+            yield "command-line-credential", match.group(2)
+    for match in _BASIC.finditer(text):
+        decoded = _b64text(match.group(1))
+        if decoded and ":" in decoded and not placeholder(decoded.split(":", 1)[1]):
+            yield "authorization-header", match.group(1)
+    for match in _BEARER.finditer(text):
+        if credential_like(match.group(1), 20):
+            yield "authorization-header", match.group(1)
+    for match in _DOCKER_AUTH.finditer(text):
+        decoded = _b64text(match.group(1))
+        if decoded and ":" in decoded and credential_like(decoded.split(":", 1)[1], 4):
+            yield "encoded-credential", match.group(1)
+
+
+class Decoded(tuple):
+    """A base64 run of the text and the UTF-8 text it decodes to."""
+
+    __slots__ = ()
+
+    def __new__(cls, run: str, text: str):
+        return super().__new__(cls, (run, text))
+
+    run = property(lambda self: self[0])
+    text = property(lambda self: self[1])
+
+
+def decoded_runs(text: str) -> Iterator[Decoded]:
+    """Yield each base64 run of 40 characters or more in ``text`` that decodes to printable UTF-8 text."""
+    for match in _B64_RUN.finditer(text):
+        decoded = _b64text(match.group(0))
+        if decoded and len(decoded) >= 16:
+            yield Decoded(match.group(0), decoded)

@@ -1,0 +1,234 @@
+"""``sandman schedule install|uninstall|show``: run reflect nightly and serve the site (issue 17).
+
+Two jobs: the nightly ``sandman reflect`` (at ``--at HH:MM``, local time,
+default 03:30) and ``sandman report serve`` as a long-running user service.
+(The shift tick joins them once the machine verbs exist; they do not yet.)
+Each is written for the platform's own user scheduler, into the user's own
+unit folder and nowhere else:
+
+- ``systemd`` (Linux with systemd): ``sandman-reflect.service`` and
+  ``sandman-reflect.timer`` (``Persistent=true``: a night the machine slept
+  through runs at the next boot), ``sandman-serve.service``, in
+  ``$XDG_CONFIG_HOME/systemd/user/`` (default ``~/.config/systemd/user``);
+- ``launchd`` (macOS): ``org.sandman.reflect.plist`` and
+  ``org.sandman.serve.plist`` in ``~/Library/LaunchAgents/``;
+- ``cron`` (neither): nothing is written, since a crontab is one file shared
+  with everything else the user schedules; ``install`` prints the line to add
+  with ``crontab -e`` (``report serve`` has no cron form: it is a service).
+
+``install`` is idempotent (an unchanged file is not rewritten) and, unless
+``--no-enable``, asks the scheduler to load what it wrote (``systemctl --user
+daemon-reload`` and ``enable --now``; ``launchctl bootstrap``); a scheduler
+that cannot be asked is reported, not fatal. ``uninstall`` disables and
+removes exactly the files ``install`` writes, nothing else. Every unit runs
+the absolute path of this installation's ``sandman`` (hooks.executable) with
+this memory root in ``SANDMAN_ROOT``.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandman import config, journal
+from sandman.errors import InputError
+from sandman.layout import Layout
+
+VERB = "schedule"
+KINDS = ("systemd", "launchd", "cron")
+DEFAULT_AT = "03:30"
+_AT = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
+LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve"}
+ENABLE_TIMEOUT_S = 30
+
+
+@dataclass
+class Unit:
+    """One file a scheduler reads: its path and the text sandman writes there."""
+
+    job: str
+    path: Path
+    text: str
+
+
+@dataclass
+class ScheduleChange:
+    """What install, uninstall or show found and did: files ``written``, ``unchanged``, ``removed``,
+    ``missing``; ``notes`` for the person (the cron line, a scheduler that could not be asked)."""
+
+    kind: str
+    written: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+    removed: list[Path] = field(default_factory=list)
+    missing: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def detect() -> str:
+    """Return this platform's user scheduler: launchd on macOS, systemd where it runs, else cron."""
+    if sys.platform == "darwin":
+        return "launchd"
+    if Path("/run/systemd/system").is_dir() or shutil.which("systemctl"):
+        return "systemd"
+    return "cron"
+
+
+def check_at(text: str) -> tuple[int, int]:
+    """Return ``(hour, minute)`` of ``HH:MM``; raise InputError otherwise."""
+    match = _AT.fullmatch(text.strip())
+    if match is None:
+        raise InputError(f"--at {text!r} is not a time of day: give HH:MM, such as 03:30")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _command(*args: str) -> list[str]:
+    from sandman.verbs.hooks import executable
+
+    return [*executable(), *args]
+
+
+def units(layout: Layout, kind: str, at: str = DEFAULT_AT) -> list[Unit]:
+    """Return the files ``kind`` needs for the two jobs (none for cron)."""
+    hour, minute = check_at(at)
+    root = str(layout.root)
+    if kind == "systemd":
+        folder = config.systemd_user_dir()
+
+        def service(job: str, argv: list[str], extra: str) -> Unit:
+            text = (f"[Unit]\nDescription=sandman {' '.join(argv[-2:] if job == 'serve' else argv[-1:])}\n\n"
+                    f"[Service]\n{extra}Environment={shlex.quote('SANDMAN_ROOT=' + root)}\n"
+                    f"ExecStart={shlex.join(argv)}\n")
+            if job == "serve":
+                text += "\n[Install]\nWantedBy=default.target\n"
+            return Unit(job, folder / f"sandman-{job}.service", text)
+
+        timer = (f"[Unit]\nDescription=sandman reflect, nightly\n\n[Timer]\n"
+                 f"OnCalendar=*-*-* {hour:02d}:{minute:02d}:00\nPersistent=true\n\n"
+                 "[Install]\nWantedBy=timers.target\n")
+        return [service("reflect", _command("reflect"), "Type=oneshot\n"),
+                Unit("reflect", folder / "sandman-reflect.timer", timer),
+                service("serve", _command("report", "serve"), "Restart=on-failure\n")]
+    if kind == "launchd":
+        folder = config.launch_agents_dir()
+        logs = layout.trace
+
+        def agent(job: str, argv: list[str], extra: dict) -> Unit:
+            label = LAUNCHD_LABELS[job]
+            data = {"Label": label, "ProgramArguments": argv, "EnvironmentVariables": {"SANDMAN_ROOT": root},
+                    "StandardOutPath": str(logs / f"launchd-{job}.log"),
+                    "StandardErrorPath": str(logs / f"launchd-{job}.log"), **extra}
+            return Unit(job, folder / f"{label}.plist", plistlib.dumps(data, sort_keys=False).decode("utf-8"))
+
+        return [agent("reflect", _command("reflect"), {"StartCalendarInterval": {"Hour": hour, "Minute": minute}}),
+                agent("serve", _command("report", "serve"), {"RunAtLoad": True, "KeepAlive": True})]
+    if kind == "cron":
+        return []
+    raise InputError(f"--kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
+
+
+def cron_line(layout: Layout, at: str = DEFAULT_AT) -> str:
+    """The crontab line that runs reflect nightly."""
+    hour, minute = check_at(at)
+    return (f"{minute} {hour} * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
+            f"{shlex.join(_command('reflect'))}")
+
+
+def _ask(argv: list[str], change: ScheduleChange) -> None:
+    if shutil.which(argv[0]) is None:
+        change.notes.append(f"{argv[0]} is not on PATH: run `{shlex.join(argv)}` yourself")
+        return
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=ENABLE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        change.notes.append(f"`{shlex.join(argv)}` failed: {error}")
+        return
+    if done.returncode != 0:
+        change.notes.append(f"`{shlex.join(argv)}` exited {done.returncode}: {done.stderr.strip()[:200]}")
+
+
+def _enable(kind: str, written: list[Unit], change: ScheduleChange) -> None:
+    if kind == "systemd":
+        _ask(["systemctl", "--user", "daemon-reload"], change)
+        _ask(["systemctl", "--user", "enable", "--now", "sandman-reflect.timer", "sandman-serve.service"], change)
+    elif kind == "launchd":
+        for unit in written:
+            _ask(["launchctl", "bootout", f"gui/{os.getuid()}", str(unit.path)], change)
+            _ask(["launchctl", "bootstrap", f"gui/{os.getuid()}", str(unit.path)], change)
+
+
+def install(layout: Layout, *, kind: str | None = None, at: str = DEFAULT_AT, enable: bool = True) -> ScheduleChange:
+    """Write the jobs' files for ``kind`` (default: ``detect()``); see the module docstring.
+    Raises InputError (bad ``kind`` or ``at``), OSError (a unit folder that cannot be written)."""
+    from sandman.store.atomic import write_atomic
+
+    kind = kind or detect()
+    change = ScheduleChange(kind=kind)
+    wanted = units(layout, kind, at)
+    if kind == "cron":
+        change.notes.append(f"add this line with `crontab -e`: {cron_line(layout, at)}")
+        change.notes.append("`report serve` has no cron form; start it at login yourself")
+    written = []
+    for unit in wanted:
+        try:
+            current = unit.path.read_text(encoding="utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            current = None
+        if current == unit.text:
+            change.unchanged.append(unit.path)
+            continue
+        write_atomic(unit.path, unit.text)
+        change.written.append(unit.path)
+        written.append(unit)
+    if enable and wanted:
+        _enable(kind, wanted if kind == "systemd" else written, change)
+    journal.write(layout, VERB, "installed", kind=kind, at=at, written=len(change.written),
+                  unchanged=len(change.unchanged))
+    return change
+
+
+def uninstall(layout: Layout, *, kind: str | None = None, enable: bool = True) -> ScheduleChange:
+    """Disable and remove the files ``install`` writes for ``kind``; nothing else. Raises InputError, OSError."""
+    kind = kind or detect()
+    change = ScheduleChange(kind=kind)
+    present = [unit for unit in units(layout, kind) if unit.path.exists()]
+    if enable and present:
+        if kind == "systemd":
+            _ask(["systemctl", "--user", "disable", "--now", "sandman-reflect.timer", "sandman-serve.service"], change)
+        elif kind == "launchd":
+            for unit in present:
+                _ask(["launchctl", "bootout", f"gui/{os.getuid()}", str(unit.path)], change)
+    for unit in units(layout, kind):
+        if unit.path.exists():
+            unit.path.unlink()
+            change.removed.append(unit.path)
+        else:
+            change.missing.append(unit.path)
+    if kind == "systemd" and change.removed and enable:
+        _ask(["systemctl", "--user", "daemon-reload"], change)
+    if kind == "cron":
+        change.notes.append(f"remove this line with `crontab -e` if you added it: {cron_line(layout)}")
+    journal.write(layout, VERB, "uninstalled", kind=kind, removed=len(change.removed))
+    return change
+
+
+def installed(layout: Layout, kind: str | None = None) -> dict[str, bool]:
+    """Return, per file ``install`` would write for ``kind``, whether it is there (any content)."""
+    return {str(unit.path): unit.path.is_file() for unit in units(layout, kind or detect())}
+
+
+def show(layout: Layout, *, kind: str | None = None) -> ScheduleChange:
+    """List the files of ``kind``: present ones in ``unchanged``, absent ones in ``missing``."""
+    kind = kind or detect()
+    change = ScheduleChange(kind=kind)
+    for unit in units(layout, kind):
+        (change.unchanged if unit.path.is_file() else change.missing).append(unit.path)
+    if kind == "cron":
+        change.notes.append(f"the crontab line for the nightly reflect: {cron_line(layout)}")
+    return change

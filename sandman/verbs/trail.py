@@ -1,0 +1,131 @@
+"""``sandman trail append|log|show|today|trailers|revoke``: the event log (docs/trail.md).
+
+Thin over sandman.machine.trail: parse, call, journal (the store journals its
+appends). ``show`` also searches the known repositories
+(sandman.machine.repositories) for the commits carrying the event.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from sandman import config, journal
+from sandman.errors import InputError, RepositoryError
+from sandman.layout import Layout
+from sandman.machine import trail as store
+from sandman.machine.trail import Event, Trail
+
+
+def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None, shift: str | None = None,
+           repo: str | None = None, model: str | None = None, cost_usd: float | None = None,
+           data: str | None = None) -> Event:
+    """Append one event (``shift`` defaults to ``$SANDMAN_SHIFT``; ``data`` is a JSON object's text)."""
+    parsed = None
+    if data is not None:
+        try:
+            parsed = json.loads(data)
+        except ValueError as error:
+            raise InputError(f"--data is not JSON ({error}); give an object such as '{{\"pr\": 12}}'") from None
+        if not isinstance(parsed, dict):
+            raise InputError("--data must be a JSON object such as '{\"pr\": 12}'")
+    return store.append(layout, kind, summary, parent=parent, shift=shift or config.current_shift(),
+                        repo=repo, model=model, cost_usd=cost_usd, data=parsed)
+
+
+def log(layout: Layout, *, since: str | None = None, kind: str | None = None, repo: str | None = None,
+        shift: str | None = None) -> tuple[Trail, Trail]:
+    """Return ``(the events filtered, the whole trail)``: the whole trail says which are revoked."""
+    since = store.check_day(since) if since is not None else None
+    whole = store.read(layout)
+    return store.select(whole, since=since, kind=kind, repo=repo, shift=shift), whole
+
+
+def today(layout: Layout) -> tuple[Trail, Trail]:
+    """Today's events (the UTC day), and the whole trail."""
+    day = journal.now_utc().strftime("%Y-%m-%d")
+    filtered, whole = log(layout, since=day)
+    return Trail([event for event in filtered.events if event.day == day], filtered.skipped), whole
+
+
+def line(event: Event, trail: Trail) -> str:
+    """One line for a person: time, id, kind, summary, and what the score and an undo need to see."""
+    parts = [event.at, event.id, event.kind]
+    session = event.data.get("session")
+    if isinstance(session, str):
+        parts.append(f"session={session}")
+    if event.shift:
+        parts.append(f"shift={event.shift}")
+    if event.repo:
+        parts.append(f"repo={event.repo}")
+    if event.parent:
+        parts.append(f"parent={event.parent}")
+    revoked = trail.revoked_by(event)
+    if revoked is not None:
+        parts.append(f"REVOKED by {revoked.id}")
+    return " ".join(parts) + f" — {event.summary}"
+
+
+def as_json(event: Event, trail: Trail) -> str:
+    """The event as one JSON line, with ``revoked_by`` (a revoke id or null) added."""
+    data = event.to_json()
+    revoked = trail.revoked_by(event)
+    data["revoked_by"] = revoked.id if revoked else None
+    return json.dumps(data, ensure_ascii=False)
+
+
+@dataclass
+class Shown:
+    """``trail show``: the event, its descendants, what revokes it, the commits carrying it per repository."""
+
+    event: Event
+    descendants: list[Event]
+    revoked_by: Event | None
+    commits: list[tuple[str, str, str]] = field(default_factory=list)  # (repository, commit id, subject)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (repository, why)
+
+
+def show(layout: Layout, event_id: str) -> Shown:
+    """Return the event, its descendants, its revoked state and the commits carrying it (or a
+    descendant) on any local branch of every known repository. Raises InputError for a malformed or
+    unknown id."""
+    from sandman.machine import repositories
+    from sandman.store import repos as git
+
+    if not store.is_event_id(event_id):
+        raise InputError(f"{event_id!r} is not an event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx); "
+                         "`sandman trail log` lists them")
+    whole = store.read(layout)
+    event = whole.get(event_id)
+    if event is None:
+        raise InputError(f"event {event_id} is not on the trail; `sandman trail log` lists the events")
+    shown = Shown(event, whole.descendants(event_id), whole.revoked_by(event))
+    ids = {event_id, *(child.id for child in shown.descendants)}
+    for place in repositories.places(layout, whole):
+        if place.error:
+            shown.unreadable.append((str(place.path), place.error))
+            continue
+        try:
+            repo = git.open_at(place.path)
+            for found in repositories.carriers(repo, repositories.all_tips(repo), ids):
+                shown.commits.append((str(place.path), found.id, found.subject))
+        except RepositoryError as error:
+            shown.unreadable.append((str(place.path), str(error)))
+    return shown
+
+
+def trailers(layout: Layout, event_id: str) -> list[str]:
+    """The lines to hand to ``git commit --trailer`` for an event on the trail. Raises InputError."""
+    if not store.is_event_id(event_id):
+        raise InputError(f"{event_id!r} is not an event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx)")
+    event = store.find(layout, event_id)
+    if event is None:
+        raise InputError(f"event {event_id} is not on the trail; append it first (`sandman trail append`)")
+    return [f"{key}: {value}" for key, value in store.trailers(event).items()]
+
+
+def revoke(layout: Layout, target: str, why: str) -> tuple[Event, bool]:
+    """Revoke an event or a shift (machine.trail.revoke); journal it."""
+    event, appended = store.revoke(layout, target, why)
+    journal.write(layout, "trail", "revoked" if appended else "already-revoked", target=target, revoke=event.id)
+    return event, appended

@@ -1,0 +1,128 @@
+"""``sandman schedule``: the nightly reflect and report serve for the user's scheduler (issue 17)."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import stat
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+from sandman.layout import Layout
+from sandman.verbs import schedule
+from sandman.verbs.doctor import doctor
+from sandman.verbs.remember import remember
+
+
+@pytest.fixture
+def root(layout: Layout, isolated: Path) -> Layout:
+    remember(layout, "Anything.", cwd=str(isolated / "proj"))
+    return layout
+
+
+@pytest.fixture
+def fake_schedulers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``systemctl`` and ``launchctl`` on PATH that only record how they were called."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    calls = tmp_path / "calls.log"
+    for name in ("systemctl", "launchctl"):
+        script = folder / name
+        script.write_text(f'#!/bin/sh\necho "{name} $*" >> {calls}\n')
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+def _out(done) -> str:
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode()
+
+
+def test_the_current_platform_units_are_written_listed_and_removed(root, isolated):
+    kind = schedule.detect()
+    out = _out(sandman("schedule", "install", "--no-enable"))
+    paths = [unit.path for unit in schedule.units(root, kind)]
+    for path in paths:
+        assert f"written: {path}" in out and path.is_file()
+        assert path.is_relative_to(isolated)
+    shown = _out(sandman("schedule", "show"))
+    assert all(f"installed: {path}" in shown for path in paths)
+    removed = _out(sandman("schedule", "uninstall", "--no-enable"))
+    assert all(f"removed: {path}" in removed for path in paths) and not any(p.exists() for p in paths)
+    assert all(f"not installed: {path}" in _out(sandman("schedule", "show")) for path in paths)
+
+
+def test_systemd_units_run_this_sandman_nightly_and_install_is_idempotent(root, isolated):
+    folder = isolated / ".config" / "systemd" / "user"
+    folder.mkdir(parents=True)
+    (folder / "theirs.service").write_text("[Service]\nExecStart=/bin/true\n")
+    change = schedule.install(root, kind="systemd", at="04:15", enable=False)
+    assert sorted(p.name for p in change.written) == ["sandman-reflect.service", "sandman-reflect.timer",
+                                                      "sandman-serve.service"]
+    service = (folder / "sandman-reflect.service").read_text()
+    from sandman.verbs.hooks import executable
+
+    assert f"ExecStart={executable()[0]} reflect" in service and "Type=oneshot" in service
+    assert f"Environment=SANDMAN_ROOT={root.root}" in service
+    assert "OnCalendar=*-*-* 04:15:00\nPersistent=true" in (folder / "sandman-reflect.timer").read_text()
+    assert "ExecStart=" in (folder / "sandman-serve.service").read_text()
+    assert "report serve" in (folder / "sandman-serve.service").read_text()
+    again = schedule.install(root, kind="systemd", at="04:15", enable=False)
+    assert again.written == [] and len(again.unchanged) == 3
+    schedule.uninstall(root, kind="systemd", enable=False)
+    assert sorted(p.name for p in folder.iterdir()) == ["theirs.service"]
+
+
+def test_systemd_is_asked_to_load_and_unload_them(root, fake_schedulers):
+    schedule.install(root, kind="systemd")
+    schedule.uninstall(root, kind="systemd")
+    assert fake_schedulers.read_text().splitlines() == [
+        "systemctl --user daemon-reload",
+        "systemctl --user enable --now sandman-reflect.timer sandman-serve.service",
+        "systemctl --user disable --now sandman-reflect.timer sandman-serve.service",
+        "systemctl --user daemon-reload",
+    ]
+
+
+def test_launchd_agents_are_valid_plists_in_the_users_launch_agents(root, isolated, fake_schedulers):
+    change = schedule.install(root, kind="launchd", at="03:30")
+    folder = isolated / "Library" / "LaunchAgents"
+    assert sorted(p.name for p in change.written) == ["org.sandman.reflect.plist", "org.sandman.serve.plist"]
+    reflect = plistlib.loads((folder / "org.sandman.reflect.plist").read_bytes())
+    assert reflect["Label"] == "org.sandman.reflect" and reflect["ProgramArguments"][-1] == "reflect"
+    assert reflect["StartCalendarInterval"] == {"Hour": 3, "Minute": 30}
+    assert reflect["EnvironmentVariables"] == {"SANDMAN_ROOT": str(root.root)}
+    serve = plistlib.loads((folder / "org.sandman.serve.plist").read_bytes())
+    assert serve["ProgramArguments"][-2:] == ["report", "serve"] and serve["KeepAlive"] is True
+    assert any(line.startswith("launchctl bootstrap gui/") for line in fake_schedulers.read_text().splitlines())
+    schedule.uninstall(root, kind="launchd")
+    assert list(folder.iterdir()) == []
+
+
+def test_cron_writes_nothing_and_prints_the_line(root, isolated):
+    out = _out(sandman("schedule", "install", "--kind", "cron", "--at", "02:05"))
+    assert f"5 2 * * * SANDMAN_ROOT={root.root} " in out and out.count("reflect") >= 1
+    assert not (isolated / ".config" / "systemd").exists() and not (isolated / "Library").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--at", "25:00"], "sandman: --at '25:00' is not a time of day: give HH:MM, such as 03:30\n"),
+    (["--kind", "upstart"], "sandman: --kind 'upstart' is unknown; use one of systemd, launchd, cron\n"),
+])
+def test_bad_options_are_one_line_errors(root, args, message):
+    done = sandman("schedule", "install", "--no-enable", *args)
+    assert done.returncode != 0 and done.stderr.decode() == message
+
+
+def test_doctor_reports_the_schedule_and_the_last_reflect(root, monkeypatch):
+    monkeypatch.setattr(schedule, "detect", lambda: "systemd")
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.message.startswith("not installed for systemd") and found.message.endswith("reflect has not run")
+    schedule.install(root, kind="systemd", enable=False)
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.status == "ok" and found.message.startswith("installed for systemd (3 files)")
+    (schedule.units(root, "systemd")[1].path).unlink()
+    assert next(c for c in doctor().checks if c.name == "schedule").status == "warn"
