@@ -22,6 +22,8 @@ from sandman.curators.propose import curate
 from sandman.curators.proposals import read_set
 from sandman.errors import InputError, ProposalRefused
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
+from sandman.machine import trail
+from sandman.machine.reconcile import reconcile
 from sandman.verbs.dream import dream
 from sandman.verbs.remember import remember
 
@@ -92,9 +94,42 @@ def test_apply_with_one_accepted_and_one_rejected_changes_exactly_the_accepted_m
     assert b"the release is unblocked" in after["project_release_blocked.md"]
     assert git(layout.root, "rev-list", "--count", f"{head}..HEAD").strip() == "1", "one commit for the set"
     assert read_set(layout, run.set_id)["decisions"]["p2"] == {"decision": "rejected"}
-    # A bad apply is one revert away (the trail's revoke + reconcile when it lands: see docs/curate.md).
-    git(layout.root, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "revert", "--no-edit", "HEAD")
-    assert snapshot(folder) == before
+    # The set's one trail event rides in the apply's own commit.
+    message = git(layout.root, "log", "-1", "--format=%B")
+    assert f"Event: {result.event}" in message and "Kind: curate.apply" in message
+    assert git(layout.root, "show", "--stat", "--format=", "HEAD").count("trail/") == 1
+    (event,) = [e for e in trail.read(layout).events if e.kind == "curate.apply"]
+    assert event.id == result.event and event.data["set"] == run.set_id and event.data["accepted"] == ["p1"]
+    # A bad apply is one `trail revoke` + `reconcile` away: the accepted memory comes back as it was.
+    runner = CliRunner()
+    done = runner.invoke(app, ["trail", "revoke", result.event, "--why", "the review had not passed"])
+    assert done.exit_code == 0, done.stderr
+    done = runner.invoke(app, ["reconcile", result.event])
+    assert done.exit_code == 0, done.stderr
+    kept = {name: data for name, data in after.items() if name.startswith(BANK_ARCHIVE + "/")}
+    assert snapshot(folder) == {**before, **kept}, "restored as it was; _archive/ keeps its copy"
+    assert git(layout.root, "status", "--porcelain") == ""
+    assert "Reconciles: " + result.event in git(layout.root, "log", "-1", "--format=%B", "HEAD~1")
+    assert read_set(layout, run.set_id)["decisions"] == {}, "the set's decisions are reverted with it"
+
+
+def test_reconcile_adds_the_memories_its_revert_removes_to_the_retired_ledger(layout, project, fake_claude) -> None:
+    answer(fake_claude, [{"action": "merge", "targets": ["project_deploy_path.md", "project_build_tool.md"],
+                          "reasoning": "One pipeline.", "evidence": ["both describe the pipeline"],
+                          "confidence": "high", "type": "project", "name": "Pipeline",
+                          "description": "How code is built and deployed", "body": "make, then staging."}])
+    result = apply(layout, curate(layout, "merge").set_id)
+    folder = layout.bank(bank_name(project))
+    assert (folder / "project_pipeline.md").is_file()
+    assert [line["by"] for line in retired.lines(layout)] == [f"curate {result.set_id}"]  # the absorbed member
+    trail.revoke(layout, result.event, "one pipeline was wrong")
+    assert not reconcile(layout, result.event).failed
+    assert sorted(p.name for p in memory_files(folder)) == [
+        "project_build_tool.md", "project_deploy_path.md", "project_release_blocked.md"]
+    # The apply's own ledger line is reverted with it; the merged memory the revert removed is retired.
+    lines = retired.lines(layout)
+    assert [(line["file"], line["by"]) for line in lines] == [("project_pipeline.md", f"reconcile {result.event}")]
+    assert git(layout.root, "status", "--porcelain") == ""
 
 
 def test_a_set_is_applied_once_and_unknown_ids_are_refused(layout, project, fake_claude) -> None:

@@ -11,8 +11,10 @@ merged memory replacing the earliest member and archives the others;
 nothing (lint's ``index`` flag regenerates the bank's MEMORY.md). Every
 memory archived without a successor is added to the retired ledger
 (curators.retired). The decisions go into ``proposals.json`` and
-``REPORT.md`` in the same commit, so a set is applied once, and a bad apply is
-one ``git revert`` of that commit away.
+``REPORT.md`` in the same commit, so a set is applied once. The commit
+carries the set's one trail event, ``curate.apply`` (its line, ``Event:`` and
+``Kind:``; machine.trail), so a bad apply is ``sandman trail revoke <event>``
+and ``sandman reconcile <event>`` away.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from sandman.curators.proposals import read_set, report, set_json, set_paths
 from sandman.errors import FormatError, InputError
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_INDEX, Layout
+from sandman.machine import trail
 from sandman.pointers import parse_time
 from sandman.store.atomic import read_regular
 
@@ -146,6 +149,9 @@ def apply(layout: Layout, set_id: str, *, accept: list[str] | None = None,
     ledger: list[dict] = []
     json_path, report_path = set_paths(layout, set_id)
     subject = f"apply {set_id}: {len(accepted)} of {len(data['proposals'])} accepted"
+    event = trail.new_event("curate.apply", subject, model=data.get("model") or None,
+                            data={"set": set_id, "curator": data.get("curator"), "banks": data.get("banks") or [],
+                                  "accepted": sorted(accepted)})
     with bank_transaction(layout, verb=VERB, subject=subject, trailers={"Set": set_id}) as tx:
         for proposal in data["proposals"]:
             pid = proposal["id"]
@@ -177,9 +183,11 @@ def apply(layout: Layout, set_id: str, *, accept: list[str] | None = None,
         data["decisions"], data["applied"] = decisions, iso(now_utc())
         tx.write_file(json_path, set_json(data))
         tx.write_file(report_path, report(data))
-    result.commit = tx.commit
+        trail.write(tx, event)  # the set's one event: `trail revoke` + `reconcile` undo this apply
+    result.commit, result.event = tx.commit, event.id
     for pid, decision in decisions.items():
         journal.write(layout, VERB, f"proposal-{decision['decision']}", set=set_id, proposal=pid)
     journal.write(layout, VERB, "applied", set=set_id, applied=len(result.applied), noted=len(result.noted),
-                  rejected=len(result.rejected), conflicts=len(result.conflicts), commit=(tx.commit or "")[:12])
+                  rejected=len(result.rejected), conflicts=len(result.conflicts), commit=(tx.commit or "")[:12],
+                  event=event.id)
     return result

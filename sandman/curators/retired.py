@@ -2,11 +2,12 @@
 
 ``curation/retired.jsonl`` (versioned) holds one JSON object a line for each
 memory a machine decision archived without a successor — a curator's
-``archive`` or a merge's absorbed members, upkeep's ``prune`` and merge::
+``archive`` or a merge's absorbed members, upkeep's ``prune`` and merge — and
+each live memory a ``reconcile`` revert removed (machine.reconcile)::
 
     {"bank": "<bank>", "file": "<file>", "type": "...", "name": "...",
      "key": "<type>_<slug>", "body_sha": "<SHA-256 of the cleaned body>",
-     "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep"}
+     "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep" | "reconcile <event or shift>"}
 
 and one ``{"bank", "key", "body_sha", "at", "readded": true}`` line when the
 owner re-adds such a memory by hand (``sandman remember``): that memory is

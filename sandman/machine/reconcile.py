@@ -16,7 +16,9 @@ shift) are reverted, newest first:
   transaction (banks.commit): MEMORY.md of every touched bank is regenerated,
   trail lines are never reverted (the trail is append-only) and nothing in
   ``_archive/`` is deleted. The live memories a revert removes are listed as
-  retired, those it brings back as restored.
+  retired, and added to the retired ledger (curators.retired, ``by:
+  "reconcile <target>"``) in the revert's own commit, so a later dream does
+  not learn them again; those it brings back are listed as restored.
 
 Each revert carries ``Reconciles: <target>``, ``Reverts: <commit>`` and
 ``Event: <the reconcile event>``; a commit some ``Reverts:`` already names is
@@ -34,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman import journal
+from sandman.banks.memory import read_memory
+from sandman.curators import retired
 from sandman.errors import InputError, RepositoryError, SandmanError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.machine import repositories
@@ -236,6 +240,7 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
         entries = git.reverted_entries(repo, entry["commit"], head, ignore=(TRAIL_PREFIX,))
         subject = f'revert "{entry["subject"]}"'
         _sort(layout, entries, outcome)
+        ledger: list[dict] = []
         with bank_transaction(layout, verb=VERB, subject=subject, trailers={**needed, "Reverts": entry["commit"]}) as tx:
             for relpath, value in entries.items():
                 parts = relpath.split("/")
@@ -245,11 +250,27 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
                     continue  # indexes are regenerated; _archive/ is never deleted from
                 full = layout.root / relpath
                 if value is None:
+                    ledger += _retiring(full, parts, target)
                     tx.remove_file(full)
                 else:
                     tx.write_file(full, value[0])
+            # After the reverted files (the ledger itself may be one): what the revert removed stays
+            # retired, so a later dream does not bring it back (curators.retired, the tripwire).
+            retired.append(tx, layout, ledger)
         entry["revert"] = tx.commit
     outcome.status = "reverted"
+
+
+def _retiring(full: Path, parts: list[str], target: str) -> list[dict]:
+    """The retired-ledger line of a live memory a revert removes (none for another file or an
+    unreadable memory: the revert still removes it)."""
+    if parts[0] != "memories" or len(parts) != 3 or parts[1].startswith(".") or not parts[2].endswith(".md"):
+        return []
+    try:
+        memory = read_memory(full)
+    except (SandmanError, OSError):
+        return []
+    return [retired.entry(parts[1], parts[2], memory, f"reconcile {target}")]
 
 
 def _sort(layout: Layout, entries: dict, outcome: RepoOutcome) -> None:
