@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 import backstop
+import cli_help
 import consensus
 import consensus_quality
 import dream
@@ -30,8 +31,8 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, secrets_ban, consensus, consensus_quality,
-           dream, site_render, trail, search)
+MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, secrets_ban, consensus,
+           consensus_quality, dream, site_render, trail, search)
 
 
 def main(argv: list[str] | None = None) -> None:

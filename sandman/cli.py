@@ -90,6 +90,9 @@ def run(action: Callable[[], T]) -> T:
     except SandmanError as error:
         raise fail(str(error), error.exit_code) from None
     except OSError as error:
+        gone = config.deleted_cwd() if isinstance(error, FileNotFoundError) and not error.filename else None
+        if gone is not None:  # os.getcwd() names no file: say which directory is missing
+            raise fail(f"the current directory {gone} no longer exists; cd to one that does and run it again") from None
         target = f" ({error.filename})" if error.filename else ""
         raise fail(f"{error.strerror or error}{target}") from None
 
@@ -134,23 +137,11 @@ def remember(
     session: Annotated[Optional[str], typer.Option(metavar="ID", help="Session id for the commit's Session: trailer.")] = None,
 ) -> None:
     """Commit one memory now: the in-session path."""
-    from sandman.verbs.remember import remember as run_remember
+    from sandman.dispatch import remember_command
 
-    if body == "-":
-        # Read no more than a refusable body: 30 MB on stdin must not take seconds and memory to refuse.
-        cap = 2 * config.MEMORY_BODY_MAX_BYTES
-        data = sys.stdin.buffer.read(cap + 1)
-        if len(data) > cap:
-            raise fail(f"memory body on stdin is over {cap:,} bytes; the limit is "
-                       f"{config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)", 2)
-        body = data.decode("utf-8", "surrogateescape")
-    root = layout()
-    committed = run(
-        lambda: run_remember(
-            root, body, cwd=cwd, memory_type=type_, name=name, description=description, session=session
-        )
-    )
-    say(committed.path)
+    status = remember_command(body, cwd, type_, name, description, session)
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command()
@@ -318,7 +309,8 @@ def forget(
     if result.memories and not result.deleted:
         say("pass --memories to delete the memories above")
     if result.site == "re-rendered":
-        say(f"site re-rendered without them: {root.site}")
+        what = "the session and the memories deleted" if result.deleted else "the session (no memory was removed)"
+        say(f"site re-rendered without {what}: {root.site}")
     elif result.site == "removed":
         say(f"site removed (it could not be re-rendered; `sandman site` makes it again): {root.site}")
     if not (result.destroyed or result.scrubbed or result.memories or result.shared):

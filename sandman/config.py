@@ -43,6 +43,16 @@ def root() -> Path:
     return path
 
 
+def deleted_cwd() -> str | None:
+    """Return the current directory's name when it no longer exists (deleted under this
+    process): ``$PWD``, the shell's name for it, else ``"."``; None when it exists."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return os.environ.get("PWD") or "."
+    return None
+
+
 # --- the host: Claude Code and Codex -----------------------------------------
 
 
@@ -55,6 +65,17 @@ def claude_config_dir() -> Path:
 def claude_projects_dir() -> Path:
     """Return ``<config dir>/projects``, where Claude Code keeps session transcripts."""
     return claude_config_dir() / "projects"
+
+
+def claude_project_dir() -> str | None:
+    """Return ``$CLAUDE_PROJECT_DIR`` when it is an absolute path, else None.
+
+    Claude Code sets it for every hook command it runs: the project's root
+    directory (docs/recall.md, "The hook"; Claude Code's hooks
+    reference). Used only when a hook payload carries no ``cwd``.
+    """
+    value = os.environ.get("CLAUDE_PROJECT_DIR", "")
+    return value if os.path.isabs(value) else None
 
 
 def claude_jobs_dir() -> Path:
@@ -111,6 +132,20 @@ def claude_pid() -> int | None:
 def no_take() -> bool:
     """True when ``$SANDMAN_NO_TAKE`` is set: ``take --hook`` declines before reading."""
     return _flag("SANDMAN_NO_TAKE")
+
+
+DREAM_LOCK_FD_ENV = "SANDMAN_DREAM_LOCK_FD"
+
+
+def inherited_dream_lock() -> int | None:
+    """Return the descriptor of the dream lock take handed this process (``$SANDMAN_DREAM_LOCK_FD``,
+    set by take on the detached dream it spawns), None when absent or not a descriptor number.
+
+    The variable is removed from this process's environment as it is read: no
+    mind or other child of the dream inherits it.
+    """
+    value = os.environ.pop(DREAM_LOCK_FD_ENV, "")
+    return int(value) if value.isdigit() else None
 
 
 # --- the minds ---------------------------------------------------------------
@@ -190,12 +225,14 @@ TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
 BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
+TAKE_CLOCK_SLACK_S = 2  # a transcript written further in the future means a clock is off
 DREAM_DUE_POINTERS = 10
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2
 DREAM_LOCK_STALE_S = 2 * 3600
 DREAM_RETRY_MAX_S = 24 * 3600  # a pointer that failed waits 1 h, 2 h, 4 h... at most this
 MIND_TIMEOUT_S = 300.0
+MIND_OUTPUT_MAX_BYTES = 4 * 1024 * 1024  # a mind printing more abstains; a real reply is a few KB
 SWEEP_AFTER_HOURS = 72
 UPKEEP_DUE_FILES = 5
 UPKEEP_DUE_HOURS = 20
@@ -206,6 +243,8 @@ MIND_TRANSCRIPT_TAIL_CHARS = 80_000
 LOG_TITLE_MAX_CHARS = 60
 LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
+# What a hook reads of its stdin payload at most (sandman/hook.py); a larger payload is refused.
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 
@@ -246,6 +285,7 @@ SYNC_DEFAULT_REMOTE = "origin"
 SYNC_CONNECT_TIMEOUT_S = 15.0  # libgit2 gives up connecting after this
 SYNC_SERVER_TIMEOUT_S = 60.0  # ...and on a server that stops answering after this
 CREDENTIAL_HELPER_TIMEOUT_S = 20.0  # a git credential helper that takes longer is skipped
+CREDENTIAL_HELPER_MAX_BYTES = 64 * 1024  # ...and one that prints more
 _SYNC_SETTINGS = {"after_commit": bool, "fetch_at_start": bool, "remote": str}
 
 

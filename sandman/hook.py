@@ -28,8 +28,6 @@ from sandman import config, journal
 from sandman.errors import ConfigError, SandmanError
 from sandman.layout import Layout
 
-MAX_PAYLOAD_BYTES = 1 << 20
-
 
 def _verb_hook(verb: str):
     if verb == "take":
@@ -56,7 +54,7 @@ def main(args: list[str], payload: bytes | None = None) -> int:
         return 0
     try:
         if payload is None:
-            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+            payload = sys.stdin.buffer.read(config.HOOK_PAYLOAD_MAX_BYTES + 1)
         output = _verb_hook(verb)(layout, payload)
     except SandmanError as error:
         journal.write(layout, verb, "failed", hook=True, error=str(error))

@@ -114,6 +114,16 @@ class Layout(namedtuple("Layout", "root")):
     def site(self) -> Path:
         return self.root / ".site"
 
+    # -- derived caches of the fast paths --
+    @property
+    def recall_caches(self) -> Path:
+        """``.recall/``: each bank's recall head, derived from its MEMORY.md (banks/listing.py)."""
+        return self.root / ".recall"
+
+    def recall_cache(self, bank_name: str) -> Path:
+        """``.recall/<bank>.json``: the first MEMORY.md lines of a bank and its count of lines."""
+        return self.recall_caches / f"{bank_name}.json"
+
     # -- the site's own state (sandman.site): caches and the manifest, never served --
     @property
     def site_state(self) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-HELPERS = ("harness", "run")
+HELPERS = ("harness", "run", "compare")  # compare: two installs side by side, not a run.py benchmark
 MODULES = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in HELPERS)
 
 

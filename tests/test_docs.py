@@ -35,3 +35,20 @@ def test_every_verb_has_a_docs_page_in_the_nav() -> None:
         assert (DOCS / page).is_file(), f"docs/{page} is missing"
         assert page in nav, f"docs/{page} is not in mkdocs.yml's nav"
         assert f"sandman {name}" in (DOCS / page).read_text(), f"docs/{page} never names `sandman {name}`"
+
+
+def test_the_readme_set_up_says_how_a_mind_is_found(monkeypatch, tmp_path) -> None:
+    """Issue 20, fault 9: nothing before docs/dream.md told a new user about SANDMAN_CLAUDE_BIN, the
+    model variables, or what doctor's `FAIL claude … not found` means for them."""
+    from sandman import config
+    from sandman.verbs import doctor
+
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    setup = readme.split("## Install and run", 1)[1].split("\n## ", 1)[0]
+    assert "SANDMAN_CLAUDE_BIN" in setup
+    for variable, default in [*config.MINDS.values(), config.MIND_LOG, config.MIND_UPKEEP]:
+        assert f"${variable}" in setup and f"`{default}`" in setup, variable
+    monkeypatch.setenv("PATH", str(tmp_path))  # no claude anywhere
+    failed = doctor._claude()
+    assert failed.status == doctor.FAIL
+    assert f"FAIL  claude      {failed.message}" in setup

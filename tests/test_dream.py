@@ -595,3 +595,25 @@ def test_a_mind_proposing_one_memory_with_a_secret_keeps_its_clean_memories(layo
     assert {(line["memory"], line["kinds"]) for line in dropped} == {("2", "aws-access-key-id")}
     assert journal_lines(layout, "abstained") == []
     assert not any("AKIA" in log.read_text() for log in layout.trace.glob("*.log"))
+
+
+@pytest.mark.parametrize("bad_bank", ["/", "..", "sibling"])
+def test_a_bad_bank_in_two_replies_does_not_lose_the_claim_all_three_agreed_on(layout, fake_claude, cwd, bad_bank):
+    """Issue 20, fault 3: two minds each sent one memory with an unusable bank beside the good
+    claim all three agreed on; both abstained whole, and the session stayed queued."""
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
+    bank = str(cwd.parent / "sibling") if bad_bank == "sibling" else bad_bank
+    bad = {**proposal(cwd, *DEPLOY), "bank": bank}
+    for mind in ("fable", "opus"):
+        fake_claude.answer(model(mind), {"memories": [bad, proposal(cwd, *MAKE)]})
+    fake_claude.answer(model("sonnet"), {"memories": [proposal(cwd, *MAKE)]})
+    dream(layout, now=True)
+    (memory,) = bank_memories(layout, cwd)
+    assert memory.name == MAKE[0] and memory.witnesses == ["fable", "opus", "sonnet"]
+    assert read_pointer(layout.pointer(SID)).dreamed
+    (line,) = journal_lines(layout, "routed")
+    assert (line["abstained"], line["dropped"], line["committed"]) == ("0", "2", "1")
+    dropped = journal_lines(layout, "dropped-memory")
+    assert [(d["mind"], d["memory"]) for d in dropped] == [("fable", "1"), ("opus", "1")]
+    assert all(d["reason"] == f"bank {bank!r} is not allowed for a project memory" for d in dropped)
+    assert not (cwd.parent / "sibling").exists() and not journal_lines(layout, "abstained")

@@ -151,6 +151,17 @@ def test_forget_on_the_command_line(layout: Layout, held: dict[str, Path]):
     assert sandman("forget", "../x").returncode == 2
 
 
+def test_forget_without_memories_does_not_say_the_site_lost_them(layout: Layout, held: dict[str, Path]):
+    """Issue 20, fault 6: forget without --memories said 'site re-rendered without them' though no
+    memory was removed."""
+    from sandman.site.render import render_site
+
+    render_site(layout)
+    out = sandman("forget", SID).stdout.decode()
+    assert "without them" not in out and held["only"].exists()
+    assert f"site re-rendered without the session (no memory was removed): {layout.site}" in out
+
+
 def _site_text(layout: Layout) -> str:
     return "\n".join(path.read_text(encoding="utf-8", errors="replace")
                      for path in layout.site.rglob("*") if path.is_file())

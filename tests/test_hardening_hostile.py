@@ -145,7 +145,8 @@ def test_remember_refuses_a_megabyte_body_with_one_line_and_writes_nothing(layou
 
 
 def test_remember_from_a_shell_keeps_hostile_text_inert(layout: Layout, tmp_path: Path) -> None:
-    body = "---\nname: injected\n---\n<script>alert(1)</script> \u202e\x1b[31m\x00 [x](javascript:alert(1))\n"
+    # No NUL: remember refuses one (issue 20, fault 7; tests/test_remember.py).
+    body = "---\nname: injected\n---\n<script>alert(1)</script> \u202e\x1b[31m [x](javascript:alert(1))\n"
     done = sandman("remember", "-", "--cwd", str(tmp_path), "--name", "---", "--description", "key: value",
                    stdin=body.encode())
     assert done.returncode == 0, done.stderr
@@ -207,9 +208,11 @@ def test_the_site_shows_hostile_memories_and_runs_nothing(layout: Layout) -> Non
 HALF_EMOJI = '"cut inside an emoji \\ud83d"'  # a JSON string holding a lone surrogate escape
 
 
-def test_dream_minds_replying_a_lone_surrogate_abstain_and_the_pointer_stays_queued(
+def test_a_dream_memory_holding_a_lone_surrogate_is_dropped_and_nothing_is_written(
         layout: Layout, fake_claude, monkeypatch) -> None:
-    from dream_helpers import archive_session, journal_lines
+    """One memory that no UTF-8 file can store is dropped alone (issue 20, fault 3): each mind has
+    answered with nothing, so the session is routed and no memory is written."""
+    from dream_helpers import archive_session, bank_memories, journal_lines
     from hardening import DREAM_MODELS, quick_minds
     from sandman.verbs.dream import dream
 
@@ -220,9 +223,11 @@ def test_dream_minds_replying_a_lone_surrogate_abstain_and_the_pointer_stays_que
     for model in DREAM_MODELS:
         fake_claude.answer(model, reply)
     summary = dream(layout, now=True)
-    assert summary.count("queued") == 1
-    reasons = {line["mind"]: line["reason"] for line in journal_lines(layout, "abstained")}
-    assert reasons == {"fable": "lone surrogate", "opus": "lone surrogate", "sonnet": "lone surrogate"}
+    assert summary.count("routed") == 1 and summary.total("committed") == 0
+    assert bank_memories(layout, Path(PROJECT)) == [] and journal_lines(layout, "abstained") == []
+    reasons = {line["mind"]: line["reason"] for line in journal_lines(layout, "dropped-memory")}
+    assert reasons == {"fable": "body holds a lone surrogate", "opus": "body holds a lone surrogate",
+                       "sonnet": "body holds a lone surrogate"}
 
 
 def test_a_log_mind_replying_a_lone_surrogate_abstains_and_reflect_goes_on(layout: Layout, fake_claude,

@@ -66,3 +66,71 @@ def test_both_hooks_on_their_working_paths_import_no_slow_standard_modules(tmp_p
     assert layout.pointer(sid).is_file() and not live.exists()  # the take ran to its end
     stdin = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}).encode()
     assert loaded("recall", "--hook", stdin=stdin, watch=SLOW_STDLIB) == []
+
+
+# Typer imports pydantic for the first parameter it processes: these run before it (sandman/dispatch.py).
+PARSER_LIBRARIES = ("typer", "click", "pydantic")
+
+
+def test_remember_imports_neither_typer_nor_pydantic(tmp_path, layout) -> None:
+    assert loaded("remember", "Deploys go through the release script.", "--cwd", str(tmp_path),
+                  watch=PARSER_LIBRARIES) == []
+    assert len(list(layout.memories.rglob("project_deploys_go_through_the_release_script.md"))) == 1
+
+
+def test_a_command_help_page_imports_no_pydantic() -> None:
+    from sandman.cli import app
+
+    for command in app.registered_commands:
+        name = command.name or command.callback.__name__
+        assert loaded(name, "--help", watch=("pydantic",)) == [], name
+    assert loaded("hooks", "install", "--help", watch=("pydantic",)) == []
+
+
+def test_help_pages_before_typer_are_typers_own() -> None:
+    from helpers import sandman
+
+    through_typer = "import sys\nfrom sandman.cli import app\napp(args=sys.argv[1:], prog_name='sandman')"
+    env = {**os.environ, "COLUMNS": "100"}
+    for args in (["remember"], ["recall"], ["take"], ["hooks"], ["hooks", "install"], ["report", "serve"]):
+        typer_page = subprocess.run([sys.executable, "-c", through_typer, *args, "--help"], capture_output=True,
+                                    env=env)
+        assert (typer_page.returncode, typer_page.stderr) == (0, b"")
+        assert sandman(*args, "--help", env={"COLUMNS": "100"}).stdout == typer_page.stdout, args
+
+
+def test_shapes_the_dispatcher_is_unsure_of_go_to_typer() -> None:
+    from sandman.cli import app
+    from sandman.dispatch import help_page, parse_remember
+
+    for args in (["--cwd"], ["a", "b"], ["--bogus", "x", "a"], ["--name", "n", "--name", "m", "a"], ["--", "-x"],
+                 ["-x"], []):
+        assert parse_remember(args) is None, args
+    assert parse_remember(["a body", "--type=user", "--cwd", "/x"]) == {
+        "body": "a body", "cwd": "/x", "type_": "user", "name": None, "description": None, "session": None}
+    assert help_page(app, ["nosuchverb", "--help"]) is None
+    assert help_page(app, ["remember", "x", "--help"]) is None
+    assert help_page(app, ["--version", "--help"]) is None
+
+
+def imported_sandman_modules(module: str) -> set[str]:
+    """The sandman modules ``module`` imports anywhere in its source (inside functions too)."""
+    import ast
+
+    import sandman
+
+    source = Path(sandman.__file__).parent.parent / (module.replace(".", "/") + ".py")
+    found = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sandman"):
+            found |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_hook_take_dream_and_cli_imports_run_one_way() -> None:
+    for upper, lower in (("sandman.hook", "sandman.verbs.take"), ("sandman.verbs.dream", "sandman.verbs.dream_run"),
+                         ("sandman.cli", "sandman.dispatch")):
+        assert upper not in imported_sandman_modules(lower), (lower, upper)
+    assert "sandman.verbs.dream" not in imported_sandman_modules("sandman.verbs.take")

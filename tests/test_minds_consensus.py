@@ -253,3 +253,26 @@ def test_must_not_merge_pairs_never_merge():
         found = claims([p("fable", a["name"], a["description"]), p("opus", b["name"], b["description"])])
         assert len(found) == 2, (a["name"], b["name"])
         assert held_by(found[0], [("f.md", b["name"], b["description"], "")]) is None
+
+
+def test_the_bit_sliced_prefilter_finds_exactly_the_pairs_the_direct_count_finds() -> None:
+    import random
+
+    from sandman.minds.consensus import _near, evidence
+
+    rng = random.Random(18)
+    words = ["port", "7000", "uses", "make", "release", "`src/app.py`", "--force", "tests", "never", "the",
+             "cache", "deploy", "queue", "branch", "lint", "docs", "token", "index", "bank", "mind"]
+    for _ in range(60):
+        batch = [Proposal(mind="opus", bank="/p", type="project",
+                          name=" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))),
+                          description=" ".join(rng.choice(words) for _ in range(rng.randint(0, 12))), body="b")
+                 for _ in range(rng.randint(1, 40))]
+        found = [evidence(p) for p in batch]
+        sizes = [len(e.tokens) for e in found]
+        members = list(range(len(batch)))
+        near = _near(members, found, sizes)
+        for x in members:
+            a = found[x].tokens
+            direct = [y for y in members[x + 1:] if 6 * len(a & found[y].tokens) >= sizes[x] + sizes[y]]
+            assert near(x) == direct

@@ -72,24 +72,45 @@ def test_user_memories_name_the_user_bank():
         ("[1, 2]", "not an object"),
         ('{"memory": []}', "no memories list"),
         ('{"memories": {}}', "no memories list"),
-        (reply("text"), "memory 1: not an object"),
-        (reply(memory(), memory(name=3)), "memory 2: name missing or not a string"),
-        (reply({k: v for k, v in memory().items() if k != "body"}), "memory 1: body missing or not a string"),
-        (reply(memory(type="lore")), "memory 1: unknown type 'lore'"),
-        (reply(memory(bank="/etc")), "memory 1: bank '/etc' is not allowed for a project memory"),
-        (reply(memory(bank="/home/user/proj/sub/deeper")), "memory 1: bank '/home/user/proj/sub/deeper' is not allowed for a project memory"),
-        (reply(memory(bank="/")), "memory 1: bank '/' is not allowed for a project memory"),
-        (reply(memory(bank="proj")), "memory 1: bank 'proj' is not allowed for a project memory"),
-        (reply(memory(bank="user")), "memory 1: bank 'user' is not allowed for a project memory"),
-        (reply(memory(type="user")), f"memory 1: bank '{CWD}' is not allowed for a user memory"),
-        (reply(memory(name="   ")), "memory 1: memory name is empty"),
-        (reply(memory(body="")), "memory 1: memory body is empty"),
-        (reply(memory(name="n" * 121)), "memory 1: memory name is 121 characters; the limit is 120"),
         (reply(*[memory()] * 51), "too many memories"),
     ],
 )
-def test_anything_else_abstains_with_a_reason(text, expected):
+def test_a_reply_that_is_not_a_proposal_list_abstains_with_a_reason(text, expected):
     assert reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("bad", "expected"),
+    [
+        ("text", "not an object"),
+        (memory(name=3), "name missing or not a string"),
+        ({k: v for k, v in memory().items() if k != "body"}, "body missing or not a string"),
+        (memory(type="lore"), "unknown type 'lore'"),
+        (memory(bank="/etc"), "bank '/etc' is not allowed for a project memory"),
+        (memory(bank="/home/user/proj/sub/deeper"), "bank '/home/user/proj/sub/deeper' is not allowed for a project memory"),
+        (memory(bank="/"), "bank '/' is not allowed for a project memory"),
+        (memory(bank=".."), "bank '..' is not allowed for a project memory"),
+        (memory(bank="/home/user/other"), "bank '/home/user/other' is not allowed for a project memory"),
+        (memory(bank="proj"), "bank 'proj' is not allowed for a project memory"),
+        (memory(bank="user"), "bank 'user' is not allowed for a project memory"),
+        (memory(type="user"), f"bank '{CWD}' is not allowed for a user memory"),
+        (memory(name="   "), "memory name is empty"),
+        (memory(body=""), "memory body is empty"),
+        (memory(name="n" * 121), "memory name is 121 characters; the limit is 120"),
+        (memory(name="cut \ud83d"), "name holds a lone surrogate"),
+    ],
+)
+def test_one_unusable_memory_is_dropped_and_the_rest_of_the_reply_counts(bad, expected):
+    """Issue 20, fault 3: one bad memory used to make the whole reply abstain."""
+    text = reply(memory(), bad, memory(name="Lint first"))
+    found = parse_reply(text, mind="opus", cwd=CWD)
+    assert [p.name for p in found.proposals] == ["Build with make", "Lint first"]
+    assert found.rejected == [(2, expected)] and found.dropped == []
+
+
+def test_a_reply_whose_every_memory_is_unusable_is_an_answer_with_nothing_in_it():
+    found = parse_reply(reply(memory(bank="/"), memory(type="lore")), mind="opus", cwd=CWD)
+    assert found.proposals == [] and [number for number, _ in found.rejected] == [1, 2]
 
 
 LEAKED = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
@@ -109,9 +130,10 @@ def test_a_reply_whose_every_memory_holds_a_secret_is_an_answer_with_nothing_in_
     assert found.proposals == [] and found.dropped == [(1, ["aws-access-key-id"]), (2, ["github-pat"])]
 
 
-def test_a_memory_with_a_secret_and_another_defect_still_abstains():
-    assert reason(reply(memory(), memory(name="n" * 121, body=LEAKED))) == (
-        "memory 2: memory name is 121 characters; the limit is 120")
+def test_a_memory_with_a_secret_and_another_defect_is_dropped_for_the_defect():
+    found = parse_reply(reply(memory(), memory(name="n" * 121, body=LEAKED)), mind="opus", cwd=CWD)
+    assert [p.name for p in found.proposals] == ["Build with make"] and found.dropped == []
+    assert found.rejected == [(2, "memory name is 121 characters; the limit is 120")]
 
 
 def test_a_reply_carrying_the_fence_nonce_is_an_echo():
@@ -141,3 +163,11 @@ def test_dream_template_is_packaged_and_has_its_slots():
         "session", "cwd", "started", "ended", "archived", "pointer", "title", "highlights",
         "transcript", "nonce", "banks",
     }
+
+
+def test_the_dream_prompt_says_an_unusable_memory_is_dropped_alone():
+    """Issue 20, fault 3: the prompt said a secret or any bad field discarded the reply whole."""
+    text = " ".join(prompts.load("dream").split())
+    assert "discarded whole" not in text
+    assert "A memory carrying a secret is thrown away" in text
+    assert "is thrown away, and your other memories still count" in text

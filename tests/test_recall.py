@@ -114,9 +114,11 @@ def test_the_tool_index_puts_remember_first_within_1200_characters() -> None:
     assert TOOL_INDEX[1].startswith('- `sandman remember "<body>"`: when you learn something worth keeping')
 
 
-def test_recall_of_an_empty_root_reports_the_empty_log(layout, tmp_path: Path) -> None:
+def test_recall_of_an_empty_root_reports_the_empty_log_without_calling_it_a_trim(layout, tmp_path: Path) -> None:
+    """Issue 20, fault 6: 'trimmed: the voyage log (it is empty)' read as a cut when nothing was cut."""
     result = recall(layout, tmp_path)
-    assert result.text.splitlines()[-1] == "[sandman recall trimmed: the voyage log (it is empty)]"
+    assert result.text.splitlines()[-1] == "[sandman recall: the voyage log has no entries yet; nothing was cut]"
+    assert "trimmed" not in result.text
     assert result.trims == ["log-empty"]
 
 
@@ -292,3 +294,65 @@ def test_the_default_budget_holds_a_large_root(layout, tree) -> None:
     result = recall(layout, tree["app"], now=NOW)
     assert len(result.text) <= config.RECALL_BUDGET_UTF16
     assert "bodies" in result.trims and f" of {bank.name}/" in result.text.splitlines()[-1]
+
+
+# --- the recall cache (.recall/): flat in bank size, the same text ---------------
+
+
+def big_banks(layout: Layout, isolated: Path) -> Path:
+    """Two banks of the chain with more index lines than any budget shows."""
+    from sandman.banks.commit import bank_transaction
+    from sandman.banks.memory import Memory
+    from sandman.banks.names import bank_name
+
+    app = isolated / "work" / "app"
+    with bank_transaction(layout, verb="test", subject="many") as tx:
+        for i in range(260):
+            directory = app if i % 2 else isolated / "work"
+            tx.write_memory(bank_name(directory), Memory(
+                name=f"Fact {i} about the build", description=f"The module {i} keeps its conventions. " * 2,
+                type="project", body=f"Body {i}.\n", source=["test"]), directory=str(directory))
+    return app
+
+
+@pytest.mark.parametrize("budget", [300, 2_000, 5_000, 9_000, 20_000])
+def test_recall_through_the_cache_is_byte_identical_to_reading_the_banks(layout, isolated, budget) -> None:
+    app = big_banks(layout, isolated)
+    pointer(layout, "s1", 2, "A session")
+    log_entry(layout, "2026-11-29", "Day", "The banks grew.")
+    uncached = recall(layout, app, budget, now=NOW, cache=False)
+    assert recall(layout, app, budget, now=NOW) == uncached
+    assert recall(layout, app, budget, now=NOW) == uncached  # the second read is the cache's
+    assert "index lines" in uncached.text or budget in (300, 20_000)
+
+
+def test_commit_memory_writes_the_recall_head_and_a_stale_one_is_rebuilt(layout, isolated) -> None:
+    import json
+
+    app = big_banks(layout, isolated)
+    from sandman.banks.names import bank_name
+
+    cache = layout.recall_cache(bank_name(app))
+    record = json.loads(cache.read_text())
+    assert record["count"] == 130 and 0 < len(record["head"]) < 130
+    assert sum(len(line) + 1 for line in record["head"]) <= config.RECALL_BUDGET_UTF16
+    before = recall(layout, app, now=NOW).text
+    # A hand edit of MEMORY.md (a new file: new identity) makes the cache stale: never trusted.
+    index = layout.bank(bank_name(app)) / "MEMORY.md"
+    edited = index.read_text().replace("Fact 1 about the build", "Fact one, edited by hand")
+    index.unlink()
+    index.write_text(edited)
+    after = recall(layout, app, now=NOW).text
+    assert "Fact one, edited by hand" in after and after != before
+    assert after == recall(layout, app, now=NOW, cache=False).text
+    assert "Fact one, edited by hand" in cache.read_text()
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b'{"version": 1}', b"[1, 2]", b'\xff\xfe'])
+def test_a_broken_recall_cache_is_rebuilt_not_trusted(layout, isolated, garbage: bytes) -> None:
+    app = big_banks(layout, isolated)
+    from sandman.banks.names import bank_name
+
+    expected = recall(layout, app, now=NOW, cache=False).text
+    layout.recall_cache(bank_name(app)).write_bytes(garbage)
+    assert recall(layout, app, now=NOW).text == expected

@@ -105,6 +105,18 @@ def test_a_payload_without_an_absolute_cwd_prints_nothing(layout, corpus, projec
     assert "reason=no-cwd session=abc-123" in journal(layout)
 
 
+def test_a_payload_without_cwd_recalls_for_claude_project_dir(layout, corpus, project, monkeypatch) -> None:
+    """The corpus's minimal payload has no cwd; Claude Code gives every hook $CLAUDE_PROJECT_DIR."""
+    sandman("remember", "Builds run with make.", "--cwd", str(project))
+    data = (corpus / "hooks" / "session-start.minimal.json").read_bytes()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    done = sandman("recall", "--hook", stdin=data)
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert done.returncode == 0 and "Builds run with make." in text
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", "relative/dir")
+    assert sandman("recall", "--hook", stdin=data).stdout == b""
+
+
 def test_a_missing_root_prints_nothing_and_is_journaled(layout, corpus, tmp_path: Path) -> None:
     done = sandman("recall", "--hook", stdin=payload(corpus, "startup.full", cwd=str(tmp_path)))
     assert (done.returncode, done.stdout) == (0, b"")

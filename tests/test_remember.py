@@ -125,14 +125,6 @@ def test_a_body_of_exactly_64_kib_is_accepted(layout, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def test_nul_bytes_never_reach_a_memory_file(layout, tmp_path: Path) -> None:
-    """A NUL makes git show the file as binary: `git log -p` could no longer review it."""
-    done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"a \x00 b")
-    path = Path(done.stdout.decode().strip())
-    assert b"\x00" not in path.read_bytes() and read_memory(path).body == "a  b\n"
-    assert "Bin" not in git(layout.root, "log", "-1", "--stat")
-
-
 def test_remember_help_shows_plain_metavars_not_braces() -> None:
     from typer.testing import CliRunner
 
@@ -188,3 +180,13 @@ def test_a_misspelt_option_is_still_an_error_not_a_body(layout, tmp_path: Path) 
     done = sandman("remember", "--tpye", "user", "A fact.", "--cwd", str(tmp_path))
     assert done.returncode == 2 and b"No such option: --tpye" in done.stderr
     assert not layout.memories.exists() or not any(layout.memories.rglob("*.md"))
+
+
+def test_a_nul_in_the_body_is_refused_not_silently_removed(layout, tmp_path: Path) -> None:
+    """Issue 20, fault 7: a NUL in a body read from stdin was removed and the rest committed,
+    changing what the person asked to remember without a word."""
+    done = sandman("remember", "-", "--cwd", str(tmp_path), stdin=b"Ports: 80\x00443 are open.\n")
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr == (b"sandman: body holds a NUL character (byte 0), which a memory file cannot keep; "
+                           b"remove it and remember again\n")
+    assert not layout.memories.exists() or not [p for p in layout.memories.rglob("*.md")]  # nothing written

@@ -101,3 +101,21 @@ def test_a_template_change_changes_the_renderer_fingerprint(tmp_path: Path) -> N
     before = renderer_fingerprint(templates, resource("site"))
     (templates / "base.html").write_text((templates / "base.html").read_text() + "<!-- changed -->\n")
     assert renderer_fingerprint(templates, resource("site")) != before
+
+
+def test_a_second_render_reads_no_unchanged_source(rendered: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened = []
+    real = gather._no_follow
+    monkeypatch.setattr(gather, "_no_follow", lambda path, flags: opened.append(path) or real(path, flags))
+    render_site(rendered)
+    assert opened == []
+
+
+def test_a_memory_edited_in_place_to_the_same_size_is_read_again(rendered: Layout) -> None:
+    memory = next(rendered.memories.glob("-home-user-proj/feedback_tests_run_with_pytest_rs.md"))
+    text = memory.read_text()
+    assert "pytest" in text
+    with memory.open("r+") as handle:  # the same inode and size: only the times change
+        handle.write(text.replace("pytest", "PYTEST"))
+    render_site(rendered)
+    assert "PYTEST" in (rendered.site / MEMORY_PAGE).read_text()

@@ -355,3 +355,22 @@ def test_trail_lines_from_both_sides_are_kept_and_the_merge_carries_its_own_even
     assert f"Event: {merge.id}" in message and "Kind: sync.merge" in message
     assert trail.read(world.b).skipped == []
     assert_clean(world.b)
+
+
+@pytest.mark.parametrize("initial", ["master", "trunk"])
+def test_setup_to_a_fresh_bare_remote_makes_a_git_clone_of_it_work(tmp_path, layout, initial):
+    """Issue 20, fault 5: a bare remote made by `git init --bare` names refs/heads/master as its
+    HEAD while sandman pushes main; `git clone` then warned 'remote HEAD refers to nonexistent
+    ref' and checked out nothing."""
+    import subprocess
+
+    remote = tmp_path / "fresh.git"
+    subprocess.run(["git", "-c", f"init.defaultBranch={initial}", "init", "-q", "--bare", str(remote)], check=True)
+    result = sandman("sync", "--setup", str(remote))
+    assert result.returncode == 0, result.stderr
+    clone = subprocess.run(["git", "clone", str(remote), str(tmp_path / "second")], capture_output=True, text=True)
+    assert clone.returncode == 0, clone.stderr
+    assert "nonexistent ref" not in clone.stderr and "warning" not in clone.stderr, clone.stderr
+    assert git(tmp_path / "second", "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
+    assert (tmp_path / "second" / ".gitignore").read_bytes() == layout.gitignore.read_bytes()
+    assert git(remote, "symbolic-ref", "HEAD").strip() == "refs/heads/main"

@@ -247,3 +247,16 @@ def test_setup_needs_a_url(layout):
     done = sandman("sync", "--setup", " ")
     assert done.returncode == 2
     assert done.stderr.decode() == "sandman: --setup needs the URL of a git repository (ssh, https, or a path)\n"
+
+
+def test_a_credential_helper_printing_megabytes_is_cut_off_not_read_whole(tmp_path):
+    """Issue 20, fault 2: sandman reads no child's output without a limit; a helper that
+    prints more than config.CREDENTIAL_HELPER_MAX_BYTES is skipped."""
+    remote, _ = bare_remote(tmp_path)
+    repo = pygit2.Repository(str(remote))
+    helper = tmp_path / "git-credential-flood"
+    helper.write_text("#!/bin/sh\nhead -c 1000000 /dev/zero | tr '\\0' x\necho\necho username=robot\n"
+                      "echo password=s3cret\n")
+    helper.chmod(helper.stat().st_mode | stat.S_IEXEC)
+    repo.config["credential.helper"] = f"!{helper}"
+    assert gitsync.helper_credentials(repo, "https://example.org/x.git", None) is None

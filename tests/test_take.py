@@ -6,8 +6,10 @@ import errno
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,6 +130,19 @@ def test_a_transcript_written_in_the_live_window_is_refused_unless_forced(isolat
     assert live.exists() and not layout.pointer(SID).exists()
     take(layout, SID, force=True)
     assert not live.exists()
+
+
+def test_a_transcript_written_in_the_future_says_the_clock_is_off_not_wait(isolated: Path, layout: Layout):
+    """Issue 20, fault 6: an mtime in the future was refused with 'written 0 s ago ... wait 121 s'."""
+    live = _live(isolated, age=-3600)
+    result = sandman("take", SID)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        rf"sandman: transcript {re.escape(str(live))} was written 35\d\d s in the future by this machine's clock: "
+        r"the clock \(or the file's time\) is off, so waiting will not help; pass --force to take it now\n",
+        result.stderr.decode())
+    assert live.exists()
+    assert sandman("take", SID, "--force").returncode == 0 and not live.exists()
 
 
 def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):
@@ -482,3 +497,62 @@ def secrets_corpus_token(n: int) -> str:
 
     rng = random.Random(2222)
     return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n - 2)) + "7Q"
+
+
+def test_a_truncated_last_line_is_counted_by_take_and_by_dream(corpus: Path, isolated: Path, layout: Layout,
+                                                               fake_claude):
+    """Issue 20, fault 4: a transcript whose last line stops mid-JSON was archived byte-identical
+    but take's journal said skipped_lines=0, and nothing downstream said a line was cut."""
+    case = next(c for c in CASES if c.file.endswith("short.jsonl"))
+    whole = (corpus / "transcripts" / case.file).read_bytes()
+    last = whole.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    cut = whole[: len(whole) - len(last) - 1] + last[: len(last) // 2]  # the last line stops mid-JSON
+    live = _live(isolated, case.session, cut)
+    taken = take(layout, case.session, force=True)
+    assert taken.archived.read_bytes() == cut and not live.exists()
+    decision, facts = _journal(layout)[-1]
+    assert decision == "archived" and facts["skipped_lines"] == "1"
+
+    from dream_helpers import journal_lines as dream_journal
+    from sandman.verbs.dream import dream
+
+    dream(layout, now=True)  # the fake minds answer {"memories": []}
+    (line,) = dream_journal(layout, "routed")
+    assert line["skipped_lines"] == "1"
+
+
+def test_a_cross_device_take_leaves_no_empty_archive_folder(isolated: Path):
+    """Issue 20, fault 8: each cross-device attempt left an empty .archive/<host>/<date>/<project>/."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(isolated).st_dev:
+        pytest.skip("needs /dev/shm on another filesystem than the test's folder")
+    live = _live(isolated)
+    with tempfile.TemporaryDirectory(dir=shm) as elsewhere:
+        other = Layout(Path(elsewhere) / "root")  # a memory root on another filesystem
+        for _ in range(2):
+            with pytest.raises(CrossDeviceError, match="different filesystems"):
+                take(other, SID, force=True)
+        assert live.exists()
+        assert not other.archive.exists() or not any(other.archive.rglob("*"))
+
+
+def test_a_transcript_in_a_linked_project_folder_is_refused_like_a_linked_transcript(isolated: Path,
+                                                                                     layout: Layout,
+                                                                                     tmp_path: Path):
+    """Issue 20, fault 8: a project folder that is a symbolic link was followed while a linked
+    transcript was refused; both are refused now, and the transcript stays where it is."""
+    real = tmp_path / "elsewhere" / "-home-user-proj"
+    real.mkdir(parents=True)
+    (real / f"{SID}.jsonl").write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj",
+                                                   "message": {"role": "user", "content": "x"}}) + "\n")
+    projects = isolated / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    (projects / "-home-user-proj").symlink_to(real)
+    linked = projects / "-home-user-proj" / f"{SID}.jsonl"
+    with pytest.raises(InputError, match="a symbolic link; pass the path of the folder it points to"):
+        take(layout, SID, force=True, transcript=linked)
+    payload = {"session_id": SID, "transcript_path": str(linked), "cwd": "/home/user/proj",
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    assert sandman("take", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
+    assert (real / f"{SID}.jsonl").exists() and not layout.pointer(SID).exists()
+    assert any("symbolic link" in facts.get("error", "") for _, facts in _journal(layout))

@@ -152,11 +152,14 @@ def test_cli_append_defaults_the_shift_from_the_environment_and_prints_the_id(la
     (["trail", "append", "shift.commit", "x", "--data", "[1]"], "sandman: --data must be a JSON object"),
     (["trail", "append", "shift.commit", "x", "--data", "{"], "sandman: --data is not JSON"),
     (["trail", "revoke", "ev-20261201T000000Z-abcdef", "--why", "x"], "sandman: event ev-20261201T000000Z-abcdef is not on the trail"),
+    (["trail", "append", "shift.commit", "s" * 301], "sandman: the summary is 301 characters; the limit is 300"),
+    (["trail", "append", "shift.commit", "two\nlines"], "sandman: the summary holds a line break"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(layout, args, message):
     result = sandman(*args)
     assert result.returncode == 2
     assert result.stderr.decode().startswith(message) and result.stderr.decode().count("\n") == 1
+    assert trail.read(layout).events == []
 
 
 def test_cli_log_and_show_mark_revoked_events_and_list_carrying_commits(layout):

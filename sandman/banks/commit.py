@@ -31,9 +31,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandman import journal, private
+from sandman import config, journal, private
 from sandman.banks import index as bank_index
-from sandman.banks.listing import bank_folders
+from sandman.banks.listing import bank_folders, write_recall_cache
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
 from sandman.banks.secrets import refuse_secret_files, refuse_secrets
@@ -195,6 +195,9 @@ class BankTransaction:
             if text.encode("utf-8") != current:
                 self.log.replaced(index, current)
                 write_atomic(index, text)
+                # The derived recall head, in the same transaction (a rollback leaves it stale,
+                # and readers rebuild a stale one): the next SessionStart reads 9,000 characters, not the bank.
+                write_recall_cache(self.layout, folder, config.RECALL_BUDGET_UTF16)
             self.changed.add(index)
 
 

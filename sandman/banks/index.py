@@ -11,6 +11,7 @@ Only banks.commit writes it; it is always derived from the folder, never edited.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sandman.banks import frontmatter
@@ -19,7 +20,7 @@ from sandman.banks.listing import bank_directory_of, index_entries
 from sandman.banks.memory import one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError
-from sandman.store.atomic import is_real_dir, is_regular
+from sandman.store.atomic import is_real_dir
 
 INDEX_DESCRIPTION_CHARS = 150
 
@@ -34,14 +35,14 @@ def memory_files(bank: Path) -> list[Path]:
     if not is_real_dir(bank):
         return []
     try:
-        entries = list(bank.iterdir())
-    except FileNotFoundError:
+        with os.scandir(bank) as scan:
+            # DirEntry.is_file without following links: the directory's own file type, no stat
+            # per file on most file systems (a bank of thousands is listed at every commit).
+            names = [entry.name for entry in scan if entry.name.endswith(".md") and "_" in entry.name
+                     and entry.name.split("_", 1)[0] in MEMORY_TYPES and entry.is_file(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(
-        (path for path in entries if path.suffix == ".md" and is_regular(path)
-         and path.name.split("_", 1)[0] in MEMORY_TYPES and "_" in path.name),
-        key=lambda path: path.name,
-    )
+    return [bank / name for name in sorted(names)]
 
 
 def cut(text: str, limit: int) -> str:

@@ -13,14 +13,16 @@ Standard library only: ``recall --hook`` imports this module.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections import namedtuple
 from pathlib import Path
 
 from sandman.banks.names import USER_BANK, bank_directory, bank_name
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
-from sandman.store.atomic import is_real_dir, read_regular
+from sandman.store.atomic import is_real_dir, read_regular, write_atomic
 
 # A MEMORY.md line: ``- [<name, with [ ] \ escaped>](<file>) — <description>``.
 _INDEX_LINE = re.compile(r"- \[(?:\\.|[^\\\]])*\]\(([^()/\\\s]+\.md)\)")
@@ -129,6 +131,105 @@ def index_entries(folder: Path) -> tuple[IndexEntry, ...]:
     if split is None:
         return ()
     return tuple(IndexEntry(line.rstrip()) for line in split[1].splitlines() if line.startswith("- ["))
+
+
+def _index_lines(text: str | None) -> list[str]:
+    split = split_frontmatter(text) if text is not None else None
+    if split is None:
+        return []
+    return [line.rstrip() for line in split[1].splitlines() if line.startswith("- [")]
+
+
+# --- the recall cache: each bank's head, derived, never trusted blindly ---------
+
+RECALL_CACHE_VERSION = 1
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    # MEMORY.md is replaced whole (a new inode) by every writer: commit_memory, git checkout, a hand edit.
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _read_index(folder: Path) -> tuple[list[int] | None, str | None]:
+    """Return the identity (inode, size, mtime, ctime) of ``folder/MEMORY.md`` and its text, both
+    taken from one open file; ``(None, None)`` when it is missing, a link or not a regular file."""
+    try:
+        fd = os.open(folder / BANK_INDEX, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None, None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None, None
+        try:
+            return _identity(st), handle.read().decode("utf-8", "replace")
+        except OSError:
+            return None, None
+
+
+def recall_head(lines: list[str], cap: int) -> list[str]:
+    """Return the first of ``lines`` whose costs (characters, one newline each) sum to at most
+    ``cap``: every line past them costs the index more than ``cap`` characters."""
+    total = 0
+    for i, line in enumerate(lines):
+        total += len(line) + 1
+        if total > cap:
+            return lines[:i]
+    return lines
+
+
+def write_recall_cache(layout: Layout, folder: Path, cap: int) -> tuple[int, list[str]] | None:
+    """Rewrite ``.recall/<bank>.json`` from the bank's MEMORY.md (docs/BANK-FORMAT.md, "Recall
+    cache"); return ``(count of index lines, the head of ``recall_head(.., cap)``)``, or None
+    when the bank has no readable MEMORY.md (then the cache is removed). A cache that cannot be
+    written is left stale: readers check it, so that loses only speed.
+    """
+    identity, text = _read_index(folder)
+    cache = layout.recall_cache(folder.name)
+    if identity is None:
+        try:
+            cache.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return None
+    lines = _index_lines(text)
+    head = recall_head(lines, cap)
+    record = {"version": RECALL_CACHE_VERSION, "index": identity, "cap": cap, "count": len(lines), "head": head}
+    try:
+        write_atomic(cache, json.dumps(record, ensure_ascii=False), durable=False)
+    except OSError:
+        pass
+    return len(lines), head
+
+
+def read_bank_head(layout: Layout, folder: Path, directory: str | None, cap: int) -> tuple[Bank, int]:
+    """Return the bank at ``folder`` with only its first index lines, and its count of index lines.
+
+    The lines are ``recall_head(every line, cap)``: recall, whose budget is at
+    most ``cap`` characters, can show no line past them. They come from
+    ``.recall/<bank>.json`` when its recorded identity of MEMORY.md (inode, size,
+    times) and ``cap`` match; otherwise from MEMORY.md, and the cache is rewritten.
+    """
+    try:
+        st = os.lstat(folder / BANK_INDEX)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return Bank(name=folder.name, folder=folder, directory=directory, entries=()), 0
+    try:
+        record = json.loads(read_regular(layout.recall_cache(folder.name)))
+    except (OSError, ValueError):
+        record = None
+    if (isinstance(record, dict) and record.get("version") == RECALL_CACHE_VERSION
+            and record.get("index") == _identity(st) and record.get("cap") == cap
+            and isinstance(record.get("count"), int) and isinstance(record.get("head"), list)
+            and all(isinstance(line, str) for line in record["head"])):
+        count, head = record["count"], record["head"]
+    else:
+        found = write_recall_cache(layout, folder, cap)
+        count, head = found if found is not None else (0, [])
+    entries = tuple(IndexEntry(line) for line in head)
+    return Bank(name=folder.name, folder=folder, directory=directory, entries=entries), count
 
 
 def memory_body(folder: Path, file: str) -> str:

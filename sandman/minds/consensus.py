@@ -95,6 +95,71 @@ def filing_bank(proposals: Sequence[Proposal], quorum: int = config.DREAM_QUORUM
     return vouched[min(quorum, len(vouched)) - 1]
 
 
+def _near(members: list[int], found: list[Evidence], sizes: list[int]):
+    """Return ``near(x)``: the positions ``y > x`` in ``members``, ascending, of the proposals
+    whose tokens meet ``x``'s as ``same()`` needs at the least, ``6·|a∩b| ≥ |a|+|b|``.
+
+    Counted for every ``y`` at once: each token is a bit mask over the members, and the
+    shared-token counts of ``x`` against all of them are a bit-sliced sum of its tokens'
+    masks (one bit plane per binary digit), so the work per proposal grows with its
+    tokens, not with the members.
+    """
+    postings: dict[str, int] = {}
+    by_size: dict[int, int] = {}
+    for y, i in enumerate(members):
+        for token in found[i].tokens:
+            postings[token] = postings.get(token, 0) | (1 << y)
+        by_size[sizes[i]] = by_size.get(sizes[i], 0) | (1 << y)
+    everyone = (1 << len(members)) - 1
+    largest = max(by_size, default=0)
+    at_most = []  # at_most[s]: the members with at most s tokens
+    running = 0
+    for size in range(largest + 1):
+        running |= by_size.get(size, 0)
+        at_most.append(running)
+
+    def up_to(size: int) -> int:
+        return 0 if size < 0 else at_most[min(size, largest)]
+
+    def near(x: int) -> list[int]:
+        i = members[x]
+        planes: list[int] = []  # planes[k]: the members whose shared count has bit k set
+        for token in found[i].tokens:
+            carry = postings[token]
+            for k in range(len(planes)):
+                planes[k], carry = planes[k] ^ carry, planes[k] & carry
+                if not carry:
+                    break
+            if carry:
+                planes.append(carry)
+        size, chosen = sizes[i], 0
+        # 6·count ≥ size + other ⇔ count ≥ ceil((size + other) / 6) =: need; each need holds
+        # for one run of other sizes: 6·(need-1) - size < other ≤ 6·need - size.
+        for need in range(-(-size // 6), -(-(size + largest) // 6) + 1):
+            others = up_to(6 * need - size) & ~up_to(6 * (need - 1) - size)
+            if not others:
+                continue
+            # The members whose count is at least need: compare the planes with need, top bit first.
+            equal, greater = everyone, 0
+            for k in range(max(len(planes), need.bit_length()) - 1, -1, -1):
+                plane = planes[k] if k < len(planes) else 0
+                if (need >> k) & 1:
+                    equal &= plane
+                else:
+                    greater |= equal & plane
+                    equal &= ~plane
+            chosen |= others & (greater | equal)
+        chosen &= ~((2 << x) - 1)  # only the members after x
+        found_near = []
+        while chosen:
+            low = chosen & -chosen
+            found_near.append(low.bit_length() - 1)
+            chosen ^= low
+        return found_near
+
+    return near
+
+
 def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MINDS),
            quorum: int = config.DREAM_QUORUM) -> list[Claim]:
     """Group ``proposals`` into claims; return them in order of their first proposal.
@@ -103,9 +168,6 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
     after every listed one (by name). Every proposal lands in exactly one claim.
     """
     found_evidence = [evidence(p) for p in proposals]
-    # Each token is one bit: the shared tokens of two proposals are one AND and a bit count.
-    bits: dict[str, int] = {}
-    masks = [sum(1 << bits.setdefault(token, len(bits)) for token in e.tokens) for e in found_evidence]
     sizes = [len(e.tokens) for e in found_evidence]
     parent = list(range(len(proposals)))
     deepest = [p.bank for p in proposals]  # per root: the deepest bank of its component
@@ -120,15 +182,9 @@ def claims(proposals: Sequence[Proposal], order: Sequence[str] = tuple(config.MI
     for i, proposal in enumerate(proposals):
         groups.setdefault((proposal.type, proposal.bank == USER_BANK), []).append(i)
     for members in groups.values():
-        group_masks = [masks[i] for i in members]
-        group_sizes = [sizes[i] for i in members]
+        near_pairs = _near(members, found_evidence, sizes)
         for x, i in enumerate(members):
-            mask, size = masks[i], sizes[i]
-            # same() needs 6·|a∩b| ≥ |a|+|b| at the least: only those pairs are looked at closer.
-            near = [y for y, other, other_size in zip(range(x + 1, len(members)), group_masks[x + 1:],
-                                                       group_sizes[x + 1:])
-                    if 6 * (mask & other).bit_count() >= size + other_size]
-            for y in near:
+            for y in near_pairs(x):
                 j = members[y]
                 ri, rj = root(i), root(j)
                 if ri == rj or not on_chain(deepest[ri], deepest[rj]):

@@ -10,12 +10,18 @@ one ```` ```json ```` fence::
 ``{"memories": []}`` is a valid answer: nothing worth keeping. A ``user``
 memory names the user-wide bank as ``"bank": "user"``; every other type names
 the session's cwd or one of its ancestors (up to the home directory, where
-recall's walk stops). A memory carrying a secret is dropped from the reply
-(its number and the kinds of secret are returned for the journal, never the
-value) and the rest of the reply stands: the mind's clean memories still
-count, and a mind whose every memory held one has answered with nothing.
-Anything else rejects the whole reply, with a reason, and the mind abstains:
-no part of a broken reply is used.
+recall's walk stops).
+
+A memory that cannot be used is **dropped** from the reply and the rest stands:
+one carrying a secret (its number and the kinds of secret are returned for the
+journal, never the value), and one with a defect: not an object, a missing or
+non-string field, an unknown type, a bank not allowed for its type (``"/"``,
+``".."``, a sibling directory), a field over its limit or not storable as
+UTF-8 (its number and the defect are returned). The mind's other memories
+still count, and a mind whose every memory was dropped has answered with
+nothing. Only a reply that is not a proposal list at all (an echo, a refusal,
+not JSON, not an object, no ``memories`` list, more than ``MAX_MEMORIES``) is
+rejected whole, with a reason, and the mind abstains.
 """
 
 from __future__ import annotations
@@ -60,11 +66,13 @@ class Proposal:
 
 @dataclass
 class Reply:
-    """One mind's reply, parsed: its ``proposals``, and the memories ``dropped`` for a
-    secret as ``(number in the reply, counting from 1, sorted kinds of secret)``."""
+    """One mind's reply, parsed: its ``proposals``; the memories ``dropped`` for a secret as
+    ``(number in the reply, counting from 1, sorted kinds of secret)``; the memories
+    ``rejected`` for a defect as ``(number, what is wrong)``."""
 
     proposals: list[Proposal] = field(default_factory=list)
     dropped: list[tuple[int, list[str]]] = field(default_factory=list)
+    rejected: list[tuple[int, str]] = field(default_factory=list)
 
 
 def allowed_banks(cwd: str) -> list[str]:
@@ -77,12 +85,12 @@ def allowed_banks(cwd: str) -> list[str]:
     return [str(path) for path in ancestors(cwd, config.user_home())]
 
 
-def extract_json(text: str) -> object:
+def extract_json(text: str, *, storable: bool = True) -> object:
     """Return the JSON value of a reply: the whole text, or the content of its one fence.
 
-    Raises ReplyRejected(``refusal``, ``unparseable``, or ``lone surrogate``:
-    a string holding ``"\\ud800"`` or the like, which JSON allows but no
-    UTF-8 file can store).
+    Raises ReplyRejected(``refusal``, ``unparseable``, or, when ``storable``,
+    ``lone surrogate``: a string holding ``"\\ud800"`` or the like, which JSON
+    allows but no UTF-8 file can store).
     """
     stripped = text.strip()
     fences = _FENCE.findall(stripped)
@@ -94,6 +102,8 @@ def extract_json(text: str) -> object:
         data = json.loads(candidate)
     except (ValueError, RecursionError):
         raise ReplyRejected("refusal" if _REFUSAL.match(stripped) else "unparseable") from None
+    if not storable:
+        return data
     try:
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
@@ -101,16 +111,16 @@ def extract_json(text: str) -> object:
     return data
 
 
-def reply_list(text: str, key: str, limit: int, nonce: str | None) -> list:
+def reply_list(text: str, key: str, limit: int, nonce: str | None, *, storable: bool = True) -> list:
     """Return the list under ``key`` of a mind's JSON reply (``{"<key>": [...]}``).
 
     Raises ReplyRejected: ``echo`` (the text holds the prompt's ``nonce``), the
-    reasons of extract_json, ``not an object``, ``no <key> list``, ``too many
-    <key>`` (more than ``limit`` items).
+    reasons of extract_json (``storable`` is passed on), ``not an object``, ``no
+    <key> list``, ``too many <key>`` (more than ``limit`` items).
     """
     if nonce and nonce in text:
         raise ReplyRejected("echo")
-    data = extract_json(text)
+    data = extract_json(text, storable=storable)
     if not isinstance(data, dict):
         raise ReplyRejected("not an object")
     items = data.get(key)
@@ -123,25 +133,30 @@ def reply_list(text: str, key: str, limit: int, nonce: str | None) -> list:
 
 def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> Reply:
     """Return one mind's reply parsed (docs/BANK-FORMAT.md, "Dream replies"), or raise
-    ReplyRejected with the reason.
+    ReplyRejected with the reason when it is not a proposal list.
 
     ``cwd`` is the dreamt session's directory; ``nonce`` the prompt's fence
     nonce: a reply that carries it reproduced the prompt (``echo``). A memory
-    whose name, description or body holds a secret, and is otherwise sound,
-    is left out of ``proposals`` and listed in ``dropped``. Reasons: ``echo``,
-    ``refusal``, ``unparseable``, ``not an object``, ``no memories list``,
-    ``too many memories``, and ``memory <n>: <what>`` for a bad proposal (a
-    missing or non-string field, an unknown type, a bank outside the allowed
-    ones, a field over its limit).
+    with a defect (not an object, a missing or non-string field, an unknown
+    type, a bank not allowed for its type, a field over its limit or not
+    storable as UTF-8) is left out of ``proposals`` and listed in
+    ``rejected``; a sound memory whose name, description or body holds a
+    secret is left out and listed in ``dropped``. Reasons for the whole reply:
+    ``echo``, ``refusal``, ``unparseable``, ``not an object``, ``no memories
+    list``, ``too many memories``, ``the session has no absolute cwd``.
     """
-    memories = reply_list(text, "memories", MAX_MEMORIES, nonce)
+    memories = reply_list(text, "memories", MAX_MEMORIES, nonce, storable=False)
     try:
         banks = allowed_banks(cwd)
     except InputError:
         raise ReplyRejected("the session has no absolute cwd") from None
     parsed = Reply()
     for number, item in enumerate(memories, 1):
-        proposal = _proposal(item, number, mind, banks)
+        try:
+            proposal = _proposal(item, mind, banks)
+        except ReplyRejected as defect:
+            parsed.rejected.append((number, defect.reason))
+            continue
         kinds = find_secrets(proposal.name, proposal.description, proposal.body)
         if kinds:
             parsed.dropped.append((number, kinds))
@@ -150,15 +165,18 @@ def parse_reply(text: str, *, mind: str, cwd: str, nonce: str | None = None) -> 
     return parsed
 
 
-def _proposal(item: object, number: int, mind: str, banks: list[str]) -> Proposal:
-    def reject(what: str) -> ReplyRejected:
-        return ReplyRejected(f"memory {number}: {what}")
-
+def _proposal(item: object, mind: str, banks: list[str]) -> Proposal:
+    """Return one reply item as a Proposal; raise ReplyRejected saying what is wrong with it."""
+    reject = ReplyRejected
     if not isinstance(item, dict):
         raise reject("not an object")
     for key in FIELDS:
         if not isinstance(item.get(key), str):
             raise reject(f"{key} missing or not a string")
+        try:
+            item[key].encode("utf-8")
+        except UnicodeEncodeError:  # "\ud83d": JSON allows it, no UTF-8 file can store it
+            raise reject(f"{key} holds a lone surrogate") from None
     memory_type = item["type"]
     if memory_type not in MEMORY_TYPES:
         raise reject(f"unknown type {memory_type[:40]!r}")

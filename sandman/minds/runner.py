@@ -59,6 +59,7 @@ from sandman import config
 from sandman.errors import ClaudeNotFound, SandmanError
 from sandman.layout import Layout
 from sandman.store.atomic import move_no_replace
+from sandman.store.capture import OVERFLOW, TIMEOUT, Capture
 
 # The settings a mind runs with: no hooks, no auto memory, no git instructions.
 MIND_SETTINGS = json.dumps({"disableAllHooks": True, "autoMemoryEnabled": False,
@@ -102,7 +103,8 @@ class MindResult:
     ``is_error``, ``subtype <s>`` (either followed by ``: <detail>`` from the
     error envelope's ``errors``, ``api_error_status`` and ``terminal_reason``),
     ``unparseable output``, ``no result``, ``no model call``, ``echo``,
-    ``refusal``, ``spawn failed``). ``cost_usd`` is what the CLI reported, None when it reported nothing (never 0 for
+    ``refusal``, ``spawn failed``, ``output over <n> bytes``: more than
+    ``config.MIND_OUTPUT_MAX_BYTES``). ``cost_usd`` is what the CLI reported, None when it reported nothing (never 0 for
     unknown); ``tokens`` the numeric fields of its ``usage`` (None when
     absent); ``duration_s`` the wall time in seconds. ``detail`` is the last
     line the process wrote on stderr (at most 200 characters), for the
@@ -276,6 +278,7 @@ class _Outcome:
     stderr: bytes
     returncode: int | None  # None: killed at the timeout
     spawn_error: str | None = None
+    oversized: bool = False  # stdout went over config.MIND_OUTPUT_MAX_BYTES
 
 
 def _spawn(prompt: str, argv: list[str], cwd: Path, timeout: float) -> _Outcome:
@@ -288,18 +291,25 @@ def _spawn(prompt: str, argv: list[str], cwd: Path, timeout: float) -> _Outcome:
         )
     except OSError as error:
         return _Outcome(b"", b"", None, spawn_error=f"spawn failed: {error.strerror or error}")
+    # At most MIND_OUTPUT_MAX_BYTES of stdout is held: a mind printing more abstains.
+    capture = Capture(proc, data, config.MIND_OUTPUT_MAX_BYTES)
+    timed_out = False
     try:
-        stdout, stderr = proc.communicate(input=data, timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        # The leader may have finished while a child it left still holds stdout
-        # open; then its answer stands and only the straggler is killed.
-        timed_out = proc.poll() is None
-        _kill_group(proc)
-        stdout, stderr = proc.communicate()
+        ended = capture.until(timeout)
+        if ended == TIMEOUT:
+            # The leader may have finished while a child it left still holds stdout
+            # open; then its answer stands and only the straggler is killed.
+            timed_out = proc.poll() is None
+            _kill_group(proc)
+            capture.until(KILL_GRACE_S)
+        elif ended == OVERFLOW:
+            _kill_group(proc)
     finally:
+        capture.close()
         _signal_group(proc.pid, signal.SIGKILL)
-    return _Outcome(stdout or b"", stderr or b"", None if timed_out else proc.returncode)
+    if ended == OVERFLOW:
+        return _Outcome(b"", capture.stderr, proc.returncode, oversized=True)
+    return _Outcome(capture.stdout, capture.stderr, None if timed_out else proc.returncode)
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -359,6 +369,8 @@ def _judge(outcome: _Outcome, prompt: str):
     """Return ``(status, text, reason, cost, tokens)`` for one finished process."""
     if outcome.spawn_error:
         return "abstained", None, outcome.spawn_error, None, None
+    if outcome.oversized:
+        return "abstained", None, f"output over {config.MIND_OUTPUT_MAX_BYTES:,} bytes", None, None
     envelope = parse_output(outcome.stdout)
     cost = _number(envelope.get("total_cost_usd")) if envelope else None
     tokens = _tokens(envelope) if envelope else None

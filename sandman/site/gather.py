@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from sandman.errors import FormatError, RepositoryError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store.atomic import is_real_dir, is_regular, read_regular
 from sandman.store.history import PathHistory
-from sandman.verbs.dream import queue
+from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
 CACHE_FORMAT = 1
@@ -142,24 +144,61 @@ def parse_index_bytes(data: bytes) -> dict:
     return {"body": body}
 
 
+def file_identity(st: os.stat_result) -> list[int]:
+    """Inode, size, mtime and ctime (ns): every writer of a source replaces or rewrites it, which
+    changes at least one of them."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 class SourceReader:
     """Reads source files through the parse cache; ``cache`` maps ``<kind>:<sha>`` to a parse.
 
-    ``used`` collects the entries this render needed: saved, it is the next cache.
+    ``seen`` maps a relpath to ``[inode, size, mtime ns, ctime ns, sha]`` as the last render
+    read it: a regular file whose identity is unchanged is not read or hashed again (an
+    incremental render reads only what changed). ``used`` and ``identities`` collect what
+    this render needed: saved, they are the next cache.
     """
 
-    def __init__(self, layout: Layout, cache: dict[str, dict]):
+    def __init__(self, layout: Layout, cache: dict[str, dict], seen: dict[str, list] | None = None):
         self.layout = layout
         self.cache = cache
+        self.seen = seen or {}
         self.used: dict[str, dict] = {}
+        self.identities: dict[str, list] = {}
         self.parsed = 0  # files parsed because their bytes were not in the cache
+
+    def _known(self, path: Path, relpath: str, kind: str) -> tuple[list[int], str, dict] | None:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        identity, recorded = file_identity(st), self.seen.get(relpath)
+        if not isinstance(recorded, list) or recorded[:-1] != identity or not isinstance(recorded[-1], str):
+            return None
+        parsed = self.cache.get(f"{kind}:{recorded[-1]}")
+        return (identity, recorded[-1], parsed) if isinstance(parsed, dict) else None
 
     def read(self, path: Path, relpath: str, kind: str, parse) -> SourceFile:
         """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
+        known = self._known(path, relpath, kind)
+        if known is not None:
+            identity, sha, parsed = known
+            self.used[f"{kind}:{sha}"] = parsed
+            self.identities[relpath] = [*identity, sha]
+            return SourceFile(relpath, sha, parsed)
         try:
-            data = read_regular(path)
-        except OSError as error:
-            return SourceFile(relpath, "", {"error": f"cannot read the file: {error.strerror}", "raw": ""})
+            with open(path, "rb", opener=_no_follow) as handle:
+                st = os.fstat(handle.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise OSError(22, "is not a regular file", str(path))
+                data = handle.read()
+        except OSError:
+            try:
+                data, st = read_regular(path), None  # its error, worded as every reader words it
+            except OSError as error:
+                return SourceFile(relpath, "", {"error": f"cannot read the file: {error.strerror}", "raw": ""})
         sha = hashlib.sha256(data).hexdigest()
         key = f"{kind}:{sha}"
         parsed = self.cache.get(key)
@@ -167,7 +206,13 @@ class SourceReader:
             parsed = parse(data)
             self.parsed += 1
         self.used[key] = parsed
+        if st is not None:
+            self.identities[relpath] = [*file_identity(st), sha]
         return SourceFile(relpath, sha, parsed)
+
+
+def _no_follow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
 
 
 def load_json(path: Path) -> object:
@@ -178,11 +223,14 @@ def load_json(path: Path) -> object:
         return None
 
 
-def load_source_cache(layout: Layout) -> dict[str, dict]:
+def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list]]:
+    """Return the parse cache (``<kind>:<sha>`` -> parse) and the files' identities as last read
+    (relpath -> ``[inode, size, mtime ns, ctime ns, sha]``); both empty when unreadable."""
     data = load_json(layout.site_sources_cache)
     if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and isinstance(data.get("parsed"), dict):
-        return data["parsed"]
-    return {}
+        seen = data.get("seen")
+        return data["parsed"], seen if isinstance(seen, dict) else {}
+    return {}, {}
 
 
 def _archived_files(folder: Path) -> list[Path]:

@@ -121,6 +121,8 @@ class Lineage:
 
     def _predecessor(self, source: SourceFile) -> SourceFile | None:
         candidates = self.by_original.get(source.data.get("replaces") or "", [])
+        if not candidates:
+            return None
         own = self.moved.get(source.relpath)
         if own is not None:
             candidates = [c for c in candidates if self.moved[c.relpath] < own]

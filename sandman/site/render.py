@@ -95,7 +95,7 @@ def plan(layout: Layout, pages: list[Page]) -> dict[str, Page]:
     """
     site = layout.site.resolve()
     state = layout.site_state.resolve()
-    folders: dict[str, Path] = {}
+    folders: dict[str, tuple[Path, bool]] = {}
     planned: dict[str, Page] = {}
     for page in pages:
         if page.path in planned:
@@ -103,9 +103,10 @@ def plan(layout: Layout, pages: list[Page]) -> dict[str, Page]:
             raise SiteError(f"{other.source} and {page.source} both render to .site/{page.path}; rename one")
         folder = page.path.rpartition("/")[0]
         if folder not in folders:
-            folders[folder] = (layout.site / folder).resolve()
-        resolved = folders[folder]
-        if not _lexically_inside(page.path) or not resolved.is_relative_to(site) or resolved.is_relative_to(state):
+            resolved = (layout.site / folder).resolve()
+            folders[folder] = (resolved, resolved.is_relative_to(site) and not resolved.is_relative_to(state))
+        resolved, inside = folders[folder]
+        if not _lexically_inside(page.path) or not inside:
             raise SiteError(f"{page.source} would render to {resolved / page.path.rpartition('/')[2]}, "
                             f"outside {layout.site}")
         planned[page.path] = page
@@ -191,7 +192,7 @@ def render_site(layout: Layout) -> RenderStats:
 
 def _render(layout: Layout, started: float) -> RenderStats:
     # Phase one: read everything, build every page, check every output path.
-    reader = SourceReader(layout, load_source_cache(layout))
+    reader = SourceReader(layout, *load_source_cache(layout))
     snapshot = gather(layout, reader)
     templates, assets = resource("templates"), resource("site")
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
@@ -213,8 +214,9 @@ def _render(layout: Layout, started: float) -> RenderStats:
         # full render), before the manifest records them as written.
         os.sync()
     # The state is rewritten only when it changed: on a large root it is megabytes.
-    if reader.parsed or reader.used.keys() != reader.cache.keys():
-        write_atomic(layout.site_sources_cache, json.dumps({"format": CACHE_FORMAT, "parsed": reader.used}))
+    if reader.parsed or reader.used.keys() != reader.cache.keys() or reader.identities != reader.seen:
+        write_atomic(layout.site_sources_cache,
+                     json.dumps({"format": CACHE_FORMAT, "parsed": reader.used, "seen": reader.identities}))
     if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
         write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
     if digests != old:

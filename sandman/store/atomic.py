@@ -80,13 +80,44 @@ def fsync_dir(directory: Path) -> None:
 def move_no_replace(src: Path, dst: Path) -> None:
     """Rename ``src`` to ``dst`` on the same volume, never overwriting, never copying.
 
-    Parents of ``dst`` are created. A file is moved with link-then-unlink, which
-    refuses an existing ``dst`` atomically; a directory with a checked rename.
-    Raises FileExistsError when ``dst`` exists, FileNotFoundError when ``src`` is
-    gone (another process moved it first), CrossDeviceError when they are on
-    different filesystems.
+    Parents of ``dst`` are created, and removed again (those still empty) when
+    the move fails: a refused move leaves no empty folder behind. A file is
+    moved with link-then-unlink, which refuses an existing ``dst`` atomically;
+    a directory with a checked rename. Raises FileExistsError when ``dst``
+    exists, FileNotFoundError when ``src`` is gone (another process moved it
+    first), CrossDeviceError when they are on different filesystems.
     """
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    created = _make_parents(dst.parent)
+    try:
+        _move(src, dst)
+    except BaseException:
+        for folder in created:  # deepest first; one another writer filled stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return those created, deepest first."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    created = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+            created.append(path)
+        except FileExistsError:  # a concurrent writer made it: not ours to remove
+            pass
+    return created[::-1]
+
+
+def _move(src: Path, dst: Path) -> None:
     if src.is_dir() and not src.is_symlink():
         if dst.exists():
             raise FileExistsError(errno.EEXIST, "destination exists", str(dst))

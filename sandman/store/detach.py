@@ -23,8 +23,10 @@ def sandman_argv(*args: str) -> list[str]:
 def spawn_detached(argv: list[str], log: Path, env: dict[str, str] | None = None) -> int:
     """Start ``argv`` detached with stdout and stderr appended to ``log``; return its pid.
 
-    ``env`` defaults to this process's environment. Raises OSError when the
-    log cannot be opened or the program cannot be started.
+    ``env`` defaults to this process's environment. Descriptors made
+    inheritable (a lock handed over, store/runlock.py) stay open in the child
+    under the same numbers. Raises OSError when the log cannot be opened or the
+    program cannot be started.
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

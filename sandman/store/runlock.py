@@ -6,7 +6,14 @@ leaves a lock behind. The file records the holder's pid and start time, so a
 caller can tell how long the current holder has run (the design deems a dream
 lock older than 2 h stale: its holder is hung). Standard library only: take
 --hook asks whether a dream is running.
+
+A lock can be handed to a child process (``hand_over`` before the spawn,
+``let_go`` after it; the child calls ``adopt`` on the inherited descriptor):
+take takes the dream lock itself before it starts a detached dream, so between
+the spawn and the dream's first line no second take can see the lock free and
+start another (a burst of session endings once started one dream per take).
 """
+
 
 from __future__ import annotations
 
@@ -33,9 +40,45 @@ class RunLock:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "started": time.time()}).encode())
         self._fd = fd
+        self.record(os.getpid())
+        return True
+
+    def record(self, pid: int) -> None:
+        """Write ``pid`` and the time now into the held lock, as its holder."""
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, json.dumps({"pid": pid, "started": time.time()}).encode(), 0)
+
+    def hand_over(self) -> int:
+        """Make the held lock's descriptor inheritable and return it, for a child about to be spawned."""
+        if self._fd is None:
+            raise ValueError(f"{self.path} is not held")
+        os.set_inheritable(self._fd, True)
+        return self._fd
+
+    def let_go(self, child: int) -> None:
+        """After a spawn that inherited the lock: record ``child`` as its holder and close this
+        process's descriptor without unlocking (the child's copy keeps the lock)."""
+        if self._fd is not None:
+            self.record(child)
+            os.close(self._fd)
+            self._fd = None
+
+    def adopt(self, fd: int) -> bool:
+        """Take over the lock a parent handed down as descriptor ``fd``; return False (and
+        leave ``fd`` alone) when ``fd`` is not this lock's file or does not hold it."""
+        try:
+            mine, theirs = os.stat(self.path), os.fstat(fd)
+            if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino):
+                return False
+            # The same open file description that holds the lock: this succeeds at once.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        os.set_inheritable(fd, False)
+        self._fd = fd
+        self.record(os.getpid())
         return True
 
     def release(self) -> None:

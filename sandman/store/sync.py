@@ -42,6 +42,7 @@ from pygit2.enums import CheckoutStrategy, CredentialType, DiffOption, FileMode
 
 from sandman import config
 from sandman.errors import InputError, SyncError
+from sandman.store.capture import EXITED, TIMEOUT, Capture
 from sandman.store.repo import format_message, signature
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
@@ -244,22 +245,39 @@ def helper_credentials(repo: pygit2.Repository, url: str, username: str | None) 
         argv = _helper_argv(helper)
         if argv is None:
             continue
-        try:
-            done = subprocess.run(
-                [*argv, "get"], input=request, capture_output=True, text=True,
-                timeout=config.CREDENTIAL_HELPER_TIMEOUT_S,
-                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-            )
-        except (OSError, subprocess.TimeoutExpired):
+        answer = _ask_helper([*argv, "get"], request)
+        if answer is None:
             continue
-        if done.returncode != 0:
-            continue
-        fields = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        fields = dict(line.split("=", 1) for line in answer.splitlines() if "=" in line)
         if fields.get("password"):
             return fields.get("username") or username or "", fields["password"]
         if fields.get("quit", "").lower() in ("1", "true", "yes", "on"):
             break
     return None
+
+
+def _ask_helper(argv: list[str], request: str) -> str | None:
+    """Run one credential helper; return what it printed, None when it failed, took over
+    ``config.CREDENTIAL_HELPER_TIMEOUT_S`` seconds, or printed over
+    ``config.CREDENTIAL_HELPER_MAX_BYTES`` (it is killed, never read whole)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+    except OSError:
+        return None
+    capture = Capture(proc, request.encode("utf-8", "replace"), config.CREDENTIAL_HELPER_MAX_BYTES)
+    try:
+        ended = capture.until(config.CREDENTIAL_HELPER_TIMEOUT_S)
+    except OSError:
+        ended = TIMEOUT
+    finally:
+        capture.close()
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    if ended != EXITED or proc.returncode != 0:
+        return None
+    return capture.stdout.decode("utf-8", "replace")
 
 
 def _helpers(repo: pygit2.Repository) -> list[str]:
@@ -381,6 +399,30 @@ def push(repo: pygit2.Repository, name: str, target: pygit2.Oid, branch: str) ->
         ref, message = callbacks.rejected[0]
         raise SyncError("rejected", f"{name} refused the push of {ref}: {' '.join(message.split())}")
     repo.references.create(tracking_ref(name, branch), target, force=True)
+    point_unborn_head(remote.url or "", branch)
+
+
+def point_unborn_head(url: str, branch: str) -> bool:
+    """Point a local remote's HEAD at ``refs/heads/<branch>`` when it names a branch that does
+    not exist; return True when it did.
+
+    ``git init --bare`` makes HEAD name ``master`` (or ``init.defaultBranch``)
+    while sandman pushes ``main``: a ``git clone`` of that remote then checks
+    out nothing (docs/sync.md, "Setting up a private remote"). Only a remote
+    on a path (or ``file://``) can be fixed here; a server sets its own default
+    branch. Best effort: any error leaves the remote as it was.
+    """
+    local = _local_path(url)
+    if local is None:
+        return False
+    try:
+        remote = pygit2.Repository(local)
+        if not remote.head_is_unborn or f"refs/heads/{branch}" not in remote.references:
+            return False
+        remote.set_head(f"refs/heads/{branch}")
+        return True
+    except (pygit2.GitError, KeyError, OSError, ValueError):
+        return False
 
 
 # --- trees and commits -------------------------------------------------------

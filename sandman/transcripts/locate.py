@@ -62,7 +62,8 @@ def source(path: Path) -> Source:
     still Claude Code's when it sits under ``<config dir>/projects`` (or
     Codex's under its sessions folder): its head may be damaged, and its bytes
     are archived all the same. Raises InputError when ``path`` is relative, holds
-    ``..``, is a symbolic link or not a regular file, TranscriptNotFound when it does not
+    ``..``, is a symbolic link or not a regular file, or sits in a folder that is
+    a symbolic link (a linked project folder under Claude Code's projects folder), TranscriptNotFound when it does not
     exist (or vanishes while it is read), UnrecognisedTranscript when no host claims it, OSError when it
     cannot be read.
     """
@@ -72,6 +73,11 @@ def source(path: Path) -> Source:
         raise InputError(f"transcript path {str(path)!r} contains '..'; give it without")
     if path.is_symlink():
         raise InputError(f"transcript {path} is a symbolic link; pass the file it points to")
+    if path.parent.is_symlink():
+        # The same rule as for a linked transcript (docs/take.md, "Symbolic links"): the move
+        # would take the file from wherever the link leads, often another filesystem.
+        raise InputError(f"transcript {path} is in {path.parent}, a symbolic link; "
+                         "pass the path of the folder it points to")
     if not path.exists():
         raise TranscriptNotFound(f"transcript {path} does not exist (already taken, or never written)")
     if not path.is_file():

@@ -247,7 +247,9 @@ def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = N
     """Yield each JSON object line of the binary ``stream``; count every other line as skipped.
 
     ``want``, when given, sees each raw line first and returns False to pass
-    over it unparsed (the lean path: it takes what it needs from the bytes).
+    over it unparsed (the lean path: it takes what it needs from the bytes);
+    a last line without its newline is always parsed, so a line cut short is
+    counted as ``truncated`` on both paths.
     Reads at most ``TRANSCRIPT_LINE_MAX_BYTES`` of any one line into memory.
     Never raises for bad content (only OSError from the stream itself).
     """
@@ -270,7 +272,9 @@ def lines(stream, collector: Collector, want: Callable[[bytes], bool] | None = N
             if raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
         ended = raw.endswith(b"\n")
-        if not raw.strip() or (want is not None and not want(raw)):
+        # A last line without its newline is parsed even on the lean path: if it was cut
+        # short, that is a counted skip (take's journal says so), not a line passed over.
+        if not raw.strip() or (want is not None and ended and not want(raw)):
             continue
         try:
             text = raw.decode("utf-8")

@@ -524,7 +524,7 @@ def _activity(layout: Layout, now: datetime) -> list[Check]:
 
 def _queue(layout: Layout, now: datetime):
     """Return the queue's check and the queued pointers."""
-    from sandman.verbs.dream import is_running, queue
+    from sandman.dreamqueue import is_running, queue
 
     queued = queue(layout)
     ends = [pointer.ended for pointer in queued if pointer.ended is not None]

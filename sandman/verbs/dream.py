@@ -1,63 +1,24 @@
 """``sandman dream``: route short-term pointers into banks by 2-of-3 consensus (design, station ④).
 
-This module owns the queue: an undreamed pointer is queued, and due unless it
-is waiting out a failed attempt (1 h after the first, doubling, at most 24 h:
-a session whose minds keep failing must not cost three model calls on every
-session end). take asks
-``queue_depth`` (never counts files itself) so the trigger and the run cannot
-disagree about what is queued, and ``is_running`` so it never spawns a second
-dream. Module level is standard library only: take --hook imports it; the run
-itself (``dream``) lives in ``dream_run`` and is imported when it starts.
+The queue (which pointers are queued and due, whether a dream runs) is
+sandman/dreamqueue.py, re-exported here; the run's substance lives in
+``dream_run`` and is imported when a run starts. The imports run one way:
+dream -> dream_run -> dreamqueue.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 from sandman import config, journal
+from sandman.dreamqueue import due, is_due, is_running, queue, queue_depth, retry_after_s
 from sandman.errors import ClaudeNotFound, ConfigError, LockBusy
 from sandman.layout import Layout
-from sandman.pointers import Pointer, list_pointers, parse_time
-from sandman.store.runlock import RunLock
 from sandman.marks import visible
+from sandman.pointers import Pointer
+from sandman.store.runlock import RunLock
 
-
-def queue(layout: Layout) -> list[Pointer]:
-    """Return the queued (undreamed) pointers, oldest ``ended`` first."""
-    return [pointer for pointer in list_pointers(layout) if not pointer.dreamed]
-
-
-def retry_after_s(attempts: int) -> int:
-    """Seconds a pointer waits after its ``attempts``-th failed dream: 1 h, 2 h, 4 h... at most 24 h."""
-    if attempts < 1:
-        return 0
-    return min(3600 * 2 ** min(attempts - 1, 16), config.DREAM_RETRY_MAX_S)
-
-
-def is_due(pointer: Pointer, now: datetime) -> bool:
-    """True unless the pointer failed a dream recently (docs/BANK-FORMAT.md, "Pointers")."""
-    tried = parse_time(pointer.data.get("tried"))
-    attempts = pointer.data.get("attempts")
-    if tried is None or not isinstance(attempts, int) or isinstance(attempts, bool):
-        return True
-    return (now - tried).total_seconds() >= retry_after_s(attempts)
-
-
-def due(layout: Layout, now: datetime | None = None) -> list[Pointer]:
-    """Return the queued pointers a dream should try now: not waiting out a failed attempt."""
-    now = now or journal.now_utc()
-    return [pointer for pointer in queue(layout) if is_due(pointer, now)]
-
-
-def queue_depth(layout: Layout) -> int:
-    """Return how many queued pointers are due: what makes a dream due, and what take asks."""
-    return len(due(layout))
-
-
-def is_running(layout: Layout) -> bool:
-    """True while a dream run holds ``.dream.lock``."""
-    return RunLock(layout.dream_lock).holder() is not None
+__all__ = ["dream", "due", "is_due", "is_running", "queue", "queue_depth", "retry_after_s"]
 
 
 def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
@@ -72,40 +33,52 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     ClaudeNotFound (journalled; the queue untouched) when the minds' binary is
     missing.
     """
-    from sandman.minds.runner import require_claude
     from sandman.verbs import dream_run
 
     lock = RunLock(layout.dream_lock)
-    if not lock.acquire():
+    inherited = config.inherited_dream_lock()
+    handed = inherited is not None and lock.adopt(inherited)
+    if not handed and not lock.acquire():
         raise _busy(layout, lock)
-    with lock:
-        depth = len(queue(layout)) if now else queue_depth(layout)
-        if not now and depth < config.DREAM_DUE_POINTERS:
-            journal.write(layout, "dream", "idle", reason="not due", queued=depth)
-            return dream_run.RunSummary(left=depth, stopped="not due")
-        if depth:
-            try:
-                require_claude()
-            except ClaudeNotFound as error:
-                # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
-                journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
-                raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
-            try:
-                config.mind_timeout(), config.daily_budget_usd()
-            except ConfigError as error:
-                # A detached dream's stderr is only its log: the journal is where doctor looks.
-                journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))
-                raise
-        if not interactive or depth == 0:
-            summary = dream_run.run_queue(layout, everything=now)
-        else:
-            summary = _with_progress(layout, dream_run, everything=now)
-    if summary.total("committed"):
-        # Outside both locks: a sync takes the commit lock itself (docs/sync.md, "Automation").
-        from sandman.verbs.sync import maybe_sync_after_commit
+    try:
+        summary = _run_locked(layout, dream_run, now=now, interactive=interactive)
+        if summary.total("committed"):
+            # Outside the commit lock: a sync takes it itself (docs/sync.md, "Automation").
+            from sandman.verbs.sync import maybe_sync_after_commit
 
-        maybe_sync_after_commit(layout)
+            maybe_sync_after_commit(layout)
+    finally:
+        # A lock take handed over is held until this process exits: no take may see it
+        # free and start a second dream while this one is still alive.
+        if not handed:
+            lock.release()
     return summary
+
+
+def _run_locked(layout: Layout, dream_run, *, now: bool, interactive: bool):
+    """The run itself, under the dream lock; return its RunSummary."""
+    from sandman.minds.runner import require_claude
+
+    depth = len(queue(layout)) if now else queue_depth(layout)
+    if not now and depth < config.DREAM_DUE_POINTERS:
+        journal.write(layout, "dream", "idle", reason="not due", queued=depth)
+        return dream_run.RunSummary(left=depth, stopped="not due")
+    if depth:
+        try:
+            require_claude()
+        except ClaudeNotFound as error:
+            # Once, before any mind: otherwise every mind abstains ("spawn failed") in turn.
+            journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
+            raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
+        try:
+            config.mind_timeout(), config.daily_budget_usd()
+        except ConfigError as error:
+            # A detached dream's stderr is only its log: the journal is where doctor looks.
+            journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))
+            raise
+    if not interactive or depth == 0:
+        return dream_run.run_queue(layout, everything=now)
+    return _with_progress(layout, dream_run, everything=now)
 
 
 def _busy(layout: Layout, lock: RunLock) -> LockBusy:

@@ -7,8 +7,9 @@ every pick and no pointer tried twice in a run:
 1. its archived transcript is read (sandman.transcripts) and capped for the minds;
 2. the three minds (``config.MINDS``) dream it at the same time, with the
    same prompt (prompts/dream.md), each bounded by ``$SANDMAN_MIND_TIMEOUT``;
-3. a reply that breaks the contract (sandman.minds.reply) is an abstention;
-   fewer than two answering minds leave the pointer queued;
+3. a reply that is not a proposal list (sandman.minds.reply) is an abstention;
+   an unusable memory in a reply (a defect or a secret) is dropped, the rest
+   of the reply counts; fewer than two answering minds leave the pointer queued;
 4. the proposals become claims (sandman.minds.consensus); an agreed claim is
    committed through ``bank_transaction`` into the bank consensus files it in,
    unless a live memory of that bank or a bank above it already states it
@@ -44,8 +45,8 @@ from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds import runner
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
 from sandman.pointers import Pointer, parse_time, read_pointer, write_pointer
+from sandman.dreamqueue import due, queue
 from sandman.store.atomic import write_atomic
-from sandman.verbs.dream import due, queue
 
 VERB = "dream"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -65,8 +66,10 @@ class PointerOutcome:
     deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
     tripped: int = 0  # agreed memories refused: a curator or upkeep retired them (curators.retired)
+    dropped: int = 0
     abstained: int = 0
     failed: int = 0
+    skipped_lines: int = 0  # transcript lines the reader could not use (a last line cut short included)
 
 
 @dataclass
@@ -110,6 +113,7 @@ class _Material:
     title: str
     highlights: list[str]
     turns: int
+    skipped: int
 
 
 def run_queue(
@@ -189,7 +193,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
         return PointerOutcome(session, "skipped", reason=reason)
 
     if not material.turns and not material.highlights:
-        return _nothing_to_dream(layout, session)
+        return _nothing_to_dream(layout, session, material.skipped)
     prompt, nonce = dream_prompt(pointer, material)
     jobs = [(mind, config.model(var_default), prompt) for mind, var_default in config.MINDS.items()]
     results = run_minds(jobs, cwd=layout.dream_dir, timeout=timeout, keep=(layout, material.project))
@@ -198,7 +202,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     if not layout.pointer(session).exists():
         return _forgotten(layout, session, kept)
 
-    outcome = PointerOutcome(session, "queued")
+    outcome = PointerOutcome(session, "queued", skipped_lines=material.skipped)
     proposals: list[Proposal] = []
     verdicts: dict[str, str] = {}
     for result in results:
@@ -213,6 +217,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
                 for number, kinds in reply.dropped:  # the kinds, never the value
                     journal.write(layout, VERB, "dropped-secret", session=session, mind=result.mind,
                                   memory=number, kinds=",".join(kinds))
+                for number, defect in reply.rejected:  # the rest of the reply still counts
+                    journal.write(layout, VERB, "dropped-memory", session=session, mind=result.mind,
+                                  memory=number, reason=defect)
+                outcome.dropped += len(reply.dropped) + len(reply.rejected)
         verdicts[result.mind] = verdict
         if verdict != "answered":
             outcome.abstained += 1
@@ -264,10 +272,10 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     return outcome
 
 
-def _nothing_to_dream(layout: Layout, session: str) -> PointerOutcome:
+def _nothing_to_dream(layout: Layout, session: str, skipped: int) -> PointerOutcome:
     """Route a session whose transcript holds no turn (an empty file, say) without paying
     three minds to read nothing."""
-    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript")
+    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript", skipped_lines=skipped)
     if not stamp_dreamed(layout, session):
         outcome.decision, outcome.reason = "queued", "pointer gone"
     _journal_pointer(layout, outcome, [], {})
@@ -335,7 +343,7 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     cwd = str(bank_directory(layout, cwd))
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
-                     turns=len(session.turns))
+                     turns=len(session.turns), skipped=sum(session.skipped.values()))
 
 
 def claude_project(layout: Layout, archived: Path, host: str) -> str:
@@ -496,7 +504,7 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts: dict[str, object] = {"session": outcome.session}
     if outcome.reason:
         facts["reason"] = outcome.reason
-    for key in ("proposed", "claims", "committed", "forgotten", "abstained"):
+    for key in ("proposed", "claims", "committed", "forgotten", "dropped", "abstained"):
         facts[key] = getattr(outcome, key)
     if outcome.tripped:
         facts["tripped"] = outcome.tripped
@@ -504,6 +512,7 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
     facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:
         facts["failed"] = outcome.failed
+    facts["skipped_lines"] = outcome.skipped_lines
     for result in results:
         facts[result.mind] = verdicts[result.mind]
         facts[f"{budget.COST_PREFIX}{result.mind}"] = budget.cost_fact(result.cost_usd)

@@ -35,7 +35,7 @@ from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
 from sandman import config, handoff, journal
-from sandman.banks.listing import Bank, memory_body, read_bank, scalar, split_frontmatter
+from sandman.banks.listing import Bank, memory_body, read_bank, read_bank_head, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
 from sandman.errors import ConfigError, InputError
@@ -46,6 +46,9 @@ from sandman.store.atomic import is_real_dir, read_regular
 
 VERB = "recall"
 HIGHLIGHT_CHARS = 200
+# A cost no room holds: the index lines past a bank's cached head cost more than any budget
+# up to the cache's cap (banks/listing.py, read_bank_head).
+_OVER = 1 << 62
 _LOG_ENTRY = re.compile(r"\d{4}-\d{2}-\d{2}\.md")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -99,6 +102,19 @@ def bank_chain(layout: Layout, cwd: str | os.PathLike[str]) -> list[Bank]:
     banks = [read_bank(layout.bank(USER_BANK), None)]
     banks += [read_bank(layout.bank(bank_name(path)), str(path)) for path in reversed(chain)]
     return banks
+
+
+def bank_heads(layout: Layout, cwd: str | os.PathLike[str], cap: int) -> list[tuple[Bank, int]]:
+    """Return ``bank_chain``'s banks, each with only the index lines a budget of at most ``cap``
+    characters can show, and each bank's count of index lines: ``[(Bank, count)]``.
+
+    Read through the recall cache (``.recall/``, rebuilt when missing or stale), so what
+    recall reads does not grow with the banks. Raises InputError for a relative ``cwd``.
+    """
+    chain = ancestors(cwd, config.user_home())
+    heads = [read_bank_head(layout, layout.bank(USER_BANK), None, cap)]
+    heads += [read_bank_head(layout, layout.bank(bank_name(path)), str(path), cap) for path in reversed(chain)]
+    return heads
 
 
 def recent_pointers(layout: Layout, now: datetime) -> list[Pointer]:
@@ -169,17 +185,22 @@ def _indent(body: str) -> list[str]:
 class _BankBlock:
     """One bank as the payload shows it: a heading, index lines, bodies read lazily."""
 
-    __slots__ = ("bank", "head", "line_costs", "bodies", "body_total")
+    __slots__ = ("bank", "count", "head", "line_costs", "bodies", "body_total")
 
-    def __init__(self, bank: Bank, cwd: str):
+    def __init__(self, bank: Bank, cwd: str, count: int | None = None):
+        """``count``: the bank's index lines in all, when ``bank.entries`` holds only the first
+        of them (a head: every line past it costs more than any room, banks/listing.py)."""
         here = " (this directory)" if bank.directory == cwd else ""
         self.bank = bank
-        self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(len(bank.entries))} · {bank.folder}/"
+        self.count = len(bank.entries) if count is None else count
+        self.head = f"### {visible(bank.label, lines=False)}{here} · {memories(self.count)} · {bank.folder}/"
         self.line_costs = [utf16_units(e.line) + 1 for e in bank.entries]
         self.bodies: list[list[str]] = []
         self.body_total = 0
 
     def index_cost(self, kept: int) -> int:
+        if kept > len(self.line_costs):
+            return _OVER
         return utf16_units(self.head) + 1 + sum(self.line_costs[:kept]) if kept else 0
 
     def full_cost(self, cap: int) -> int:
@@ -188,7 +209,7 @@ class _BankBlock:
         Bodies are read only as far as the cap needs: a bank that cannot fit
         whole is not read whole.
         """
-        cost = self.index_cost(len(self.line_costs))
+        cost = self.index_cost(self.count)
         while cost + self.body_total <= cap and len(self.bodies) < len(self.line_costs):
             entry = self.bank.entries[len(self.bodies)]
             lines = _indent(memory_body(self.bank.folder, entry.file))
@@ -212,6 +233,9 @@ class _Plan:
 
     def __init__(self, tools: bool, pointers: int, full: list[bool], kept: list[int]):
         self.tools, self.pointers, self.full, self.kept = tools, pointers, full, kept
+
+
+EMPTY_LOG = "[sandman recall: the voyage log has no entries yet; nothing was cut]"
 
 
 class Recalled(namedtuple("Recalled", "text trims")):
@@ -258,14 +282,12 @@ class _Composer:
             every = len(fallen) == len(self.blocks) and len(fallen) > 1
             notes.append("the bodies of every bank" if every else "the bodies of " + ", ".join(fallen))
         for block, kept in zip(self.blocks, plan.kept):
-            total = len(block.line_costs)
+            total = block.count
             if kept < total:
                 notes.append(f"{total - kept} of {total} index lines of {block.bank.name}/")
         if len(notes) > (0 if plan.tools else 1):
             notes.append(f"read them whole in {self.layout.memories}/<folder>")
-        if self.log_trim == "empty":
-            notes.append("the voyage log (it is empty)")
-        elif self.log_trim == "wide":
+        if self.log_trim == "wide":
             notes.append(f"the voyage log tail ({self.log_chars:,} UTF-16 units, wider than the budget; "
                          f"{self.layout.log}/)")
         return notes
@@ -278,7 +300,7 @@ class _Composer:
         fallen = sum(not full for full in plan.full)
         if fallen:
             parts.append(f"the bodies of {fallen} banks")
-        cut = sum(len(b.line_costs) - k for b, full, k in zip(self.blocks, plan.full, plan.kept) if not full)
+        cut = sum(b.count - k for b, full, k in zip(self.blocks, plan.full, plan.kept) if not full)
         if cut:
             parts.append(f"{cut} index lines")
         if log_trimmed:
@@ -291,10 +313,15 @@ class _Composer:
         return self._compact_line(worst, log_trimmed=True)
 
     def trim_line(self, plan: _Plan) -> str:
+        """The line saying what was cut, and that the voyage log is empty when it is: an empty
+        log is reported (the design counts it among the log's ways out) but never as a cut."""
         if self.compact:
             return self._compact_line(plan, log_trimmed=self.log_trim is not None)
         notes = self._notes(plan)
-        return f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        line = f"[sandman recall trimmed: {'; '.join(notes)}]" if notes else ""
+        if self.log_trim == "empty":
+            line = f"{line} {EMPTY_LOG}" if line else EMPTY_LOG
+        return line
 
     # -- costing --
     def _fixed_cost(self, plan: _Plan) -> int:
@@ -334,7 +361,7 @@ class _Composer:
 
     def _trim(self) -> _Plan | None:
         n = len(self.blocks)
-        plan = _Plan(True, len(self.pointer_blocks), [True] * n, [len(b.line_costs) for b in self.blocks])
+        plan = _Plan(True, len(self.pointer_blocks), [True] * n, [b.count for b in self.blocks])
         if self.fits(plan):
             return plan
         plan.tools = False
@@ -361,7 +388,7 @@ class _Composer:
         plan.kept[i] = 0
         if not self.fits(plan):
             return False
-        low, high = 0, len(self.blocks[i].line_costs)  # kept=low fits; find the largest that fits
+        low, high = 0, self.blocks[i].count  # kept=low fits; find the largest that fits
         while low < high:
             mid = (low + high + 1) // 2
             plan.kept[i] = mid
@@ -411,7 +438,7 @@ class _Composer:
             keys.append("pointers")
         if not all(plan.full):
             keys.append("bodies")
-        if any(k < len(b.line_costs) for b, k in zip(self.blocks, plan.kept)):
+        if any(k < b.count for b, k in zip(self.blocks, plan.kept)):
             keys.append("index-lines")
         if self.log_trim:
             keys.append(f"log-{self.log_trim}")
@@ -428,7 +455,8 @@ def check_budget(budget: int | None) -> int:
 
 
 def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
-           now: datetime | None = None, deliver: bool = False, session: str | None = None) -> Recalled:
+           now: datetime | None = None, deliver: bool = False, session: str | None = None,
+           cache: bool = True) -> Recalled:
     """Compose the recall surface of ``cwd`` within ``budget`` UTF-16 code units (default 9,000).
 
     ``cwd`` is an absolute directory (it need not exist; inside a linked git
@@ -436,7 +464,9 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     the pointers' 72 h window, default the current time. The text never exceeds
     the budget (``utf16_units``) and ends with the trim line when anything was cut. Raises
     InputError for a relative ``cwd`` or a budget below 1. Reads the banks,
-    ``memories/.recent/`` and ``log/``; never the archive.
+    ``memories/.recent/`` and ``log/``; never the archive. With ``cache`` (the default) and a
+    budget of at most 9,000 characters, the banks are read through the recall cache
+    (``.recall/``, rewritten when missing or stale); the text is the same without it.
 
     The directory's handoff note (sandman.handoff) comes first, inside the
     budget; ``deliver`` records this as one delivery of it (to ``session``).
@@ -450,18 +480,22 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
         journal.write(layout, VERB, "handoff-delivered", cwd=directory, session=session,
                       times=note.data["delivered"] + 1)
     if not head:
-        return _compose(layout, directory, budget, now)
+        return _compose(layout, directory, budget, now, cache)
     used = utf16_units(head)
     if budget - used < 2:
         return Recalled(text=head, trims=["everything"])
-    rest = _compose(layout, directory, budget - used, now)
+    rest = _compose(layout, directory, budget - used, now, cache)
     return Recalled(text=head + rest.text, trims=rest.trims)
 
 
-def _compose(layout: Layout, directory: str, budget: int, now: datetime | None) -> Recalled:
+def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, cache: bool) -> Recalled:
     """The four surfaces of ``directory`` within ``budget`` UTF-16 units (``recall`` without the handoff)."""
     now = now or datetime.now(timezone.utc)
-    blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
+    if cache and budget <= config.RECALL_BUDGET_UTF16:
+        heads = bank_heads(layout, directory, config.RECALL_BUDGET_UTF16)
+        blocks = [_BankBlock(bank, directory, count) for bank, count in heads if count]
+    else:
+        blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
     plan = composer.plan()
     if plan is None:
@@ -572,6 +606,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
                       session=session)
         return None
     cwd = data.get("cwd")
+    if cwd is None:  # a payload without the field: the hook process's project, as Claude Code names it
+        cwd = config.claude_project_dir()
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd or not _is_utf8(cwd):
         journal.write(layout, VERB, "skipped", hook=True, reason="no-cwd", session=session)
         return None

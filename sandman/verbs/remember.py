@@ -88,7 +88,7 @@ def remember(
     one of user, feedback, project, reference; ``session`` the id for the
     commit's ``Session:`` trailer and the memory's ``source`` (beside
     ``remember``), so that ``forget <session> --memories`` finds it. Raises InputError (empty body, body over
-    64 KiB, text not UTF-8, unknown type, relative cwd, a session id that
+    64 KiB, text not UTF-8 or holding a NUL, unknown type, relative cwd, a session id that
     pointers.check_session_id refuses), SecretRefused; both write nothing.
     Also LockBusy, RepositoryError.
     """
@@ -97,6 +97,10 @@ def remember(
     for label, text in (("body", body), ("name", name or ""), ("description", description or ""),
                         ("--cwd", cwd or "")):
         _utf8(label, text)
+        if "\0" in text:
+            # Never silently change what the person asked to remember: refuse, as for an empty body.
+            raise InputError(f"{label} holds a NUL character (byte 0), which a memory file cannot keep; "
+                             "remove it and remember again")
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
     # Private spans never reach a memory (sandman.private): hidden before a name is derived.

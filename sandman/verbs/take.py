@@ -34,10 +34,10 @@ from pathlib import Path, PurePosixPath
 
 from sandman import config, journal
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
-from sandman.hook import MAX_PAYLOAD_BYTES
 from sandman.layout import GITIGNORE_SIGNATURE, Layout
 from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
+from sandman.store.runlock import RunLock
 from sandman.store.atomic import TEMP_NAME, is_real_dir, move_no_replace, write_atomic
 from sandman.transcripts import HOSTS, Session, locate, summarize
 from sandman.transcripts.locate import Source
@@ -68,13 +68,19 @@ def _rel(layout: Layout, path: Path) -> str:
 
 
 def check_live(path: Path, now: float | None = None) -> None:
-    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds,
-    TranscriptNotFound when it is gone."""
+    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds
+    or more than ``config.TAKE_CLOCK_SLACK_S`` seconds in the future (a clock is off: the
+    message says so, since waiting would not help), TranscriptNotFound when it is gone."""
     try:
         mtime = path.stat().st_mtime
     except FileNotFoundError:
         raise TranscriptNotFound(f"transcript {path} is already gone") from None
     age = (time.time() if now is None else now) - mtime
+    if age < -config.TAKE_CLOCK_SLACK_S:
+        raise TranscriptLive(
+            f"transcript {path} was written {int(-age)} s in the future by this machine's clock: the clock "
+            "(or the file's time) is off, so waiting will not help; pass --force to take it now"
+        )
     if age < config.TAKE_LIVE_WINDOW_S:
         wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
         raise TranscriptLive(
@@ -347,8 +353,8 @@ def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Pa
 
 
 def _payload(payload: bytes) -> dict:
-    if len(payload) > MAX_PAYLOAD_BYTES:
-        raise InputError(f"SessionEnd payload is over {MAX_PAYLOAD_BYTES:,} bytes")
+    if len(payload) > config.HOOK_PAYLOAD_MAX_BYTES:
+        raise InputError(f"SessionEnd payload is over {config.HOOK_PAYLOAD_MAX_BYTES:,} bytes")
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -647,34 +653,52 @@ def dream_command() -> list[str]:
     return sandman_argv("dream")
 
 
-def spawn_dream(layout: Layout) -> int:
+def spawn_dream(layout: Layout, lock: RunLock | None = None) -> int:
     """Start ``sandman dream`` fully detached and return its pid; never wait for it.
 
     stdout and stderr are appended to ``.trace/dream-<date>.log``
-    (store/detach.py). Raises OSError when it cannot be started.
+    (store/detach.py). ``lock``, the dream lock held by this process, is handed
+    to the dream (``$SANDMAN_DREAM_LOCK_FD``), which holds it until it exits.
+    Raises OSError when it cannot be started.
     """
     log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
-    return spawn_detached(dream_command(), log)
+    if lock is None:
+        return spawn_detached(dream_command(), log)
+    env = dict(os.environ)
+    env[config.DREAM_LOCK_FD_ENV] = str(lock.hand_over())
+    return spawn_detached(dream_command(), log, env)
 
 
 def dream_if_due(layout: Layout) -> int | None:
     """Spawn a detached dream when dream's queue is due and no dream runs; return its pid.
 
-    The queue is asked of the dream module, never counted here (design
-    station ①). Never raises: a failed spawn is a journal line.
+    The queue is asked of the dream queue (sandman/dreamqueue.py), never counted here (design
+    station ①). The dream lock is taken here, before the spawn, and handed to
+    the dream: a take that finds it held (a dream runs, or another take is
+    starting one) spawns nothing and journals ``dream-running``, so a burst of
+    session endings starts one dream, not one per take. Never raises: a failed
+    spawn is a journal line.
     """
-    from sandman.verbs import dream
+    from sandman import dreamqueue
 
-    depth = dream.queue_depth(layout)
+    depth = dreamqueue.queue_depth(layout)
     if depth < config.DREAM_DUE_POINTERS:
         return None
-    if dream.is_running(layout):
-        journal.write(layout, VERB, "dream-running", queued=depth)
-        return None
+    lock = RunLock(layout.dream_lock)
     try:
-        pid = spawn_dream(layout)
+        acquired = lock.acquire()
     except OSError as error:
         journal.write(layout, VERB, "dream-failed", queued=depth, error=str(error))
         return None
+    if not acquired:
+        journal.write(layout, VERB, "dream-running", queued=depth)
+        return None
+    try:
+        pid = spawn_dream(layout, lock)
+    except OSError as error:
+        lock.release()
+        journal.write(layout, VERB, "dream-failed", queued=depth, error=str(error))
+        return None
+    lock.let_go(pid)
     journal.write(layout, VERB, "dream-spawned", queued=depth, pid=pid)
     return pid

@@ -296,9 +296,9 @@ def backfill(layout: Layout, *, older_than: str = DEFAULT_OLDER_THAN, project: s
                           path=str(item.path), detail=item.detail)
     result.reclaimed = drain(layout)
     result.dream_pid = dream_if_due(layout)
-    from sandman.verbs import dream
+    from sandman.dreamqueue import queue_depth
 
-    result.queued = dream.queue_depth(layout)
+    result.queued = queue_depth(layout)
     reasons = ",".join(f"{reason}:{count}" for reason, count in sorted(result.reasons().items()))
     journal.write(layout, VERB, "backfilled", taken=len(result.taken), skipped=len(result.skipped),
                   bytes=result.bytes, older_than=older_than, project=None if folder is None else str(folder),

@@ -20,7 +20,18 @@ from sandman.machine.trail import Event, Trail
 def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None, shift: str | None = None,
            repo: str | None = None, model: str | None = None, cost_usd: float | None = None,
            data: str | None = None) -> Event:
-    """Append one event (``shift`` defaults to ``$SANDMAN_SHIFT``; ``data`` is a JSON object's text)."""
+    """Append one event (``shift`` defaults to ``$SANDMAN_SHIFT``; ``data`` is a JSON object's text).
+
+    A summary a person typed is refused, not cut, when it holds a line break or
+    is over ``trail.SUMMARY_MAX_CHARS`` (300) characters: the trail keeps one
+    line, and silently shortening what was typed would lose it. Raises
+    InputError, and what ``trail.append`` raises.
+    """
+    if "\n" in summary or "\r" in summary:
+        raise InputError("the summary holds a line break; an event's summary is one line")
+    if len(summary) > store.SUMMARY_MAX_CHARS:
+        raise InputError(f"the summary is {len(summary):,} characters; the limit is {store.SUMMARY_MAX_CHARS} "
+                         "(put the rest in --data)")
     parsed = None
     if data is not None:
         try:

@@ -1,0 +1,62 @@
+"""Benchmark the help pages: ``sandman --help`` and every ``sandman <command> --help``.
+
+Each is a real subprocess of the installed ``sandman`` console script, timed
+interleaved with ``python -c pass`` (the baseline) run by run. One row for
+``sandman --help``, one for the slowest command's page (named in the row), and
+one for the median over all command pages. Target (issue 18): every page at
+most 4 x ``python -c pass``.
+
+    python bench/cli_help.py [--quick] [--runs N]
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from harness import PYTHON_PASS, Row, Target, child_env, interleaved, progress, python_pass, run_timed, sandman_argv, script
+
+RUNS = 15
+QUICK = {"runs": 5}
+TARGET = Target("≤ 4× python -c pass", ratio=4.0)
+
+
+def commands() -> list[list[str]]:
+    """Every command path of the CLI: each verb, each group, each group's subcommands."""
+    import typer.main
+
+    from sandman.cli import app
+
+    group = typer.main.get_command(app)
+    found = []
+    for name, command in sorted(group.commands.items()):
+        found.append([name])
+        for sub in sorted(getattr(command, "commands", {})):
+            found.append([name, sub])
+    return found
+
+
+def rows(runs: int = RUNS) -> list[Row]:
+    """Return the rows: ``sandman --help``, the slowest and the median command page, medians in seconds
+    over ``runs`` interleaved runs against ``python -c pass``."""
+    env = child_env()
+    paths = commands()
+    progress(f"cli_help: {runs} runs of {len(paths) + 2} commands")
+    trials = [python_pass(env), lambda: run_timed([*sandman_argv(), "--help"], env)]
+    trials += [lambda path=path: run_timed([*sandman_argv(), *path, "--help"], env) for path in paths]
+    bare, top, *pages = interleaved(trials, runs)
+    slowest = max(range(len(paths)), key=lambda i: pages[i])
+    return [
+        Row("`sandman --help`", top, PYTHON_PASS, bare, runs, TARGET),
+        Row(f"slowest `sandman <command> --help` of {len(paths)} (`{' '.join(paths[slowest])}`)", pages[slowest],
+            PYTHON_PASS, bare, runs, TARGET),
+        Row(f"median `sandman <command> --help` of {len(paths)}", statistics.median(pages), PYTHON_PASS, bare,
+            runs, TARGET),
+    ]
+
+
+def main() -> None:
+    script(__doc__, rows, QUICK, runs=RUNS)
+
+
+if __name__ == "__main__":
+    main()

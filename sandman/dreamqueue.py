@@ -1,0 +1,56 @@
+"""The dream queue: which pointers a dream routes, and whether a dream is running.
+
+An undreamed pointer is queued, and due unless it is waiting out a failed
+attempt (1 h after the first, doubling, at most 24 h: a session whose minds
+keep failing must not cost three model calls on every session end). take asks
+``queue_depth`` (never counts files itself) so the trigger and the run cannot
+disagree about what is queued, and ``is_running`` so it never spawns a second
+dream. Standard library only: take --hook imports it. Imported by the dream verb
+(sandman/verbs/dream.py) and its run (dream_run.py); it imports neither.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sandman import config, journal
+from sandman.layout import Layout
+from sandman.pointers import Pointer, list_pointers, parse_time
+from sandman.store.runlock import RunLock
+
+
+def queue(layout: Layout) -> list[Pointer]:
+    """Return the queued (undreamed) pointers, oldest ``ended`` first."""
+    return [pointer for pointer in list_pointers(layout) if not pointer.dreamed]
+
+
+def retry_after_s(attempts: int) -> int:
+    """Seconds a pointer waits after its ``attempts``-th failed dream: 1 h, 2 h, 4 h... at most 24 h."""
+    if attempts < 1:
+        return 0
+    return min(3600 * 2 ** min(attempts - 1, 16), config.DREAM_RETRY_MAX_S)
+
+
+def is_due(pointer: Pointer, now: datetime) -> bool:
+    """True unless the pointer failed a dream recently (docs/BANK-FORMAT.md, "Pointers")."""
+    tried = parse_time(pointer.data.get("tried"))
+    attempts = pointer.data.get("attempts")
+    if tried is None or not isinstance(attempts, int) or isinstance(attempts, bool):
+        return True
+    return (now - tried).total_seconds() >= retry_after_s(attempts)
+
+
+def due(layout: Layout, now: datetime | None = None) -> list[Pointer]:
+    """Return the queued pointers a dream should try now: not waiting out a failed attempt."""
+    now = now or journal.now_utc()
+    return [pointer for pointer in queue(layout) if is_due(pointer, now)]
+
+
+def queue_depth(layout: Layout) -> int:
+    """Return how many queued pointers are due: what makes a dream due, and what take asks."""
+    return len(due(layout))
+
+
+def is_running(layout: Layout) -> bool:
+    """True while a dream run holds ``.dream.lock``."""
+    return RunLock(layout.dream_lock).holder() is not None
