@@ -884,3 +884,342 @@ def reconcile(
             say(text)
     if result.failed:
         raise typer.Exit(1)
+
+
+# --- the machine: the breath store (issue 16) ---
+
+breathe_app = typer.Typer(
+    help="The research store: feeds, breaths, reading passes and weights.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(breathe_app, name="breathe")
+
+_AT_HELP = "The time to act as of, ISO with a zone [default: now]."
+
+
+@breathe_app.command("init")
+def breathe_init() -> None:
+    """Write an example breath/sources.toml."""
+    from sandman.machine import breath
+
+    root = layout()
+    say(run(lambda: breath.init(root)))
+
+
+@breathe_app.command("sources")
+def breathe_sources(
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """Check sources.toml and list the feeds with their weights."""
+    import json
+
+    from sandman.machine import breath
+    from sandman.verbs import breathe as verb
+
+    root = layout()
+    for row in run(lambda: breath.sources(root)):
+        say(json.dumps(row, ensure_ascii=False) if json_ else verb.source_line(row))
+
+
+@breathe_app.command("file")
+def breathe_file(
+    title: Annotated[Optional[str], typer.Option(metavar="TEXT", help="One line naming the idea.")] = None,
+    address: Annotated[Optional[str], typer.Option(metavar="URL", help="Where the idea was read.")] = None,
+    source: Annotated[Optional[str], typer.Option(metavar="NAME", help="The source of sources.toml it came from.")] = None,
+    repo: Annotated[Optional[str], typer.Option(metavar="DIR", help="The repository it bears on (absolute).")] = None,
+    bearing: Annotated[Optional[float], typer.Option(metavar="0..1", help="The judge's bearing score.")] = None,
+    novelty: Annotated[Optional[float], typer.Option(metavar="0..1", help="The judge's novelty score.")] = None,
+    provenance: Annotated[Optional[float], typer.Option(metavar="0..1", help="The judge's provenance score.")] = None,
+    body: Annotated[Optional[str], typer.Option(metavar="TEXT", help="What it is and how a shift could try it.")] = None,
+    pass_: Annotated[Optional[str], typer.Option("--pass", metavar="PASS", help="The pass it was read in.")] = None,
+) -> None:
+    """File a breath from flags or a JSON document on stdin."""
+    from sandman.machine import breath
+    from sandman.verbs import breathe as verb
+
+    root = layout()
+    flags = {"title": title, "address": address, "source": source, "repo": repo, "bearing": bearing,
+             "novelty": novelty, "provenance": provenance, "body": body, "pass": pass_}
+    stdin_text = None
+    if not any(value is not None for value in flags.values()):
+        stdin_text = run(lambda: sys.stdin.read())
+    filed = run(lambda: breath.file_breath(root, verb.document(flags, stdin_text)))
+    say(filed.id)
+
+
+@breathe_app.command("list")
+def breathe_list(
+    repo: Annotated[Optional[str], typer.Option(metavar="DIR", help="Only breaths bearing on this repository.")] = None,
+    state: Annotated[Optional[str], typer.Option(metavar="STATE", help="Only filed, spiked, adopted or dropped.")] = None,
+    source: Annotated[Optional[str], typer.Option(metavar="NAME", help="Only breaths from this source.")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List breaths, oldest filed first."""
+    from sandman.machine import breath
+    from sandman.verbs import breathe as verb
+
+    root = layout()
+    for found in run(lambda: breath.list_breaths(root, repo=repo, state=state, source=source)):
+        say(verb.as_json(found) if json_ else verb.line(found))
+
+
+def _move(action: str, breath_id: str, why: str | None) -> None:
+    from sandman.machine import breath
+
+    root = layout()
+    moved = run(lambda: breath.move(root, breath_id, action, why=why, shift=config.current_shift()))
+    say(f"{moved.id} {moved.state}")
+
+
+_WHY = Annotated[Optional[str], typer.Option("--why", metavar="TEXT", help="One line: why.")]
+_BREATH = Annotated[str, typer.Argument(metavar="BREATH", help="The breath id.")]
+
+
+@breathe_app.command("spike", cls=PlainUsage)
+def breathe_spike(breath_id: _BREATH, why: _WHY = None) -> None:
+    """Mark a breath spiked: a shift will try it."""
+    _move("spike", breath_id, why)
+
+
+@breathe_app.command("adopt", cls=PlainUsage)
+def breathe_adopt(breath_id: _BREATH, why: _WHY = None) -> None:
+    """Mark a breath adopted: its source rises on the next reweight."""
+    _move("adopt", breath_id, why)
+
+
+@breathe_app.command("drop", cls=PlainUsage)
+def breathe_drop(breath_id: _BREATH, why: _WHY = None) -> None:
+    """Mark a breath dropped."""
+    _move("drop", breath_id, why)
+
+
+@breathe_app.command("pass")
+def breathe_pass(
+    at: Annotated[Optional[str], typer.Option("--at", metavar="TIME", help=_AT_HELP)] = None,
+) -> None:
+    """Compose the prompt of a reading pass from the due sources."""
+    from sandman.machine import breath
+    from sandman.verbs import breathe as verb
+
+    root = layout()
+    made = run(lambda: breath.compose_pass(root, now=verb.parse_time(at)))
+    say(made.id)
+    say(root.breath_pass(made.id) / "prompt.md")
+
+
+@breathe_app.command("attach", cls=PlainUsage)
+def breathe_attach(
+    pass_id: Annotated[str, typer.Argument(metavar="PASS", help="The pass id.")],
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The reading session's id.")],
+) -> None:
+    """Record the session a pass runs in."""
+    from sandman.machine import breath
+
+    root = layout()
+    run(lambda: breath.attach(root, pass_id, session))
+    say(f"{pass_id} attached to {session}")
+
+
+@breathe_app.command("close", cls=PlainUsage)
+def breathe_close(
+    pass_id: Annotated[str, typer.Argument(metavar="PASS", help="The pass id.")],
+    cost: Annotated[Optional[float], typer.Option("--cost", metavar="USD", help="What the pass cost, in US dollars.")] = None,
+) -> None:
+    """Close a pass, with what it cost."""
+    from sandman.machine import breath
+
+    root = layout()
+    data = run(lambda: breath.close(root, pass_id, cost_usd=cost))
+    say(f"{pass_id} closed at {data['closed_at']}")
+
+
+@breathe_app.command("reweight")
+def breathe_reweight(
+    at: Annotated[Optional[str], typer.Option("--at", metavar="TIME", help=_AT_HELP)] = None,
+) -> None:
+    """Raise sources by adoption, lower them by silence."""
+    from sandman.machine import breath
+    from sandman.verbs import breathe as verb
+
+    root = layout()
+    moved = run(lambda: breath.reweight(root, now=verb.parse_time(at)))
+    for name, (old, new) in moved.items():
+        say(f"{name} {old:.2f} -> {new:.2f}")
+    if not moved:
+        say("no source moved")
+# --- the machine: shifts (issue 14) ---
+
+shift_app = typer.Typer(
+    help="Unattended night sessions on picked repositories.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(shift_app, name="shift")
+
+
+def _text_or_stdin(text: str, what: str) -> str:
+    if text != "-":
+        return text
+    data = sys.stdin.buffer.read(256 * 1024 + 1)
+    if len(data) > 256 * 1024:
+        raise fail(f"the {what} on stdin is over 256 KiB", 2)
+    return data.decode("utf-8", "replace")
+
+
+@shift_app.command("pick")
+def shift_pick(
+    path: Annotated[bool, typer.Option("--path", help="Print only the picked repository's path.")] = False,
+    untrusted: Annotated[bool, typer.Option("--untrusted", help="List the repositories Claude Code does not trust.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print a JSON array of candidates.")] = False,
+) -> None:
+    """Show the rotation: the repository the next shift works, and why."""
+    import json
+
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    found = run(lambda: verb.pick(root, untrusted=untrusted))
+    if json_:
+        say(json.dumps([c.to_json() for c in found], ensure_ascii=False, indent=2), lines=True)
+        return
+    if path:
+        chosen = next((c for c in found if c.pickable and not untrusted), None)
+        if chosen is None:
+            raise fail("no repository to pick (`sandman shift pick` says why)", 1)
+        say(chosen.path)
+        return
+    if not found:
+        say("no repositories" + (" Claude Code does not trust" if untrusted else " under machine.roots"))
+    for n, item in enumerate(found, 1):
+        mark = "pick" if n == 1 and item.pickable and not untrusted else ("ok  " if item.pickable else "no  ")
+        say(f"{mark} {item.path} — {'; '.join(item.reasons)}")
+
+
+@shift_app.command("brief")
+def shift_brief(
+    path: Annotated[Optional[str], typer.Option(metavar="DIR", help="Work this repository instead of the pick.")] = None,
+) -> None:
+    """Open a shift: write its brief, meta and shift.start; print the brief's path."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    opened, worktree = run(lambda: verb.brief(root, path=path))
+    say(opened.folder / "brief.md")
+    if worktree:
+        say(f"worktree: {worktree} (branch shift/{opened.id}); start a session there with SANDMAN_SHIFT={opened.id}, "
+            "then `sandman shift attach <session>`")
+    say(f"shift {opened.id} on {opened.repo}: {opened.characters:,} characters"
+        + (f", cut: {', '.join(f'{k} {v:,}' for k, v in opened.cuts.items())}" if opened.cuts else ""))
+
+
+@shift_app.command("attach", cls=PlainUsage)
+def shift_attach(
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The Claude Code session id working the shift.")],
+) -> None:
+    """Record the session id of the open shift."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    say(f"attached {session} to {run(lambda: verb.attach(root, session))}")
+
+
+@shift_app.command("status")
+def shift_status(
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Show the open shift and the latest ones."""
+    import json
+
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    found = run(lambda: verb.status(root))
+    if json_:
+        say(json.dumps(found, ensure_ascii=False, indent=2), lines=True)
+        return
+    current = found["current"]
+    if current:
+        say(f"open: {current.get('shift')} ({current.get('state')}) on {current.get('repo')}; "
+            f"session {current.get('session') or 'not attached'}; "
+            f"{'running' if found['alive'] else 'no live process'}")
+    else:
+        say("no shift is open")
+    if found["paused"]:
+        say("paused: shifts/PAUSE exists")
+    for item in found["recent"]:
+        say(f"{item['id']} {item['repo']} {item['theme']} {item['outcome'] or 'open'}")
+
+
+@shift_app.command("clock")
+def shift_clock(
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 when under machine.min_window_minutes remain.")] = False,
+) -> None:
+    """How long the model's usage window has left (exit 3: unreadable window file)."""
+    from sandman import config as cfg
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    found = run(lambda: verb.clock(root))
+    say(found.note)
+    if check:
+        minimum = run(lambda: cfg.machine(root)).min_window_minutes
+        if not found.room(minimum):
+            raise typer.Exit(1)
+
+
+@shift_app.command("handoff", cls=BodyArgument)
+def shift_handoff(
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The handoff (at most 2,000 characters); '-' reads stdin.")] = "",
+    abandoned: Annotated[bool, typer.Option("--abandoned", help="Record a shift that died without a handoff.")] = False,
+    truncate: Annotated[bool, typer.Option("--truncate", help="Cut a handoff over 2,000 characters instead of refusing.")] = False,
+) -> None:
+    """Close the open shift: handoff.md, report.md, the outcome, shift.handoff."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    body = _text_or_stdin(text, "handoff")
+    closed = run(lambda: verb.handoff(root, body, abandoned=abandoned, truncate=truncate))
+    say(f"{closed.id} {closed.outcome}: {len(closed.commits)} commit(s), {len(closed.findings)} finding(s); "
+        f"report: {root.shift_dir(closed.id) / 'report.md'}")
+    for finding in closed.findings:
+        say(f"finding: {finding}")
+
+
+@shift_app.command("profile")
+def shift_profile() -> None:
+    """Print the Claude Code settings and environment a shift session runs with (JSON)."""
+    import json
+
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    say(json.dumps(run(lambda: verb.profile(root)), ensure_ascii=False, indent=2), lines=True)
+
+
+@shift_app.command("run")
+def shift_run() -> None:
+    """The tick: close a finished shift, then start one if the night allows."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    done = run(lambda: verb.run(root))
+    if done.closed:
+        say(f"closed {done.closed}")
+    if done.decision == "started":
+        say(f"started {done.shift}")
+    else:
+        say(f"{done.decision}: {done.reason}")
+    if done.decision == "failed":
+        raise typer.Exit(1)
+
+
+@shift_app.command("targets", cls=BodyArgument)
+def shift_targets(
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="Markdown, one '## <repository>' each; '-' reads stdin.")],
+) -> None:
+    """Write next week's targets (the rest day's self-pass only)."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    say(run(lambda: verb.targets(root, _text_or_stdin(text, "targets"))))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from collections import namedtuple
 
 from sandman.errors import ConfigError
 from sandman.layout import Layout
@@ -372,18 +373,172 @@ def machine_roots(layout: Layout) -> list[Path]:
 
     ``~`` is expanded. Raises ConfigError when it is not a list of absolute paths.
     """
+    return machine(layout).roots
+
+
+# The spine (seed, "The spine"): weekday -> theme, Sunday first. A theme names its prompt
+# file under prompts/ only on the rest day (prompts/sabbath.md); every other day fills
+# prompts/shift.md with the theme and its job.
+WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+WEEK_THEMES = {
+    "Sunday": ("Hunt", "sweep the repository for real defects, root-cause the confirmed ones, ship each repro "
+                       "as a regression test"),
+    "Monday": ("Redesign", "execute the approved proposals first, then rebuild the structure the findings and "
+                           "standing proposals indict, as an always-green staged migration"),
+    "Tuesday": ("Refactor", "drive the worst-scored module (tests as much as source) to its best form, "
+                            "behaviour preserved: the fewest statements, functions, branches and lines"),
+    "Wednesday": ("Measure", "compute the score, run the performance and coverage passes, count statements, "
+                             "functions, branches and lines, write the numbers where the rest day reads them"),
+    "Thursday": ("Harden", "bring coverage up first, then close security findings and land dependency updates "
+                           "with their tests"),
+    "Friday": ("Ship", "GO/NO-GO on the week's branches, say which are ready to merge, CI green before the "
+                       "night ends"),
+    "Saturday": ("Rest", "the self-pass: no code commits; score the week, plan next week's targets"),
+}
+MACHINE_NIGHT = "21:00-07:00"
+MACHINE_SHIFT_HOURS = 5.0
+MACHINE_MIN_WINDOW_MINUTES = 60
+MACHINE_REST_DAY = "Saturday"
+SHIFT_BRIEF_MAX_CHARS = 24_000  # a brief over this shrinks its slots; passed as the prompt of claude -p
+SHIFT_HANDOFF_MAX_CHARS = 2_000
+SHIFT_PERMISSION_MODE = "dontAsk"
+
+
+# A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
+class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
+                                   "model week rest_day budget_usd_day")):
+    """``[machine]`` of ``<root>/.settings.toml``, checked (docs/shift.md, "Configuration").
+
+    ``roots``, ``exclude``: absolute Paths; ``time_zone``: an IANA name or None (the
+    system's local zone); ``night``: ``(start, end)`` minutes after midnight in that zone
+    (the window crosses midnight when end <= start); ``shift_hours``: float hours;
+    ``min_window_minutes``: int; ``window_file``: Path or None; ``model``: str or None;
+    ``week``: weekday (``Sunday``…) -> ``(theme, job)``; ``rest_day``: a weekday;
+    ``budget_usd_day``: US dollars or None (no cap).
+    """
+
+    __slots__ = ()
+
+    @property
+    def on(self) -> bool:
+        """True when ``roots`` is set: without roots the machine is off."""
+        return bool(self.roots)
+
+    def zone(self):
+        """The ``tzinfo`` of days, weeks and the night window. Raises ConfigError (checked at read)."""
+        from zoneinfo import ZoneInfo
+
+        if self.time_zone is None:
+            from datetime import datetime
+
+            return datetime.now().astimezone().tzinfo
+        return ZoneInfo(self.time_zone)
+
+
+def _clock_minutes(text: str, where: str) -> int:
+    try:
+        hours, minutes = text.strip().split(":")
+        value = int(hours) * 60 + int(minutes)
+        if not (0 <= int(hours) <= 23 and 0 <= int(minutes) <= 59):
+            raise ValueError
+    except ValueError:
+        raise ConfigError(f"{where} holds {text!r}, which is not HH:MM") from None
+    return value
+
+
+def machine(layout: Layout) -> Machine:
+    """Return the checked ``[machine]`` table (defaults where unset). Raises ConfigError naming
+    the file and the key: a relative path, a zone ``zoneinfo`` does not know, a night that is not
+    ``HH:MM-HH:MM``, a number out of range, a weekday that is not one, an unknown key."""
+    where = layout.settings_file
     section = settings(layout).get("machine", {})
     if not isinstance(section, dict):
-        raise ConfigError(f"{layout.settings_file}: [machine] must be a table")
-    value = section.get("roots", [])
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{layout.settings_file}: machine.roots must be a list of folders, not {value!r}")
-    roots = [Path(item).expanduser() for item in value]
-    for path in roots:
-        if not path.is_absolute():
-            raise ConfigError(f"{layout.settings_file}: machine.roots holds {str(path)!r}, which is relative; "
-                              "give absolute folders")
-    return roots
+        raise ConfigError(f"{where}: [machine] must be a table")
+    known = {"roots", "exclude", "time_zone", "night", "shift_hours", "min_window_minutes", "window_file",
+             "model", "week", "rest_day", "budget_usd_day"}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise ConfigError(f"{where}: [machine] has unknown key(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(sorted(known))}")
+
+    def folders(key: str) -> list[Path]:
+        value = section.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"{where}: machine.{key} must be a list of folders, not {value!r}")
+        paths = [Path(item).expanduser() for item in value]
+        for path in paths:
+            if not path.is_absolute():
+                raise ConfigError(f"{where}: machine.{key} holds {str(path)!r}, which is relative; "
+                                  "give absolute folders")
+        return paths
+
+    def text(key: str) -> str | None:
+        value = section.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ConfigError(f"{where}: machine.{key} must be a non-empty string, not {value!r}")
+        return value.strip() if value is not None else None
+
+    def number(key: str, default: float | None, low: float, high: float) -> float | None:
+        value = section.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low < value <= high):
+            raise ConfigError(f"{where}: machine.{key} must be a number above {low:g} and at most {high:g}, "
+                              f"not {value!r}")
+        return float(value)
+
+    zone = text("time_zone")
+    if zone is not None:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(f"{where}: machine.time_zone {zone!r} is not an IANA zone "
+                              "(America/New_York, Europe/Paris, UTC)") from None
+    night_text = text("night") or MACHINE_NIGHT
+    if night_text.count("-") != 1:
+        raise ConfigError(f"{where}: machine.night holds {night_text!r}; give HH:MM-HH:MM, such as 21:00-07:00")
+    start, end = (_clock_minutes(part, f"{where}: machine.night") for part in night_text.split("-"))
+    if start == end:
+        raise ConfigError(f"{where}: machine.night {night_text!r} is empty; give a start and a different end")
+    window = text("window_file")
+    window_path = Path(window).expanduser() if window else None
+    if window_path is not None and not window_path.is_absolute():
+        raise ConfigError(f"{where}: machine.window_file {window!r} is relative; give an absolute file")
+    week = dict(WEEK_THEMES)
+    given = section.get("week", {})
+    if not isinstance(given, dict):
+        raise ConfigError(f"{where}: machine.week must be a table of weekday = \"theme\" "
+                          "or weekday = {theme, job}")
+    for day, value in given.items():
+        name = day.capitalize() if isinstance(day, str) else day
+        if name not in WEEKDAYS:
+            raise ConfigError(f"{where}: machine.week has {day!r}, which is not a weekday (Sunday…Saturday)")
+        if isinstance(value, str) and value.strip():
+            week[name] = (value.strip(), "")
+        elif isinstance(value, dict) and isinstance(value.get("theme"), str) and value["theme"].strip() \
+                and isinstance(value.get("job", ""), str):
+            week[name] = (value["theme"].strip(), value.get("job", "").strip())
+        else:
+            raise ConfigError(f"{where}: machine.week.{day} must be a theme or {{theme, job}}, not {value!r}")
+    rest = (text("rest_day") or MACHINE_REST_DAY).capitalize()
+    if rest not in WEEKDAYS:
+        raise ConfigError(f"{where}: machine.rest_day {rest!r} is not a weekday (Sunday…Saturday)")
+    minutes = number("min_window_minutes", MACHINE_MIN_WINDOW_MINUTES, 0, 24 * 60)
+    return Machine(
+        roots=folders("roots"), exclude=folders("exclude"), time_zone=zone, night=(start, end),
+        shift_hours=number("shift_hours", MACHINE_SHIFT_HOURS, 0, 24), min_window_minutes=int(minutes),
+        window_file=window_path, model=text("model"), week=week, rest_day=rest,
+        budget_usd_day=number("budget_usd_day", None, 0, float("inf")) if "budget_usd_day" in section else None,
+    )
+
+
+def claude_global_config_file() -> Path:
+    """Return Claude Code's global config (per-project trust lives there):
+    ``$CLAUDE_CONFIG_DIR/.claude.json`` when that variable is set, else ``~/.claude.json``."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR", "")
+    return Path(value).expanduser() / ".claude.json" if value else Path.home() / ".claude.json"
 
 
 def ssh_agent_socket() -> str:

@@ -41,6 +41,12 @@ class SecretRefused(InputError):
         )
 
 
+class PassRefused(SandmanError):
+    """``breathe pass`` will not compose a pass: no source is due, or the day's budget is spent (exit 3)."""
+
+    exit_code = 3
+
+
 class FormatError(SandmanError):
     """A file under the root does not follow docs/BANK-FORMAT.md."""
 

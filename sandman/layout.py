@@ -21,6 +21,14 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
+    ├── breath/                    the research store (sandman.machine.breath): sources.toml, weights.json,
+    │                              breaths/<id>.json, passes/<id>/{pass.json,prompt.md}, problems.md
+    ├── .shift.lock                held by one `shift run` tick or `shift brief` at a time
+    ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
+    ├── shifts/<id>/.session.log   the shift session's output (runtime)
+    ├── shifts/.current.json       the open shift (runtime)
+    ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
+    ├── score/<yyyy>-W<ww>.md, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -258,6 +266,38 @@ class Layout(namedtuple("Layout", "root")):
     def pending_take(self, session_id: str) -> Path:
         return self.pending_takes / f"{session_id}.json"
 
+    # -- shifts (sandman.machine.shift, docs/BANK-FORMAT.md § shifts) --
+    @property
+    def shifts(self) -> Path:
+        return self.root / "shifts"
+
+    def shift_dir(self, shift_id: str) -> Path:
+        return self.shifts / shift_id
+
+    @property
+    def shift_current(self) -> Path:
+        """``shifts/.current.json``: the open shift (runtime, never versioned)."""
+        return self.shifts / ".current.json"
+
+    @property
+    def shift_pause(self) -> Path:
+        return self.shifts / "PAUSE"
+
+    @property
+    def shift_lock(self) -> Path:
+        return self.root / ".shift.lock"
+
+    @property
+    def score(self) -> Path:
+        return self.root / "score"
+
+    def week_targets(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>-targets.md``: the rest day's plan for ``week``."""
+        return self.score / f"{week}-targets.md"
+
+    def week_score(self, week: str) -> Path:
+        return self.score / f"{week}.md"
+
     # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
     @property
     def trail(self) -> Path:
@@ -273,6 +313,42 @@ class Layout(namedtuple("Layout", "root")):
         if not self.trail.is_dir():
             return []
         return sorted(self.trail.glob("[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9].jsonl"))
+
+    # -- the breath store (sandman.machine.breath, docs/BANK-FORMAT.md § breath) --
+    @property
+    def breath(self) -> Path:
+        return self.root / "breath"
+
+    @property
+    def breath_sources(self) -> Path:
+        """``breath/sources.toml``: the feeds, written by the owner (``breathe init`` writes an example)."""
+        return self.breath / "sources.toml"
+
+    @property
+    def breath_weights(self) -> Path:
+        """``breath/weights.json``: each source's current weight and clocks, and when reweight last ran."""
+        return self.breath / "weights.json"
+
+    @property
+    def breath_breaths(self) -> Path:
+        return self.breath / "breaths"
+
+    def breath_record(self, breath_id: str) -> Path:
+        """``breath/breaths/<id>.json``: one breath."""
+        return self.breath_breaths / f"{breath_id}.json"
+
+    @property
+    def breath_passes(self) -> Path:
+        return self.breath / "passes"
+
+    def breath_pass(self, pass_id: str) -> Path:
+        """``breath/passes/<id>/``: a pass's ``pass.json`` and ``prompt.md``."""
+        return self.breath_passes / pass_id
+
+    @property
+    def breath_problems(self) -> Path:
+        """``breath/problems.md``: open problems, written by ``shift brief``; ``breathe pass`` reads it."""
+        return self.breath / "problems.md"
 
     # -- reflect (issue 6) --
     @property

@@ -22,7 +22,7 @@ from sandman.verbs.init import init
 from sandman.verbs.sync import setup, sync
 
 NAMES = ["root", "repository", "clean", "hooks", "claude", "memory", "env", "queue", "pending", "take", "dream", "reflect",
-         "worktrees", "schedule", "errors", "remote", "sync"]
+         "worktrees", "schedule", "errors", "remote", "sync", "machine"]
 SETTINGS = {"hooks": {
     "SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook", "timeout": 30}]}],
     "SessionStart": [{"matcher": "startup|resume", "hooks": [{"type": "command", "command": "/usr/bin/env",

@@ -84,7 +84,8 @@ def test_a_chain_is_one_claim_and_one_commit(layout, fake_claude, cwd):
 
 
 def test_a_hung_mind_is_killed_and_the_other_two_agree(layout, fake_claude, cwd, monkeypatch):
-    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "1")
+    # Long enough for the two answering minds on a loaded machine; the hung one is killed at it.
+    monkeypatch.setenv("SANDMAN_MIND_TIMEOUT", "5")
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")
     answers(fake_claude, cwd, fable=[MAKE], sonnet=[MAKE_TOO])
     fake_claude.mode(model("opus"), "hang")

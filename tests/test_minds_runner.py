@@ -112,7 +112,7 @@ def test_missing_binary_abstains(layout, monkeypatch):
 
 def test_hung_mind_is_killed_with_its_process_group(layout, fake_claude):
     fake_claude.mode("m", "hang")
-    result = _run(layout, timeout=1.0)
+    result = _run(layout, timeout=3.0)  # long enough for the fake to start and record itself under load
     assert (result.status, result.reason) == ("abstained", "timeout")
     (call,) = fake_claude.calls()
     assert pid_dead(call["pid"])
@@ -122,7 +122,7 @@ def test_hung_mind_is_killed_with_its_process_group(layout, fake_claude):
 def test_mind_ignoring_sigterm_is_killed(layout, fake_claude, monkeypatch):
     monkeypatch.setattr(runner, "KILL_GRACE_S", 0.2)
     fake_claude.mode("m", "hang", ignore_term=True)
-    result = _run(layout, timeout=1.0)
+    result = _run(layout, timeout=3.0)  # long enough for the fake to start and record itself under load
     assert result.reason == "timeout"
     (call,) = fake_claude.calls()
     assert pid_dead(call["pid"])
@@ -142,7 +142,8 @@ def _await_dead(pid: int) -> None:
 @pytest.mark.parametrize("mode", ["answer", "fail", "hang"])
 def test_transcript_is_kept_on_every_outcome(layout, fake_claude, mode):
     fake_claude.mode("m", mode)
-    result = _run(layout, timeout=1.0, keep=(layout, "-home-user-proj"))
+    # Only the hung mind needs the short timeout; under load 1 s can cut a mind that answers.
+    result = _run(layout, timeout=1.0 if mode == "hang" else 60.0, keep=(layout, "-home-user-proj"))
     target = layout.mind_transcript("-home-user-proj", result.session_id)
     assert result.transcript == target and target.is_file()
     assert not any(config.claude_projects_dir().rglob(f"{result.session_id}.jsonl"))

@@ -47,6 +47,9 @@ from sandman.store import repos as git
 
 VERB = "reconcile"
 TRAIL_PREFIX = "trail/"
+# The record of what happened is never reverted: the trail (append-only) and the shifts' own
+# folders (brief, meta, handoff, report: docs/BANK-FORMAT.md § shifts).
+RECORD_PREFIXES = (TRAIL_PREFIX, "shifts/")
 
 
 @dataclass
@@ -214,9 +217,9 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
                               "check out its branch (git switch main)")
     outcome.trunk, tip = repo.head.shorthand, repo.head.target
     on_trunk, off, reverted = _find(repo, tip, ids, shift, trunk=outcome.trunk)
-    # A commit that only appended trail lines is the trail itself: never reverted (append-only).
-    on_trunk = [c for c in on_trunk if not all(p.startswith(TRAIL_PREFIX) for p in git.changed_paths(repo, c.id))]
-    off = [c for c in off if not all(p.startswith(TRAIL_PREFIX) for p in git.changed_paths(repo, c.id))]
+    # A commit that only wrote the record (trail lines, a shift's folder) is never reverted.
+    on_trunk = [c for c in on_trunk if not all(p.startswith(RECORD_PREFIXES) for p in git.changed_paths(repo, c.id))]
+    off = [c for c in off if not all(p.startswith(RECORD_PREFIXES) for p in git.changed_paths(repo, c.id))]
     outcome.off_trunk = [{"commit": c.id, "subject": c.subject} for c in off]
     _refuse_merges(on_trunk)
     todo = [c for c in on_trunk if c.id not in reverted]
@@ -228,7 +231,7 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
     if dry_run:
         outcome.status = "would-revert"
         for entry in outcome.commits:
-            entries = git.reverted_entries(repo, entry["commit"], tip, ignore=(TRAIL_PREFIX,))
+            entries = git.reverted_entries(repo, entry["commit"], tip, ignore=RECORD_PREFIXES)
             _sort(layout, entries, outcome)
         return
     dirty = store.committable_paths(repo)
@@ -237,7 +240,7 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
                               "commit or remove them (any sandman write commits them as `recover`) and run again")
     for entry in outcome.commits:
         head = store.open_repo(layout).head.target
-        entries = git.reverted_entries(repo, entry["commit"], head, ignore=(TRAIL_PREFIX,))
+        entries = git.reverted_entries(repo, entry["commit"], head, ignore=RECORD_PREFIXES)
         subject = f'revert "{entry["subject"]}"'
         _sort(layout, entries, outcome)
         ledger: list[dict] = []

@@ -279,3 +279,20 @@ def set_branch(repo: pygit2.Repository, name: str, target: pygit2.Oid, *, checke
         repo.references.create(f"refs/heads/{name}", target, force=True)
     except (pygit2.GitError, KeyError, ValueError) as error:
         raise RepositoryError(f"cannot set {name} in {repo.workdir or repo.path}: {error}") from None
+
+
+def add_worktree(repo: pygit2.Repository, name: str, path: Path, branch: str, tip: pygit2.Oid) -> Path:
+    """Create ``refs/heads/<branch>`` at ``tip`` and a worktree named ``name`` at ``path`` checking it
+    out (the shift's own working tree; the repository's own checkout is not touched). Raises
+    RepositoryError when the branch or the path already exists, or libgit2 refuses."""
+    try:
+        if branch_tip(repo, branch) is not None:
+            raise RepositoryError(f"{repo.workdir}: branch {branch} already exists")
+        if os.path.lexists(path):
+            raise RepositoryError(f"{path} already exists; a worktree needs a new folder")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ref = repo.references.create(f"refs/heads/{branch}", tip)
+        repo.add_worktree(name, str(path), ref)
+        return path
+    except (pygit2.GitError, KeyError, ValueError, OSError) as error:
+        raise RepositoryError(f"cannot add a worktree for {branch} in {repo.workdir or repo.path}: {error}") from None

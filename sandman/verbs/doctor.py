@@ -36,7 +36,7 @@ ERROR_DECISIONS = frozenset({"failed", "crashed"})
 HOOKS = {"SessionEnd": "take", "SessionStart": "recall"}  # event -> the verb whose hook it runs
 # Within one severity, the order in which problems matter: the verdict names the first.
 PRIORITY = ("root", "repository", "clean", "hooks", "claude", "env", "sync", "errors", "remote",
-            "queue", "dream", "reflect", "pending", "take")
+            "queue", "dream", "reflect", "pending", "take", "machine")
 # The settings doctor parses, each with the config.py function that reads it (and raises
 # ConfigError on a bad value): the same parse the verbs run, never a copy of it.
 ENV_SETTINGS = (
@@ -128,7 +128,7 @@ def doctor(now: datetime | None = None) -> Report:
     checks.append(_guarded("memory", _auto_memory, checks))
     checks.append(_env())
     if layout is None:
-        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync")
+        names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync", "machine")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
         return Report(None, checks)
     checks += _activity(layout, now)
@@ -139,6 +139,7 @@ def doctor(now: datetime | None = None) -> Report:
         checks += _sync(layout, repo, now)
     except CHECK_ERRORS as error:
         checks += [_failed("remote", error), Check("sync", WARN, "not checked: the remote could not be read")]
+    checks.append(_guarded("machine", _machine, layout))
     return Report(str(layout.root), checks)
 
 
@@ -177,6 +178,29 @@ def _env() -> Check:
         return Check("env", FAIL, "; ".join(bad) + ": dream and reflect fail until it is fixed or unset", details)
     shown = ", ".join(f"{name}={value}" for name, value in values.items() if value) or "defaults"
     return Check("env", OK, f"SANDMAN_* settings parse ({shown})", details)
+
+
+def _machine(layout: Layout) -> Check:
+    """``[machine]``: off (no roots) is OK; a bad value FAILs; a missing root or no budget warns."""
+    settings = config.machine(layout)
+    if not settings.on:
+        return Check("machine", OK, "off: no [machine] roots in .settings.toml (docs/shift.md sets it up)",
+                     {"on": False})
+    details = {"on": True, "roots": [str(path) for path in settings.roots],
+               "time_zone": settings.time_zone, "budget_usd_day": settings.budget_usd_day}
+    missing = [str(path) for path in settings.roots if not path.is_dir()]
+    if missing:
+        return Check("machine", WARN, f"machine.roots names folder(s) that do not exist: {', '.join(missing)}",
+                     details)
+    if settings.window_file is None:
+        note = "; no window_file: shift clock answers unknown"
+    else:
+        note = ""
+    if settings.budget_usd_day is None:
+        return Check("machine", WARN, "no machine.budget_usd_day: shifts run with no daily cost cap" + note,
+                     details)
+    return Check("machine", OK, f"on: {len(settings.roots)} root(s), ${settings.budget_usd_day:g} a day" + note,
+                 details)
 
 
 # --- the root ------------------------------------------------------------------

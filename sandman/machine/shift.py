@@ -1,0 +1,715 @@
+"""A shift: one bounded, unattended Claude Code session on one repository (docs/BANK-FORMAT.md § shifts).
+
+State on disk:
+
+- ``shifts/<id>/brief.md``, ``meta.json`` (versioned, written with the
+  ``shift.start`` event in one commit); ``handoff.md``, ``report.md`` and the
+  outcome in ``meta.json`` (versioned, with ``shift.handoff`` in one commit).
+- ``shifts/.current.json`` (runtime): the open shift. Written *before* the
+  brief's commit as ``{"state": "briefing", "pid": …}`` (an intent), then
+  ``"open"`` once the commit landed; a process killed mid-brief leaves the
+  intent, which the next tick recovers (``recover``): an uncommitted brief is
+  gone with the bank transaction's undo log, a committed one is closed as
+  abandoned. So no half-written shift survives a kill -9.
+- ``.shift.lock`` (runtime, flock): one ``shift run``/``shift brief`` at a time.
+
+The API: ``open_shift``, ``attach``, ``status``, ``handoff``, ``recover``, ``clock``,
+``profile``, ``write_targets``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from sandman import config, journal
+from sandman.errors import InputError, LockBusy, RepositoryError
+from sandman.layout import Layout, resource
+from sandman.machine import brief as briefing
+from sandman.machine import pick as picking
+from sandman.machine import trail as trails
+from sandman.machine import week
+from sandman.store import repos as git
+from sandman.store.atomic import write_atomic
+from sandman.store.runlock import RunLock
+
+VERB = "shift"
+META_SCHEMA = 1
+OUTCOMES = ("handed-off", "finished", "abandoned")
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+# --- the runtime record ------------------------------------------------------------------------
+
+
+def read_current(layout: Layout) -> dict | None:
+    """``shifts/.current.json`` as a dict, None when absent; an unreadable one is ``{"state": "broken"}``."""
+    try:
+        data = json.loads(layout.shift_current.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {"state": "broken"}
+    return data if isinstance(data, dict) else {"state": "broken"}
+
+
+def write_current(layout: Layout, data: dict) -> None:
+    write_atomic(layout.shift_current, json.dumps(data, indent=2) + "\n")
+
+
+def read_meta(layout: Layout, shift_id: str) -> dict | None:
+    path = layout.shift_dir(shift_id) / "meta.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pid_alive(pid: object) -> bool:
+    """True when ``pid`` is a live process (a zombie counts as gone; our own child is reaped)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    except ChildProcessError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def lock(layout: Layout) -> RunLock:
+    """Take ``.shift.lock`` or raise LockBusy naming its holder."""
+    held = RunLock(layout.shift_lock)
+    if not held.acquire():
+        holder = held.holder() or {}
+        raise LockBusy(f"another shift tick or brief is running (pid {holder.get('pid', '?')}); try again")
+    return held
+
+
+# --- opening: the brief ------------------------------------------------------------------------
+
+
+def new_shift_id(layout: Layout, moment: datetime) -> str:
+    """``s-<UTC yyyymmddTHHMM>Z``; with seconds when that minute's id is taken."""
+    ident = f"s-{moment:%Y%m%dT%H%M}Z"
+    if layout.shift_dir(ident).exists():
+        ident = f"s-{moment:%Y%m%dT%H%M%S}Z"
+    if layout.shift_dir(ident).exists():
+        raise LockBusy(f"shift {ident} already exists; try again in a second")
+    return ident
+
+
+def _read(path: Path, limit: int = 200_000) -> str:
+    """A regular file's text (at most ``limit`` characters), "" when it is absent or not a file."""
+    try:
+        if not path.is_file() or path.is_symlink():
+            return ""
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read(limit)
+    except OSError:
+        return ""
+
+
+def plan_next(repo: Path) -> str:
+    """What ``docs/plan.md`` says next: its ``## Next`` section (any heading naming "next"), else ""."""
+    text = _read(repo / "docs" / "plan.md")
+    if not text.strip():
+        return ""
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith("#") and "next" in line.lower():
+            level = len(line) - len(line.lstrip("#"))
+            body = []
+            for other in lines[n + 1:]:
+                if other.startswith("#") and len(other) - len(other.lstrip("#")) <= level:
+                    break
+                body.append(other)
+            return "\n".join(body).strip()
+    return ""
+
+
+def target_line(layout: Layout, week_name: str, repo: str) -> str:
+    """The rest day's line for ``repo`` in ``score/<week>-targets.md`` (``## <repo>`` and what follows)."""
+    text = _read(layout.week_targets(week_name))
+    found, lines = False, []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            if found:
+                break
+            heading = line[3:].strip()
+            found = heading in (repo, Path(repo).name) or repo.endswith("/" + heading)
+            continue
+        if found:
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def previous_handoff(layout: Layout, trail: trails.Trail, repo: str | None) -> tuple[str, str]:
+    """``(label, text)`` of the newest handoff: of ``repo`` when it has one, else of any shift."""
+    handoffs = [event for event in trail.events if event.kind == "shift.handoff" and event.shift]
+    mine = [event for event in handoffs if repo and event.repo == repo]
+    for event in reversed(mine or handoffs):
+        path = layout.shift_dir(event.shift) / "handoff.md"
+        text = _read(path)
+        if text:
+            return f"shifts/{event.shift}/handoff.md", text
+    return "no previous shift", ""
+
+
+def trail_last_day(trail: trails.Trail, now: datetime) -> str:
+    since = journal.iso(now - timedelta(days=1))
+    return "\n".join(f"{e.at} {e.id} {e.kind} {e.repo or ''} — {e.summary}"
+                     for e in trail.events if e.at >= since)
+
+
+def shifts_of_week(layout: Layout, settings: config.Machine, week_name: str) -> list[dict]:
+    found = []
+    if layout.shifts.is_dir():
+        for folder in sorted(layout.shifts.iterdir()):
+            if trails.is_shift_id(folder.name):
+                meta = read_meta(layout, folder.name)
+                if meta and meta.get("week") == week_name:
+                    found.append(meta)
+    return found
+
+
+def week_score(layout: Layout, settings: config.Machine, week_name: str, trail: trails.Trail) -> str:
+    """A minimal score of ``week_name`` (the full ``sandman score`` is issue 15): shifts, outcomes,
+    repositories covered and missed, events by kind, cost."""
+    metas = shifts_of_week(layout, settings, week_name)
+    work = [m for m in metas if not m.get("rest")]
+    outcomes: dict[str, int] = {}
+    for meta in work:
+        outcomes[meta.get("outcome") or "open"] = outcomes.get(meta.get("outcome") or "open", 0) + 1
+    covered = sorted({m.get("repo") for m in work if m.get("repo")})
+    try:
+        every = [c.path for c in picking.candidates(layout, trail) if c.pickable]
+    except (InputError, config.ConfigError):
+        every = []
+    missed = [path for path in every if path not in covered]
+    ids = {m.get("id") for m in metas}
+    kinds: dict[str, int] = {}
+    cost = 0.0
+    for event in trail.events:
+        if event.shift in ids:
+            kinds[event.kind] = kinds.get(event.kind, 0) + 1
+            cost += event.cost_usd or 0.0
+    lines = [f"# Score {week_name} (minimal: from shifts/*/meta.json and the trail)", "",
+             f"- shifts: {len(work)} ({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items())) or 'none'})",
+             f"- repositories covered: {len(covered)} of {len(every)} pickable"
+             + (f"; missed: {', '.join(missed)}" if missed else ""),
+             f"- events by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items())) or 'none'}",
+             f"- cost: ${cost:.2f}"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Opened:
+    """A shift just opened: its id, folder, target, start event and the brief's size and cuts."""
+
+    id: str
+    folder: Path
+    repo: str
+    rest: bool
+    start_event: str
+    characters: int
+    cuts: dict[str, int]
+
+
+def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None = None,
+               cap: int = config.SHIFT_BRIEF_MAX_CHARS) -> Opened:
+    """Open a shift: pick (or take ``path``), compose the brief, write ``brief.md``, ``meta.json`` and
+    ``shift.start`` in one commit, and ``shifts/.current.json``. The caller holds ``.shift.lock``.
+
+    Raises InputError (machine off, nothing to pick, a bad ``path``), BriefRefused (exit 2: the brief
+    cannot fit), LockBusy (a shift is open), ConfigError, RepositoryError.
+    """
+    from sandman.banks.commit import bank_transaction
+    from sandman.banks.names import bank_name
+    from sandman.layout import BANK_INDEX
+
+    now = now or journal.now_utc()
+    settings = config.machine(layout)
+    if not settings.on:
+        raise InputError(f"the machine is off: no [machine] roots in {layout.settings_file}; docs/shift.md")
+    current = read_current(layout)
+    if current is not None:
+        raise LockBusy(f"shift {current.get('shift', '?')} is open ({current.get('state')}); "
+                       "`sandman shift handoff` closes it")
+    trail = trails.read(layout)
+    day = week.day_of(settings, now)
+    weekday, theme, job = week.theme(settings, day)
+    rest = week.is_rest(settings, day)
+    week_name = week.iso_week(day)
+    if rest:
+        done = [m["id"] for m in shifts_of_week(layout, settings, week_name) if m.get("rest") and m.get("day") == str(day)]
+        if done:
+            raise InputError(f"the rest day's self-pass already ran tonight ({done[0]}); one a rest day")
+        repo, trunk, base = str(layout.root), None, None
+    else:
+        chosen = picking.pick(layout, trail, path)
+        if chosen is None:
+            raise InputError("no repository to pick: none under machine.roots is trusted by Claude Code, "
+                             "has a trunk and is not excluded (`sandman shift pick --untrusted`)")
+        repo = chosen.path
+        trunk, tip = git.trunk(git.open_at(Path(repo)), repo)
+        base = str(tip)
+    ident = new_shift_id(layout, now)
+    write_current(layout, {"shift": ident, "state": "briefing", "pid": os.getpid(), "repo": repo,
+                           "opened_at": journal.iso(now)})
+    try:
+        label, handoff_text = previous_handoff(layout, trail, None if rest else repo)
+        slots = [briefing.Slot("handoff", label, handoff_text)]
+        if rest:
+            slots += [
+                briefing.Slot("score", f"score/{week_name}.md (written by this brief)",
+                              week_score(layout, settings, week_name, trail)),
+                briefing.Slot("week_trail", f"trail/ since {day - timedelta(days=6)}",
+                              "\n".join(f"{e.at} {e.id} {e.kind} {e.repo or ''} — {e.summary}"
+                                        for e in trail.events if e.day >= str(day - timedelta(days=6)))),
+                briefing.Slot("shifts", f"shifts/*/meta.json of {week_name}",
+                              "\n".join(f"{m.get('id')} {m.get('repo')} {m.get('theme')} {m.get('outcome') or 'open'}"
+                                        for m in shifts_of_week(layout, settings, week_name))),
+                briefing.Slot("previous_targets", f"score/{week_name}-targets.md",
+                              _read(layout.week_targets(week_name))),
+            ]
+        else:
+            bank = layout.bank(bank_name(repo))
+            plan = plan_next(Path(repo))
+            target = target_line(layout, week_name, repo)
+            plan_slot = (briefing.Slot("plan", f"{repo}/docs/plan.md (next)", plan) if plan else
+                         briefing.Slot("plan", f"score/{week_name}-targets.md (## {Path(repo).name}; "
+                                       "docs/plan.md says nothing next)", target))
+            slots += [
+                briefing.Slot("trail", "trail/ (the last day)", trail_last_day(trail, now)),
+                briefing.Slot("memories", f"memories/{bank.name}/{BANK_INDEX}", _read(bank / BANK_INDEX)),
+                plan_slot,
+                briefing.Slot("score", f"score/{week_name}.md", _read(layout.week_score(week_name))),
+            ]
+        template_name = "sabbath" if rest else "shift"
+        template = (resource("prompts") / f"{template_name}.md").read_text(encoding="utf-8")
+        start = trails.new_event(
+            "shift.start", f"{'rest day self-pass' if rest else theme} on {Path(repo).name}", shift=ident,
+            repo=repo, model=settings.model,
+            data={"theme": theme, "weekday": weekday, "rest": rest, "week": week_name,
+                  "fingerprints": {slot.name: slot.fingerprint for slot in slots if slot.text}},
+            now=now)
+        values = {
+            "shift.id": ident, "shift.start_event": start.id, "shift.branch": f"shift/{ident}",
+            "shift.repo": repo, "shift.trunk": trunk or "", "shift.weekday": weekday, "shift.theme": theme,
+            "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
+            "shift.hours": f"{settings.shift_hours:g}",
+            "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
+        }
+        text, cuts = briefing.fill(template, values, slots, cap)
+        meta = {
+            "schema": META_SCHEMA, "id": ident, "opened_at": journal.iso(now), "repo": repo, "trunk": trunk,
+            "base": base, "branch": None if rest else f"shift/{ident}", "worktree": None, "day": str(day),
+            "weekday": weekday, "theme": theme, "rest": rest, "week": week_name, "start_event": start.id,
+            "model": settings.model, "session": None, "brief_characters": len(text), "cuts": cuts,
+            "deadline": journal.iso(now + timedelta(hours=settings.shift_hours)),
+            "outcome": None, "closed_at": None, "handoff_event": None, "cost_usd": None,
+            "commits": [], "findings": [],
+        }
+        folder = layout.shift_dir(ident)
+        with bank_transaction(layout, verb=VERB, subject=f"open {ident} on {Path(repo).name}",
+                              trailers=trails.trailers(start)) as tx:
+            tx.write_file(folder / "brief.md", text)
+            tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+            if rest:
+                tx.write_file(layout.week_score(week_name), week_score(layout, settings, week_name, trail))
+            trails.write(tx, start)
+    except BaseException:
+        if not layout.shift_dir(ident).joinpath("meta.json").exists():
+            layout.shift_current.unlink(missing_ok=True)
+        raise
+    write_current(layout, {"shift": ident, "state": "open", "pid": None, "session": None, "repo": repo,
+                           "opened_at": journal.iso(now), "deadline": meta["deadline"], "rest": rest})
+    journal.write(layout, VERB, "opened", shift=ident, repo=repo, theme=theme, characters=len(text),
+                  cut=",".join(cuts) or "-")
+    return Opened(ident, folder, repo, rest, start.id, len(text), cuts)
+
+
+def update_meta(layout: Layout, shift_id: str, changes: dict, subject: str) -> None:
+    """Rewrite ``meta.json`` with ``changes`` in its own commit (``Verb: shift``)."""
+    from sandman.banks.commit import bank_transaction
+
+    meta = read_meta(layout, shift_id)
+    if meta is None:
+        raise InputError(f"shift {shift_id} has no readable meta.json")
+    meta.update(changes)
+    with bank_transaction(layout, verb=VERB, subject=subject, trailers={"Shift": shift_id}) as tx:
+        tx.write_file(layout.shift_dir(shift_id) / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def attach(layout: Layout, session: str, *, pid: int | None = None, worktree: str | None = None) -> str:
+    """Record the session id (and the process, the worktree) of the open shift; return the shift id.
+
+    Raises InputError: no open shift, a session id that is not a UUID.
+    """
+    if not UUID.fullmatch(session or ""):
+        raise InputError(f"session {session!r} is not a Claude Code session id (a UUID)")
+    current = read_current(layout)
+    if not current or current.get("state") != "open":
+        raise InputError("no shift is open; `sandman shift brief` opens one")
+    current.update({"session": session, **({"pid": pid} if pid else {}),
+                    **({"worktree": worktree} if worktree else {})})
+    update_meta(layout, current["shift"], {"session": session, **({"worktree": worktree} if worktree else {})},
+                f"attach session {session} to {current['shift']}")
+    write_current(layout, current)
+    journal.write(layout, VERB, "attached", shift=current["shift"], session=session)
+    return current["shift"]
+
+
+# --- closing: the handoff and the report -------------------------------------------------------
+
+
+@dataclass
+class Closed:
+    id: str
+    outcome: str
+    commits: list[dict]
+    findings: list[str]
+    event: str
+
+
+def shift_commits(layout: Layout, meta: dict) -> tuple[list[dict], list[str]]:
+    """The commits on ``shift/<id>`` past its base, oldest first, each with its ``Event:`` ids and
+    whether one resolves to the trail; and the findings (a commit without a resolvable event)."""
+    if not meta.get("branch") or not meta.get("base"):
+        return [], []
+    try:
+        repo = git.open_at(Path(meta["repo"]))
+        tip = git.branch_tip(repo, meta["branch"])
+        if tip is None:
+            return [], [f"the shift branch {meta['branch']} does not exist in {meta['repo']}"]
+        found = list(git.walk(repo, [tip], [_oid(meta["base"])]))
+    except (RepositoryError, ValueError) as error:
+        return [], [f"cannot read {meta['repo']}: {error}"]
+    commits, findings = [], []
+    for item in reversed(found):
+        ids = trails.event_ids(git.values(list(item.trailers), "Event"))
+        resolved = [ident for ident in ids if trails.find(layout, ident) is not None]
+        commits.append({"commit": item.id, "subject": item.subject, "events": ids, "resolves": bool(resolved)})
+        if not resolved:
+            why = f"Event: {', '.join(ids)} is not on the trail" if ids else "no Event: trailer"
+            findings.append(f"commit {item.id[:12]} \u201c{item.subject}\u201d on {meta['branch']}: {why}")
+    return commits, findings
+
+
+def _oid(text: str):
+    import pygit2
+
+    return pygit2.Oid(hex=text)
+
+
+def session_result(layout: Layout, shift_id: str) -> dict | None:
+    """The ``type: result`` object the session printed (``--output-format json``), or None."""
+    text = _read(layout.shift_dir(shift_id) / ".session.log", 5_000_000)
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if not line.startswith(("{", "[")):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, list) and data:
+            data = data[-1]
+        if isinstance(data, dict) and data.get("type") == "result":
+            return data
+    return None
+
+
+def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: list[str]) -> str:
+    """``report.md`` for the owner (docs/BANK-FORMAT.md § shifts, "report.md")."""
+    lines = [f"# Shift {meta['id']}: {Path(meta['repo']).name}", "",
+             f"- repository: {meta['repo']}",
+             f"- branch: {meta.get('branch') or '(none: the rest day)'}",
+             f"- theme: {meta.get('weekday')} · {meta.get('theme')}",
+             f"- opened: {meta.get('opened_at')}; closed: {meta.get('closed_at')}",
+             f"- outcome: {meta.get('outcome')}",
+             f"- session: {meta.get('session') or 'unknown'}",
+             f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}",
+             "", "## What was done", "", "The session's handoff, as it wrote it:", "",
+             "```text", (handoff_text.replace("```", "ʼʼʼ").strip() or "(no handoff)"), "```", "",
+             "## Commits", ""]
+    lines += [f"- {c['commit'][:12]} {c['subject']} — Event: {', '.join(c['events']) or 'none'}"
+              + ("" if c["resolves"] else " (does not resolve)") for c in commits] or ["(none)"]
+    lines += ["", "## Findings", ""]
+    lines += [f"- {finding}" for finding in findings] or ["(none)"]
+    lines += ["", "## Proposals", "", "(none recorded: proposals arrive with `sandman report`)", ""]
+    if meta.get("branch") and commits:
+        lines += ["## To take it", "",
+                  f"Review `{meta['branch']}` and merge it into `{meta.get('trunk')}` yourself; to undo the "
+                  f"shift: `sandman trail revoke {meta['id']} --why \"…\"`, then `sandman reconcile {meta['id']}`.",
+                  ""]
+    return "\n".join(lines)
+
+
+def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False,
+            outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None) -> Closed:
+    """Close the open shift (or ``shift_id``): write ``handoff.md`` (at most 2,000 characters),
+    ``report.md``, the outcome in ``meta.json`` and ``shift.handoff``, in one commit; remove
+    ``shifts/.current.json``.
+
+    Raises InputError: no open shift, a handoff over 2,000 characters without
+    ``truncate``, an empty handoff that is not ``abandoned``.
+    """
+    from sandman.banks.commit import bank_transaction
+
+    limit = config.SHIFT_HANDOFF_MAX_CHARS
+    text = (text or "").replace("\r\n", "\n").strip()
+    if len(text) > limit:
+        if not truncate:
+            raise InputError(f"the handoff is {len(text):,} characters; the cap is {limit:,}: shorten it "
+                             "or pass --truncate to cut it")
+        marker = "\n[… cut to fit 2,000 characters]"
+        text = text[:limit - len(marker)].rstrip() + marker
+    if not text and not abandoned:
+        raise InputError("a handoff needs text: what was done, what is left, what the next shift should know "
+                         "(or --abandoned)")
+    current = read_current(layout)
+    if shift_id is None:
+        if not current or not trails.is_shift_id(current.get("shift")):
+            raise InputError("no shift is open; nothing to hand off")
+        shift_id = current["shift"]
+    meta = read_meta(layout, shift_id)
+    if meta is None:
+        raise InputError(f"shift {shift_id} has no readable meta.json; it never opened")
+    if meta.get("outcome"):
+        raise InputError(f"shift {shift_id} is already closed ({meta['outcome']})")
+    now = now or journal.now_utc()
+    outcome = "abandoned" if abandoned else (outcome or "handed-off")
+    result = session_result(layout, shift_id)
+    cost = result.get("total_cost_usd") if result else None
+    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    commits, findings = shift_commits(layout, meta)
+    if not text:
+        text = "(abandoned: the session ended without a handoff)"
+    meta.update({"outcome": outcome, "closed_at": journal.iso(now), "cost_usd": cost, "commits": commits,
+                 "findings": findings})
+    event = trails.new_event("shift.handoff", f"{outcome}: {len(commits)} commit(s), {len(findings)} finding(s)",
+                             parent=meta.get("start_event") if trails.is_event_id(meta.get("start_event")) else None,
+                             shift=shift_id, repo=meta["repo"], model=meta.get("model"), cost_usd=cost,
+                             data={"outcome": outcome, "commits": len(commits), "findings": len(findings),
+                                   "session": meta.get("session")}, now=now)
+    meta["handoff_event"] = event.id
+    folder = layout.shift_dir(shift_id)
+    with bank_transaction(layout, verb=VERB, subject=f"close {shift_id}: {outcome}",
+                          trailers=trails.trailers(event)) as tx:
+        tx.write_file(folder / "handoff.md", text + "\n")
+        tx.write_file(folder / "report.md", report_text(meta, text, commits, findings))
+        tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        trails.write(tx, event)
+    if current and current.get("shift") == shift_id:
+        layout.shift_current.unlink(missing_ok=True)
+    journal.write(layout, VERB, "closed", shift=shift_id, outcome=outcome, commits=len(commits),
+                  findings=len(findings))
+    return Closed(shift_id, outcome, commits, findings, event.id)
+
+
+def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
+    """Close a finished or dead shift; return what was done (None: nothing open or the shift lives).
+
+    - an intent (``briefing``) whose process is gone: a committed brief is closed as
+      abandoned, an uncommitted one is cleared (``"cleared"``);
+    - an open shift whose session process has ended: closed with the session's
+      result as its handoff (``finished``), abandoned when it printed none;
+    - an open shift past its deadline: its process group is killed, abandoned.
+    """
+    import signal
+
+    now = now or journal.now_utc()
+    current = read_current(layout)
+    if current is None:
+        return None
+    shift_id = current.get("shift")
+    meta = read_meta(layout, shift_id) if trails.is_shift_id(shift_id) else None
+    if current.get("state") == "briefing" and pid_alive(current.get("pid")):
+        return None
+    if meta is None or meta.get("outcome"):
+        layout.shift_current.unlink(missing_ok=True)
+        journal.write(layout, VERB, "recovered", shift=shift_id or "-", state=current.get("state", "-"))
+        return "cleared"
+    if current.get("state") == "briefing":
+        return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+    deadline = meta.get("deadline") or ""
+    over = bool(deadline) and journal.iso(now) >= deadline
+    pid = current.get("pid")
+    if pid_alive(pid):
+        if not over:
+            return None
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            pass
+        return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+    if pid is None and not over:
+        return None  # opened by hand, no process known: it stays open until its deadline or a handoff
+    result = session_result(layout, shift_id)
+    if answered(result):
+        return handoff(layout, result["result"], truncate=True, outcome="finished", shift_id=shift_id, now=now)
+    return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+
+
+def answered(result: dict | None) -> bool:
+    """True when a ``claude -p`` result is the model's answer: not an error, a text, and a run that
+    reached the model (a real run that never did, an unknown skill, is ``success`` with no API
+    time and no model usage: corpus/cli/claude-p-json.result.unknown-skill.json)."""
+    if not result or result.get("is_error") or result.get("subtype") != "success":
+        return False
+    if not isinstance(result.get("result"), str) or not result["result"].strip():
+        return False
+    return not (result.get("duration_api_ms") == 0 and not result.get("modelUsage"))
+
+
+def status(layout: Layout) -> dict:
+    """The open shift (``current``, ``meta``) and the newest closed ones (``recent``: id, repo, outcome)."""
+    current = read_current(layout)
+    meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
+    recent = []
+    if layout.shifts.is_dir():
+        for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
+            if trails.is_shift_id(folder.name):
+                other = read_meta(layout, folder.name) or {}
+                recent.append({"id": folder.name, "repo": other.get("repo"), "theme": other.get("theme"),
+                               "outcome": other.get("outcome")})
+    alive = bool(current) and pid_alive(current.get("pid"))
+    return {"current": current, "alive": alive, "meta": meta, "recent": recent,
+            "paused": layout.shift_pause.exists()}
+
+
+# --- the clock -------------------------------------------------------------------------------
+
+
+class WindowUnreadable(InputError):
+    """The window file exists but is not ``{resets_at, used_percentage}`` (exit 3)."""
+
+    exit_code = 3
+
+
+@dataclass
+class Clock:
+    """The usage window: minutes left before it resets (None: unknown), and why."""
+
+    minutes: float | None
+    resets_at: str | None
+    used_percentage: float | None
+    note: str
+
+    def room(self, minimum: int) -> bool:
+        """True unless known to be under ``minimum`` minutes (unknown is not short: never guessed)."""
+        return self.minutes is None or self.minutes >= minimum
+
+
+def clock(layout: Layout, now: datetime | None = None) -> Clock:
+    """Read ``[machine] window_file``. Raises WindowUnreadable (exit 3) for a file that is not a window."""
+    now = now or journal.now_utc()
+    settings = config.machine(layout)
+    path = settings.window_file
+    if path is None:
+        return Clock(None, None, None, "unknown: no machine.window_file")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Clock(None, None, None, f"unknown: {path} does not exist yet")
+    except (OSError, ValueError, UnicodeDecodeError) as error:
+        raise WindowUnreadable(f"the window file {path} is not readable JSON ({error})") from None
+    if not isinstance(data, dict) or "resets_at" not in data:
+        raise WindowUnreadable(f"the window file {path} is not {{resets_at, used_percentage}}")
+    resets = data["resets_at"]
+    try:
+        if isinstance(resets, (int, float)) and not isinstance(resets, bool):
+            moment = datetime.fromtimestamp(float(resets), timezone.utc)
+        elif isinstance(resets, str):
+            moment = datetime.fromisoformat(resets.replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                raise ValueError("no time zone")
+        else:
+            raise ValueError("neither a time nor epoch seconds")
+    except (ValueError, OverflowError, OSError) as error:
+        raise WindowUnreadable(f"the window file {path}: resets_at {resets!r} is not a time ({error})") from None
+    used = data.get("used_percentage")
+    if used is not None and (isinstance(used, bool) or not isinstance(used, (int, float))):
+        raise WindowUnreadable(f"the window file {path}: used_percentage {used!r} is not a number")
+    minutes = (moment - now).total_seconds() / 60
+    stamp = journal.iso(moment)
+    if minutes <= 0:
+        return Clock(None, stamp, used, f"unknown: the window reset at {stamp}; no newer window recorded")
+    if used is not None and used >= 100:
+        return Clock(0.0, stamp, used, f"spent: {used:g}% used until {stamp}")
+    return Clock(minutes, stamp, used, f"{minutes:.0f} minutes left until {stamp}")
+
+
+# --- the profile ------------------------------------------------------------------------------
+
+
+def profile(layout: Layout, shift_id: str | None = None) -> dict:
+    """The Claude Code settings and environment a shift session runs with (docs/shift.md, "Profile").
+
+    ``permission_mode`` dontAsk (what is not allowed is refused, nobody is asked),
+    ``settings`` (passed as ``--settings``) with allowed and denied tools: no
+    push, no history rewrite, no branch switch away from ``shift/<id>``.
+    """
+    settings = config.machine(layout)
+    return {
+        "permission_mode": config.SHIFT_PERMISSION_MODE,
+        "model": settings.model,
+        "settings": {"permissions": {
+            "defaultMode": config.SHIFT_PERMISSION_MODE,
+            "allow": ["Read", "Edit", "Write", "Glob", "Grep", "Bash"],
+            "deny": ["Bash(git push:*)", "Bash(git push)", "Bash(git reset --hard:*)", "Bash(git rebase:*)",
+                     "Bash(git checkout:*)", "Bash(git switch:*)", "Bash(git branch -D:*)",
+                     "Bash(git branch -f:*)", "Bash(git worktree:*)", "Bash(git update-ref:*)",
+                     "Bash(gh pr merge:*)", "Bash(sandman trail revoke:*)", "Bash(sandman reconcile:*)",
+                     "Bash(sandman forget:*)"],
+        }},
+        "env": {config.SHIFT_ENV: shift_id or "<shift id>", "SANDMAN_ROOT": str(layout.root)},
+    }
+
+
+# --- the rest day's output --------------------------------------------------------------------
+
+
+def write_targets(layout: Layout, text: str, *, now: datetime | None = None) -> Path:
+    """Write next week's targets (``score/<next week>-targets.md``) from the open rest day shift.
+
+    Each target is a ``## <repository>`` heading and its line(s). Raises InputError:
+    no open rest day shift, no ``## `` heading, a text over 64 KiB.
+    """
+    from sandman.banks.commit import bank_transaction
+
+    current = read_current(layout)
+    meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
+    if not meta or not meta.get("rest") or meta.get("outcome"):
+        raise InputError("targets are written by an open rest day shift only")
+    if not re.search(r"^## \S", text, re.MULTILINE):
+        raise InputError("targets need one `## <repository>` heading per repository")
+    if len(text.encode("utf-8")) > 64 * 1024:
+        raise InputError("targets are over 64 KiB")
+    day = datetime.strptime(meta["day"], "%Y-%m-%d").date()
+    path = layout.week_targets(week.next_week(day))
+    with bank_transaction(layout, verb=VERB, subject=f"targets {week.next_week(day)}",
+                          trailers={"Shift": meta["id"]}) as tx:
+        tx.write_file(path, text.rstrip() + "\n")
+    journal.write(layout, VERB, "targets", shift=meta["id"], week=week.next_week(day))
+    return path

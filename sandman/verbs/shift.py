@@ -1,0 +1,61 @@
+"""``sandman shift pick|brief|attach|status|clock|handoff|profile|run|targets`` (docs/shift.md).
+
+Thin over sandman.machine.shift (the record), .pick (the rotation), .brief (the
+template), .tick (``run``): parse, call, journal (the machine journals its own
+decisions under the verb ``shift``).
+"""
+
+from __future__ import annotations
+
+from sandman.layout import Layout
+from sandman.machine import pick as picking
+from sandman.machine import shift as shifts
+from sandman.machine import tick
+from sandman.machine import trail as trails
+
+
+def pick(layout: Layout, *, untrusted: bool = False) -> list[picking.Candidate]:
+    """The candidates in rotation order (pickable first); with ``untrusted``, only those Claude Code
+    does not trust (for the owner to trust or exclude)."""
+    found = picking.candidates(layout, trails.read(layout))
+    if untrusted:
+        return [c for c in found if not c.trusted]
+    return found
+
+
+def brief(layout: Layout, *, path: str | None = None) -> tuple[shifts.Opened, str | None]:
+    """Open a shift by hand (the tick does it at night) and add its worktree; return the shift and
+    the worktree (None on the rest day). Start a session there yourself, then ``shift attach``.
+    Raises LockBusy while a tick runs; RepositoryError when the worktree cannot be added (the
+    shift is then closed as abandoned)."""
+    from sandman.errors import RepositoryError
+
+    held = shifts.lock(layout)
+    try:
+        shifts.recover(layout)
+        opened = shifts.open_shift(layout, path=path)
+        try:
+            worktree = tick.add_worktree(layout, opened)
+        except RepositoryError as error:
+            shifts.handoff(layout, f"(the worktree could not be added: {error})", abandoned=True,
+                           shift_id=opened.id)
+            raise
+        if worktree is not None:
+            shifts.update_meta(layout, opened.id, {"worktree": str(worktree)}, f"worktree of {opened.id}")
+            current = shifts.read_current(layout) or {}
+            shifts.write_current(layout, {**current, "worktree": str(worktree)})
+        return opened, str(worktree) if worktree else None
+    finally:
+        held.release()
+
+
+def run(layout: Layout) -> tick.Tick:
+    return tick.run(layout)
+
+
+attach = shifts.attach
+status = shifts.status
+clock = shifts.clock
+handoff = shifts.handoff
+profile = shifts.profile
+targets = shifts.write_targets
