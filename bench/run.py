@@ -22,6 +22,7 @@ import consensus_quality
 import dream
 import recall
 import remember
+import search
 import secrets_ban
 import site_render
 import sync_spawn
@@ -31,7 +32,7 @@ import trail
 from harness import measure, progress
 
 MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, secrets_ban, consensus,
-           consensus_quality, dream, site_render, trail)
+           consensus_quality, dream, site_render, trail, search)
 
 
 def main(argv: list[str] | None = None) -> None:

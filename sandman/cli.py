@@ -494,9 +494,126 @@ def recall(
     sys.stdout.write(visible(recalled.text))
 
 
+@app.command(cls=PlainUsage)
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to find; \"a phrase\" in double quotes.")],
+    bank: Annotated[Optional[str], typer.Option(metavar="BANK", help="Only this bank (its name or absolute directory).")] = None,
+    type_: Annotated[Optional[str], typer.Option("--type", metavar="TYPE", help="Only memories of this type.")] = None,
+    limit: Annotated[int, typer.Option(metavar="N", help="At most N memories.")] = 20,
+    json_: Annotated[bool, typer.Option("--json", help="Print a JSON array instead of lines.")] = False,
+    reindex: Annotated[bool, typer.Option("--reindex", help="Rebuild the index from the banks first.")] = False,
+) -> None:
+    """Find memories by words, best first (a full-text index)."""
+    from sandman.verbs import search as verb
+
+    root = layout()
+    hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit, reindex=reindex))
+    if json_:
+        say(verb.to_json(hits), lines=True)
+        return
+    if not hits:
+        say(f"no memory matches {query!r}")
+        raise typer.Exit(1)
+    for line in verb.lines(root, hits):
+        say(line)
+
+
+@app.command(cls=BodyArgument)
+def handoff(
+    note: Annotated[str, typer.Argument(metavar="NOTE", help="What the next session should know or do. '-' reads it from stdin.")],
+    cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose next session gets it [default: current directory].")] = None,
+    once: Annotated[bool, typer.Option("--once", help="Show it to the next session only [default: until replaced].")] = False,
+    session: Annotated[Optional[str], typer.Option(metavar="ID", help="The session leaving it.")] = None,
+) -> None:
+    """Leave a note the next session here reads first."""
+    import os
+
+    from sandman.verbs.handoff import leave
+
+    if note == "-":
+        data = sys.stdin.buffer.read(4 * config.HANDOFF_MAX_CHARS + 1)
+        note = data.decode("utf-8", "surrogateescape")
+    root = layout()
+    written = run(lambda: leave(root, note, cwd=cwd or os.getcwd(), once=once, session=session))
+    say(f"handoff for {written.data['directory']}: {written.path}"
+        + (" (shown once)" if once else " (shown until replaced)"))
+
+
+curate_app = typer.Typer(
+    help="Propose bank changes with evidence; review; apply.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(curate_app, name="curate")
+_BANK_HELP = "Only this bank (its name or absolute directory) [default: every bank]."
+
+
+def _curate(curator: str, bank: Optional[str], model: bool = True) -> None:
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    result = run(lambda: verb.curate(root, curator, bank=bank, model=model))
+    for line in verb.run_lines(result):
+        say(line)
+
+
+@curate_app.command("rot")
+def curate_rot(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose fixes for memories that are no longer true."""
+    _curate("rot", bank)
+
+
+@curate_app.command("merge")
+def curate_merge(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose merging memories that say one thing."""
+    _curate("merge", bank)
+
+
+@curate_app.command("split")
+def curate_split(bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None) -> None:
+    """Propose splitting memories that bundle concerns."""
+    _curate("split", bank)
+
+
+@curate_app.command("lint")
+def curate_lint(
+    bank: Annotated[Optional[str], typer.Option(metavar="BANK", help=_BANK_HELP)] = None,
+    model: Annotated[bool, typer.Option("--model/--no-model", help="Also ask a mind [default: yes]; --no-model runs the checks alone.")] = True,
+) -> None:
+    """Check index, duplicates, archives (and ask a mind)."""
+    _curate("lint", bank, model)
+
+
+@curate_app.command("review")
+def curate_review(
+    set_id: Annotated[Optional[str], typer.Argument(metavar="SET", help="A proposal set [default: list the sets].")] = None,
+) -> None:
+    """List the sets, or one set's proposals and evidence."""
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    for line in run(lambda: verb.review(root, set_id)):
+        say(line)
+
+
+@curate_app.command("apply")
+def curate_apply(
+    set_id: Annotated[str, typer.Argument(metavar="SET", help="The proposal set to apply.")],
+    accept: Annotated[Optional[list[str]], typer.Option(metavar="IDS", help="Also accept these proposals (p1,p2).")] = None,
+    reject: Annotated[Optional[list[str]], typer.Option(metavar="IDS", help="Reject these proposals, high confidence or not.")] = None,
+) -> None:
+    """Commit a set's accepted proposals as one commit."""
+    from sandman.verbs import curate as verb
+
+    root = layout()
+    result = run(lambda: verb.apply(root, set_id, accept=accept, reject=reject))
+    for line in verb.applied_lines(result):
+        say(line)
+
+
 @app.command()
 def mcp() -> None:
-    """Serve recall, remember and banks to MCP clients over stdio."""
+    """Serve recall, remember, search, handoff over stdio (MCP)."""
     from sandman.mcp import serve
 
     root = layout()

@@ -162,6 +162,7 @@ MINDS: dict[str, tuple[str, str]] = {
 }
 MIND_LOG = ("SANDMAN_MIND_LOG", "claude-opus-5")
 MIND_UPKEEP = ("SANDMAN_MIND_UPKEEP", "claude-opus-5")
+MIND_CURATE = ("SANDMAN_MIND_CURATE", "claude-opus-5")  # the curators (sandman curate)
 
 
 def claude_bin() -> str:
@@ -218,6 +219,7 @@ def git_identity() -> tuple[str, str] | None:
 
 RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
 HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
+HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
@@ -318,6 +320,16 @@ def settings(layout: Layout) -> dict:
     if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
         raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
+
+
+def upkeep_review(layout: Layout) -> bool:
+    """True when ``upkeep.review`` is on: reflect's upkeep writes a proposal set (``sandman curate
+    review``) instead of applying its plan. Raises ConfigError."""
+    section = settings(layout).get("upkeep", {})
+    value = section.get("review", False) if isinstance(section, dict) else None
+    if not isinstance(value, bool):
+        raise ConfigError(f"{layout.settings_file}: upkeep.review must be true or false, not {value!r}")
+    return value
 
 
 def share_worktrees(layout: Layout) -> bool:

@@ -155,3 +155,12 @@ class ForeignRepository(SandmanError):
     """The memory root is a git repository sandman did not create; sandman commits nothing into it."""
 
     exit_code = 2
+
+
+# --- search, curators, handoff (issue 19) -------------------------------------
+class SearchIndexError(SandmanError):
+    """The search index (``.search.sqlite``) could not be built or read; deleting it is safe."""
+
+
+class ProposalRefused(SandmanError):
+    """Every curator reply of a run was refused or abstained: no proposal set was written."""

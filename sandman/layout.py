@@ -13,6 +13,9 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
+    ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
+    ├── .handoff/<bank>.json       the handoff note for the next session in a directory
+    ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
@@ -173,6 +176,30 @@ class Layout(namedtuple("Layout", "root")):
     def settings_file(self) -> Path:
         """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
         return self.root / ".settings.toml"
+
+    # -- search, handoff and curation (issue 19) --
+    @property
+    def search_index(self) -> Path:
+        """``.search.sqlite``: the FTS5 index of every live memory (sandman.banks.search); derived."""
+        return self.root / ".search.sqlite"
+
+    @property
+    def handoffs(self) -> Path:
+        """``.handoff/``: the handoff notes of this machine, one per bank (sandman.handoff)."""
+        return self.root / ".handoff"
+
+    def handoff(self, bank_name: str) -> Path:
+        """``.handoff/<bank>.json``: the note ``sandman handoff`` left for a directory's next session."""
+        return self.handoffs / f"{bank_name}.json"
+
+    @property
+    def curation(self) -> Path:
+        """``curation/``: the curators' proposal sets (versioned)."""
+        return self.root / "curation"
+
+    def proposal_set(self, set_id: str) -> Path:
+        """``curation/<set id>/``: ``proposals.json`` and ``REPORT.md`` of one curator run."""
+        return self.curation / set_id
 
     # -- takes in progress (a take killed between its move and its pointer is finished by a drain) --
     @property

@@ -1,12 +1,14 @@
 """``sandman mcp``: the stdio tool server (design, "Verbs", mcp; contract docs/MCP.md).
 
-Five tools, over the very functions the CLI calls, so no MCP client
+The tools, over the very functions the CLI calls, so no MCP client
 re-implements the bank format:
 
 - ``recall(cwd, budget?)``: sandman.verbs.recall.recall, the text a session starts with;
 - ``remember(body, cwd, type?, name?, description?)``: sandman.verbs.remember.remember;
 - ``banks(bank?)``: every bank with its directory, memory count and folder, or one
   bank's MEMORY.md lines (sandman.banks.listing);
+- ``search(query, bank?, type?, limit?)``: sandman.verbs.search, the hits as lines;
+- ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session;
 - ``trail_log(since?, kind?, repo?, shift?)`` and ``trail_show(id)``: the trail's
   read side, as ``sandman trail log`` and ``sandman trail show`` print it
   (sandman.verbs.trail).
@@ -45,9 +47,12 @@ from sandman.banks.listing import find_bank, list_banks
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
 from sandman.layout import Layout
+from sandman.verbs.handoff import leave as leave_handoff
 from sandman.verbs.recall import memories
 from sandman.verbs.recall import recall as compose_recall
 from sandman.verbs.remember import remember as commit_remembered
+from sandman.verbs.search import lines as search_lines
+from sandman.verbs.search import search as search_memories
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -81,7 +86,7 @@ def _journal(layout: Layout, tool: str, error: SandmanError | None, **facts: obj
 
 
 def build_server(layout: Layout) -> MCPServer:
-    """Return the MCPServer with sandman's three tools, bound to the root of ``layout``."""
+    """Return the MCPServer with sandman's tools, bound to the root of ``layout``."""
     server = MCPServer(name="sandman", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(structured_output=False)
@@ -93,7 +98,7 @@ def build_server(layout: Layout) -> MCPServer:
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
         check_utf8(cwd=cwd)
         try:
-            recalled = compose_recall(layout, cwd, budget)
+            recalled = compose_recall(layout, cwd, budget, deliver=True)
         except SandmanError as error:
             _journal(layout, "recall", error, cwd=cwd)
             raise ToolError(str(error)) from None
@@ -147,6 +152,47 @@ def build_server(layout: Layout) -> MCPServer:
             raise ToolError(f"no bank {bank!r} under {layout.memories}/; call banks without arguments to list them")
         lines = [f"# {one.label} · {memories(len(one.entries))} · {one.folder}/"]
         return "\n".join(lines + [entry.line for entry in one.entries])
+
+    @server.tool(structured_output=False)
+    def search(
+        query: Annotated[str, Field(description='Words to find in memory names, descriptions and bodies; '
+                                                '"a phrase" in double quotes.')],
+        bank: Annotated[str | None, Field(description="Only this bank (its name or absolute directory).")] = None,
+        type: Annotated[str | None, Field(description=f"Only memories of this type: {', '.join(MEMORY_TYPES)}.")] = None,
+        limit: Annotated[int, Field(description="At most this many memories (1 to 1000).")] = 20,
+    ) -> str:
+        """Search every bank's memories, best first: each hit's name, type, bank, file and the
+        matching line, as `sandman search` prints them."""
+        check_utf8(query=query, bank=bank, type=type)
+        try:
+            hits = search_memories(layout, query, bank=bank, memory_type=type, limit=limit)
+        except SandmanError as error:
+            _journal(layout, "search", error, bank=bank, type=type)
+            raise ToolError(str(error)) from None
+        _journal(layout, "search", None, bank=bank, type=type, hits=len(hits))
+        if not hits:
+            return f"no memory matches {query!r}"
+        return "\n".join(search_lines(layout, hits))
+
+    @server.tool(structured_output=False)
+    def handoff(
+        note: Annotated[str, Field(description="What the next session in this directory should know or do "
+                                               "(at most 2,000 characters).")],
+        cwd: Annotated[str, Field(description="Absolute directory whose next session reads it first.")],
+        once: Annotated[bool, Field(description="Show it to the next session only (default: until replaced).")] = False,
+    ) -> str:
+        """Leave a handoff note, as `sandman handoff` does: the next session in `cwd` reads it first
+        in its recall. It replaces the directory's previous note."""
+        check_utf8(note=note, cwd=cwd)
+        try:
+            written = leave_handoff(layout, note, cwd=cwd, once=once)
+        except SandmanError as error:
+            _journal(layout, "handoff", error, cwd=cwd)
+            raise ToolError(str(error)) from None
+        except OSError as error:
+            raise ToolError(f"handoff not written: {error.strerror or error}") from None
+        _journal(layout, "handoff", None, cwd=cwd, once=once)
+        return f"handoff for {written.data['directory']}: {written.path}"
 
     @server.tool(structured_output=False)
     def trail_log(

@@ -1,6 +1,8 @@
-// Client-side search over the live memories: search-index.js sets window.sandmanSearchIndex
-// to [{n: name, d: description, t: type, b: bank, u: page url, x: body}]. Results are built
-// with textContent only, so memory text never becomes markup.
+// Search over the live memories. Served by `sandman report serve`, the page asks the server's
+// search.json (sandman's full-text index: ranked, the matching line shown, as `sandman search`);
+// opened from disk, or when that fails, it searches search-index.js, which sets
+// window.sandmanSearchIndex to [{n: name, d: description, t: type, b: bank, u: page url, x: body}].
+// Results are built with textContent only, so memory text never becomes markup.
 (function () {
   "use strict";
   var index = window.sandmanSearchIndex || [];
@@ -25,35 +27,65 @@
     return typeof url === "string" && url.indexOf(":") < 0 && url.indexOf("//") !== 0 ? url : "#";
   }
 
+  var remote = window.location.protocol === "http:" || window.location.protocol === "https:";
+  var asked = 0;
+
+  function item(entry, text) {
+    var li = document.createElement("li");
+    var a = document.createElement("a");
+    a.href = safeUrl(entry.u);
+    a.textContent = entry.n;
+    li.appendChild(a);
+    var meta = document.createElement("div");
+    meta.className = "quiet";
+    meta.textContent = entry.b + " · " + entry.t;
+    li.appendChild(meta);
+    var line = document.createElement("div");
+    line.textContent = text;
+    li.appendChild(line);
+    list.appendChild(li);
+  }
+
+  function counted(found) {
+    status.textContent = found === 0 ? "No memory matches." :
+      (found >= LIMIT ? "The first " + LIMIT + " matches." : found + (found === 1 ? " match." : " matches."));
+  }
+
+  function local(terms) {
+    var found = 0;
+    for (var i = 0; i < index.length && found < LIMIT; i++) {
+      var entry = index[i];
+      var hay = (entry.n + " " + entry.d + " " + entry.b + " " + entry.x).toLowerCase();
+      if (!terms.every(function (t) { return hay.indexOf(t) >= 0; })) { continue; }
+      found++;
+      item(entry, snippet(entry.d + " — " + entry.x, terms[0]));
+    }
+    counted(found);
+  }
+
   function show(query) {
     var terms = words(query);
+    var mine = ++asked;
     list.textContent = "";
     if (terms.length === 0) {
       status.textContent = "Type a word to search every live memory.";
       return;
     }
-    var found = 0;
-    for (var i = 0; i < index.length && found < LIMIT; i++) {
-      var item = index[i];
-      var hay = (item.n + " " + item.d + " " + item.b + " " + item.x).toLowerCase();
-      if (!terms.every(function (t) { return hay.indexOf(t) >= 0; })) { continue; }
-      found++;
-      var li = document.createElement("li");
-      var a = document.createElement("a");
-      a.href = safeUrl(item.u);
-      a.textContent = item.n;
-      li.appendChild(a);
-      var meta = document.createElement("div");
-      meta.className = "quiet";
-      meta.textContent = item.b + " · " + item.t;
-      li.appendChild(meta);
-      var text = document.createElement("div");
-      text.textContent = snippet(item.d + " — " + item.x, terms[0]);
-      li.appendChild(text);
-      list.appendChild(li);
-    }
-    status.textContent = found === 0 ? "No memory matches." :
-      (found >= LIMIT ? "The first " + LIMIT + " matches." : found + (found === 1 ? " match." : " matches."));
+    if (!remote || !window.fetch) { local(terms); return; }
+    window.fetch("search.json?q=" + encodeURIComponent(query)).then(function (response) {
+      if (!response.ok) { throw new Error("search.json answered " + response.status); }
+      return response.json();
+    }).then(function (hits) {
+      if (mine !== asked) { return; }
+      list.textContent = "";
+      hits.slice(0, LIMIT).forEach(function (hit) { item(hit, hit.d + " — " + hit.x); });
+      counted(hits.length);
+    }).catch(function () {
+      if (mine !== asked) { return; }
+      remote = false;  // a plain file server, or an old sandman: search in the page from now on
+      list.textContent = "";
+      local(terms);
+    });
   }
 
   var query = new URLSearchParams(window.location.search).get("q") || "";

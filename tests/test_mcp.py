@@ -41,6 +41,10 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
         seen["one"] = await client.call_tool("banks", {"bank": str(project)})
         seen["by-name"] = await client.call_tool("banks", {"bank": "_user"})
         seen["unknown"] = await client.call_tool("banks", {"bank": "/no/such/dir"})
+        seen["search"] = await client.call_tool("search", {"query": "make"})
+        seen["search-bad"] = await client.call_tool("search", {"query": '""'})
+        seen["handoff"] = await client.call_tool("handoff", {"note": "Next: ship it.", "cwd": str(project)})
+        seen["after-handoff"] = await client.call_tool("recall", {"cwd": str(project)})
     return seen
 
 
@@ -71,13 +75,20 @@ def test_mcp_serves_the_trails_read_side(layout: Layout) -> None:
 def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     project = isolated / "proj"
     seen = anyio.run(session, project, layout)
-    assert seen["tools"] == ["banks", "recall", "remember", "trail_log", "trail_show"]
+    assert seen["tools"] == ["banks", "handoff", "recall", "remember", "search", "trail_log", "trail_show"]
     assert text(seen["empty"]).startswith("no banks yet")
 
     assert not seen["remember"].is_error and text(seen["remember"]).startswith("remembered: ")
     folder = layout.bank(bank_name(project))
     assert [p.name for p in folder.glob("project_*.md")] == ["project_the_build_runs_with_make.md"]
     assert (layout.bank("_user") / "user_tea.md").is_file()
+
+    assert not seen["search"].is_error
+    assert text(seen["search"]).splitlines()[1].endswith("project_the_build_runs_with_make.md:1: The build runs with make.")
+    assert seen["search-bad"].is_error and "has no words in it" in text(seen["search-bad"])
+    assert not seen["handoff"].is_error and text(seen["handoff"]).startswith(f"handoff for {project}: ")
+    assert text(seen["after-handoff"]).startswith("## Handoff from the last session (")
+    assert layout.handoff(bank_name(project)).read_text().count('"delivered": 1') == 1
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
     assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
@@ -104,7 +115,8 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
         ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
         ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
-        ("called", "banks"), ("called", "banks")]
+        ("called", "banks"), ("called", "banks"), ("called", "search"), ("failed", "search"), ("called", "handoff"),
+        ("called", "recall")]
     assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
 
 

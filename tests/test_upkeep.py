@@ -369,3 +369,38 @@ def test_banks_seeded_together_count_as_one_commit(layout, minds):
     remember_on(layout, "2026-11-20T11:00", "Prefers short answers", type_="user")
     summary = reflect(layout, now=NOW)
     assert [o.decision for o in summary.upkeep] == ["seeded", "seeded"] and len(summary.commits) == 1
+
+
+# --- the review gate (issue 19) -----------------------------------------------------------
+
+
+def test_the_review_gate_turns_a_plan_into_a_proposal_set_and_changes_no_memory(layout, minds, bank):
+    from sandman.curators.apply import apply
+    from sandman.curators.proposals import read_set
+
+    layout.settings_file.write_text("[upkeep]\nreview = true\n")
+    answer_plan(minds, [merge_op(), PRUNE, RETITLE])
+    before = snapshot(bank)
+    (outcome,) = run(layout)
+    assert outcome.decision == "proposed"
+    after = snapshot(bank)
+    assert after.pop(BANK_REFLECT) != before.pop(BANK_REFLECT), "the baseline moves: the bank is not due again"
+    assert after == before, "no memory changed"
+    set_id = outcome.reason.removeprefix("set ")
+    data = read_set(layout, set_id)
+    assert [(p["action"], p["targets"]) for p in data["proposals"]] == [
+        ("merge", ["project_build_with_make.md", "project_make_builds_it.md"]),
+        ("archive", ["project_old_deploy_note.md"]), ("modify", ["project_stuff.md"])]
+    result = apply(layout, set_id, reject=["p1"])
+    assert (result.applied, result.rejected) == (["p2", "p3"], ["p1"])
+    assert live(bank) == ["feedback_short_commits.md", "project_build_with_make.md", "project_make_builds_it.md",
+                          "project_uploads_retry_three_times.md"]
+
+
+def test_a_bad_review_setting_fails_the_bank_with_the_reason(layout, minds, bank):
+    layout.settings_file.write_text("[upkeep]\nreview = 'yes'\n")
+    answer_plan(minds, [PRUNE])
+    (outcome,) = run(layout)
+    assert outcome.decision == "failed"
+    assert outcome.reason == f"{layout.settings_file}: upkeep.review must be true or false, not 'yes'"
+    assert "project_old_deploy_note.md" in live(bank)

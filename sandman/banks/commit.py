@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandman import config, journal
+from sandman import config, journal, private
 from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders, write_recall_cache
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
@@ -98,9 +98,10 @@ class BankTransaction:
         SecretRefused (a secret in the text, a source, the lineage, the bank's
         name or directory), FileNotFoundError (``replaces`` is gone) before writing.
         """
-        memory.name = one_line(memory.name)
-        memory.description = one_line(memory.description)
-        memory.body = clean_body(memory.body)
+        # Private spans never reach a bank (sandman.private), whoever wrote the memory.
+        memory.name = one_line(private.redact(memory.name))
+        memory.description = one_line(private.redact(memory.description))
+        memory.body = clean_body(private.redact(memory.body))
         validate_fields(memory.type, memory.name, memory.description, memory.body)
         refuse_secrets(memory.name, memory.description, memory.body)
         # Every other value that lands in the file or its path: sources (a session id), lineage, the bank.
@@ -293,6 +294,26 @@ def bank_transaction(
             tx.log.close()
             raise
         tx.log.close()
+        if tx.commit is not None and tx.banks:
+            _refresh_search(layout, sorted(folder.name for folder in tx.banks))
+
+
+def _refresh_search(layout: Layout, banks: list[str]) -> None:
+    """Keep the search index current with the banks a commit touched (sandman.banks.search).
+
+    The index is derived: a failure here costs a slower next search (it finds
+    the change itself), never the commit, so it is a journal line.
+    """
+    if not layout.search_index.is_file():
+        return
+    import sqlite3  # here, not at the top: take --hook imports this module
+
+    from sandman.banks import search
+
+    try:
+        search.refresh(layout, banks)
+    except (sqlite3.Error, OSError) as error:
+        journal.write(layout, "search", "refresh-failed", error=str(error))
 
 
 def _sweep_temp_files(layout: Layout) -> None:
@@ -380,9 +401,11 @@ def recover(layout: Layout, repo) -> str | None:
     paths = store.committable_paths(repo)
     if not paths:
         return None
-    return store.commit_paths(
+    commit = store.commit_paths(
         repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
     )
+    _refresh_search(layout, sorted(folder.name for folder in banks))  # a hand edit made in place
+    return commit
 
 
 def _roll_back_killed(layout: Layout, repo) -> int | None:

@@ -5,6 +5,8 @@ a ``..`` or ``.`` part, a dotted part (``.state/`` holds the render's caches),
 an empty part (``//etc/passwd`` reads as absolute), a backslash or a NUL is
 refused with 403 before any file is looked up, and a path that resolves
 outside the folder (a symlink) is refused too. Directories are not listed.
+``/search.json?q=<query>`` is answered from the search index when the server
+was given a search function (``report serve`` gives one).
 
 Unless serving ``--public``, a request whose ``Host`` header is not the bound
 address or ``localhost`` with the bound port is refused with 421: a page on
@@ -15,12 +17,17 @@ otherwise read every memory through the visitor's browser.
 from __future__ import annotations
 
 import http.server
+import io
+import json
 import ipaddress
 import socket
 from functools import partial
 from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote, urlsplit
+
+# Served by ``report serve`` from the search index, not from a file: the site's search page asks it.
+SEARCH_PATH = "/search.json"
 
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -63,6 +70,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         if allowed is not None and host is not None and host.strip().lower() not in allowed:
             self.send_error(HTTPStatus.MISDIRECTED_REQUEST, f"Refused: this server answers only for {min(allowed)}")
             return None
+        search = getattr(self.server, "search", None)
+        if search is not None and self.path.split("?", 1)[0] == SEARCH_PATH:
+            return self._search(search)
         # The target as sent: http.server turns a leading "//" into "/" in self.path.
         words = self.requestline.split()
         reason = refused(words[1] if len(words) > 1 else self.path)
@@ -74,6 +84,17 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.send_error(403, "Refused: the path leads outside the site")
             return None
         return super().send_head()
+
+    def _search(self, search):
+        """Answer ``/search.json?q=<query>`` with the search index's hits (sandman.banks.search)."""
+        query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
+        status, body = search(query)
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        return io.BytesIO(data)
 
     def list_directory(self, path):
         self.send_error(404, "No page here")
@@ -105,6 +126,7 @@ def is_loopback(host: str) -> bool:
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allowed_hosts: frozenset[str] | None = None  # Host headers answered; None: any (--public)
+    search = None  # query -> (HTTP status, JSON value) for /search.json; None: not answered
 
 
 class _Server6(_Server):
@@ -115,10 +137,12 @@ def _authority(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def make_server(site: Path, host: str, port: int, *, public: bool = False) -> http.server.ThreadingHTTPServer:
+def make_server(site: Path, host: str, port: int, *, public: bool = False,
+                search=None) -> http.server.ThreadingHTTPServer:
     """Bind a threading HTTP server for ``site`` on ``host:port`` (0: any free port).
 
-    Unless ``public``, it answers only requests whose Host header is
+    ``search`` (a query -> ``(status, JSON value)`` function) answers
+    ``/search.json?q=``. Unless ``public``, it answers only requests whose Host header is
     ``<host>:<port>``, ``<bound address>:<port>`` or ``localhost:<port>``
     (421 otherwise; a request without Host is served). It is bound, not yet
     serving: call ``serve_forever``. Raises OSError when the address cannot be
@@ -131,6 +155,7 @@ def make_server(site: Path, host: str, port: int, *, public: bool = False) -> ht
     except OSError as error:
         error.filename = error.filename or _authority(host, port)  # "Address already in use (127.0.0.1:1705)"
         raise
+    server.search = search
     bound, bound_port = server.server_address[:2]
     server.allowed_hosts = None if public else frozenset(
         _authority(name.lower(), bound_port) for name in (bound, host, "localhost")

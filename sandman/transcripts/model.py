@@ -20,7 +20,7 @@ from collections import namedtuple
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sandman import config
+from sandman import config, private
 
 ROLES = ("user", "assistant", "tool_call", "tool_result", "compaction")
 
@@ -131,7 +131,7 @@ def title_text(text: str | None) -> str | None:
     """Return ``text`` as a title: one line, at most ``config.TITLE_MAX_CHARS``; None when empty."""
     if not text:
         return None
-    line = one_line(text)
+    line = one_line(private.redact(text))  # before the cut: a cut span would hide the rest of the title
     return cut(line, config.TITLE_MAX_CHARS) if line else None
 
 
@@ -193,9 +193,22 @@ class Collector:
         return any(call_id.encode() in raw for call_id in self._pending)
 
     def finish(self) -> Session:
-        self.session.skipped = dict(self.skipped)
-        self.session.highlights = list(self._highlights)
-        return self.session
+        """Return the session read, its private spans hidden (sandman.private) in the title,
+        the highlights and every turn's text: what is derived from a session never holds them."""
+        session = self.session
+        session.skipped = dict(self.skipped)
+        highlights = list(self._highlights)
+        secrets: list[str] = []
+        for text in [session.title or "", *highlights, *(turn.text or "" for turn in session.turns)]:
+            secrets.extend(private.spans(text))
+        secrets.sort(key=len, reverse=True)  # a longer secret first: a shorter one may be inside it
+        if session.title:
+            session.title = private.scrub(session.title, secrets)
+        highlights = list(dict.fromkeys(private.scrub(text, secrets) for text in highlights))
+        session.turns = [turn._replace(text=private.scrub(turn.text, secrets)) if turn.text else turn
+                         for turn in session.turns]
+        session.highlights = highlights
+        return session
 
 
 _RAW_TIME = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{10,40})"')

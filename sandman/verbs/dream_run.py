@@ -33,11 +33,12 @@ from pathlib import Path
 from sandman import config, journal, transcripts
 from sandman.banks.commit import bank_transaction
 from sandman.banks.worktrees import bank_directory
+from sandman.curators import retired
 from sandman.banks.index import memory_files
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name
 from sandman.errors import FormatError, InputError, ReplyRejected, SandmanError
-from sandman.layout import Layout
+from sandman.layout import BANK_ARCHIVE, Layout
 from sandman.minds import budget, prompts
 from sandman.minds.consensus import Claim, claims, held_by
 from sandman.minds.reply import Proposal, allowed_banks, parse_reply
@@ -64,6 +65,7 @@ class PointerOutcome:
     committed: int = 0
     deduped: list[str] = field(default_factory=list)  # the files already stating an agreed claim
     forgotten: int = 0
+    tripped: int = 0  # agreed memories refused: a curator or upkeep retired them (curators.retired)
     dropped: int = 0
     abstained: int = 0
     failed: int = 0
@@ -95,6 +97,8 @@ class RunSummary:
             f"{self.total('committed')} memories committed, {self.total('deduped')} deduped, "
             f"{self.total('forgotten')} forgotten; {self.left} still queued"
         )
+        if self.total("tripped"):
+            line += f"; {self.total('tripped')} refused as retired by a curator or upkeep"
         if self.stopped == "budget":
             line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
         return line
@@ -250,7 +254,11 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
                           error=str(error))
             continue
         relpath = path.relative_to(layout.root).as_posix()
-        if decision == "deduped":
+        if decision == "tripped":
+            outcome.tripped += 1
+            journal.write(layout, VERB, "refused-retired", session=session, name=claim.wording.name,
+                          bank=path.parent.parent.name, retired=path.name)
+        elif decision == "deduped":
             outcome.deduped.append(relpath)
             journal.write(layout, VERB, "deduped", session=session, deduped=relpath)
         else:
@@ -419,11 +427,13 @@ def dream_event(session: str, title: str, cwd: str, results: list[MindResult], v
 def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> tuple[str, Path, str | None]:
     """Commit an agreed claim, or find the live memory that already states it.
 
-    Returns ``("committed", memory path, commit id)`` or ``("deduped", the
-    existing file, None)``. The dedupe check runs under the commit lock, so a
-    memory written meanwhile is seen. ``event`` (machine.trail.Event, the
-    session's ``dream.commit``) goes on the commit as ``Event:``; its trail line
-    lands in the first commit that carries it. Raises LockBusy, RepositoryError,
+    Returns ``("committed", memory path, commit id)``, ``("deduped", the
+    existing file, None)`` or ``("tripped", the retired file's name under
+    ``_archive/``, None)`` when a curator or upkeep retired that memory. The
+    dedupe check runs under the commit lock, so a memory written meanwhile is
+    seen. ``event`` (machine.trail.Event, the session's ``dream.commit``) goes
+    on the commit as ``Event:``; its trail line lands in the first commit that
+    carries it. Raises LockBusy, RepositoryError,
     InputError, SecretRefused, OSError.
     """
     from sandman.machine import trail
@@ -441,6 +451,9 @@ def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> t
             return "deduped", held, None
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
+        line = retired.retired(layout, name, memory)
+        if line is not None:  # the failure-to-forget tripwire (sandman.curators.retired)
+            return "tripped", layout.bank(name) / BANK_ARCHIVE / str(line.get("file") or ""), None
         path = tx.write_memory(name, memory, directory=claim.directory)
         if event is not None and trail.find(layout, event.id) is None:
             trail.write(tx, event)
@@ -497,6 +510,8 @@ def _journal_pointer(layout: Layout, outcome: PointerOutcome, results: list[Mind
         facts["reason"] = outcome.reason
     for key in ("proposed", "claims", "committed", "forgotten", "dropped", "abstained"):
         facts[key] = getattr(outcome, key)
+    if outcome.tripped:
+        facts["tripped"] = outcome.tripped
     # The seed's form: deduped= names the files matched (- for none), not a count.
     facts["deduped"] = ",".join(outcome.deduped) or None
     if outcome.failed:

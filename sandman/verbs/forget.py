@@ -15,6 +15,8 @@ What is destroyed, wherever it is found:
   ``.dream/`` whose bytes name the session id as a whole token (_mentions);
 - every journal line that names the session (_names_session; the ``.trace/``
   files are rewritten without them);
+- the search index ``.search.sqlite`` when memories were deleted (derived: the
+  next search rebuilds it without them);
 - the rendered site's copies: when ``.site/`` exists it is rendered again, so
   the pages and search index of deleted memories and the queue's title of the
   session are gone; when it cannot be rendered it is removed (it is derived).
@@ -348,9 +350,22 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     for path in archived:
         _prune_empty(path.parent, layout.archive)
     result.scrubbed = _scrub_journal(layout, session_id)
+    if result.deleted:
+        _forget_search_index(layout)
     if result.destroyed or result.deleted or result.scrubbed:
         result.site = _forget_site(layout)
     return result
+
+
+def _forget_search_index(layout: Layout) -> None:
+    """Delete the search index (it is derived; the next search rebuilds it from the banks).
+
+    A deleted row's words can outlive it inside the FTS5 index's segments and
+    the database's free pages, so a refresh is not enough for forget's promise.
+    """
+    for path in (layout.search_index, layout.search_index.with_name(layout.search_index.name + "-wal"),
+                 layout.search_index.with_name(layout.search_index.name + "-shm")):
+        path.unlink(missing_ok=True)
 
 
 def _forget_site(layout: Layout) -> str | None:

@@ -34,7 +34,7 @@ import re
 from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
-from sandman import config, journal
+from sandman import config, handoff, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, read_bank_head, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -455,7 +455,8 @@ def check_budget(budget: int | None) -> int:
 
 
 def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None, *,
-           now: datetime | None = None, cache: bool = True) -> Recalled:
+           now: datetime | None = None, deliver: bool = False, session: str | None = None,
+           cache: bool = True) -> Recalled:
     """Compose the recall surface of ``cwd`` within ``budget`` UTF-16 code units (default 9,000).
 
     ``cwd`` is an absolute directory (it need not exist; inside a linked git
@@ -466,9 +467,29 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     ``memories/.recent/`` and ``log/``; never the archive. With ``cache`` (the default) and a
     budget of at most 9,000 characters, the banks are read through the recall cache
     (``.recall/``, rewritten when missing or stale); the text is the same without it.
+
+    The directory's handoff note (sandman.handoff) comes first, inside the
+    budget; ``deliver`` records this as one delivery of it (to ``session``).
     """
     budget = check_budget(budget)
     directory = str(bank_directory(layout, normalize_directory(cwd)))
+    note = handoff.read(layout, directory)
+    head = handoff.render(note, budget) if note is not None and note.shown else ""
+    if head and deliver:
+        handoff.delivered(layout, note, session)
+        journal.write(layout, VERB, "handoff-delivered", cwd=directory, session=session,
+                      times=note.data["delivered"] + 1)
+    if not head:
+        return _compose(layout, directory, budget, now, cache)
+    used = utf16_units(head)
+    if budget - used < 2:
+        return Recalled(text=head, trims=["everything"])
+    rest = _compose(layout, directory, budget - used, now, cache)
+    return Recalled(text=head + rest.text, trims=rest.trims)
+
+
+def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, cache: bool) -> Recalled:
+    """The four surfaces of ``directory`` within ``budget`` UTF-16 units (``recall`` without the handoff)."""
     now = now or datetime.now(timezone.utc)
     if cache and budget <= config.RECALL_BUDGET_UTF16:
         heads = bank_heads(layout, directory, config.RECALL_BUDGET_UTF16)
@@ -602,7 +623,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
             from sandman.verbs.take_missed import start as backstop
 
             backstop(layout, session)
-        recalled = recall(layout, cwd)
+        # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
+        recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
                   chars=len(text), units=utf16_units(text), trimmed=",".join(trims) or None)

@@ -14,8 +14,9 @@ import os
 import re
 from pathlib import Path
 
-from sandman import journal
+from sandman import journal, private
 from sandman.banks.commit import Committed, bank_transaction
+from sandman.curators import retired
 from sandman.banks.index import cut, memory_files
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
@@ -102,6 +103,12 @@ def remember(
                              "remove it and remember again")
     if memory_type not in MEMORY_TYPES:
         raise InputError(f"type {memory_type!r} is unknown; use one of {', '.join(MEMORY_TYPES)}")
+    # Private spans never reach a memory (sandman.private): hidden before a name is derived.
+    body = private.redact(body)
+    name = private.redact(name) if name else name
+    description = private.redact(description) if description else description
+    if body.strip() and not body.replace(private.MARK, "").strip():
+        raise InputError("memory body is all <private>…</private>; nothing is left to remember")
     directory = None if memory_type == "user" else bank_directory(layout, normalize_directory(cwd or os.getcwd()))
     memory = Memory(
         name=name or derive_name(body),
@@ -117,6 +124,9 @@ def remember(
             if existing is None:
                 path = tx.write_memory(bank_name(directory), memory,
                                        directory=None if directory is None else str(directory))
+                # Re-added by hand: a memory a curator or upkeep retired is the owner's again.
+                if retired.retired(layout, bank_name(directory), memory) is not None:
+                    retired.append(tx, layout, [retired.readded(bank_name(directory), memory)])
     except SecretRefused as error:
         journal.write(layout, "remember", "refused", reason="secret", kinds=",".join(error.kinds))
         raise

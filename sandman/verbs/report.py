@@ -22,6 +22,23 @@ if TYPE_CHECKING:
     from sandman.site.render import RenderStats
 
 
+def site_search(layout: Layout, query: str) -> tuple[int, object]:
+    """Answer the site's search page: ``(200, [{n, d, t, b, u, x}, ...])`` as search-index.js
+    shapes a memory (``x`` the matching line), or ``(400, {"error": <one line>})``."""
+    import sqlite3
+
+    from sandman.banks import search
+    from sandman.errors import SandmanError
+    from sandman.site.pages import memory_path
+
+    try:
+        hits = search.search(layout, query, limit=100)
+    except (SandmanError, sqlite3.Error, OSError) as error:
+        return 400, {"error": str(error)}
+    return 200, [{"n": hit.name, "d": hit.description, "t": hit.type, "b": hit.bank,
+                  "u": memory_path(hit.bank, hit.file), "x": hit.line} for hit in hits]
+
+
 def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[ThreadingHTTPServer, RenderStats]:
     """Re-render the site if stale and bind a server for it; return the server (not yet serving).
 
@@ -37,6 +54,6 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
             "would read every memory; use 127.0.0.1, or pass --public to mean it"
         )
     stats = render_site(layout)
-    server = make_server(layout.site, host, port, public=public)
+    server = make_server(layout.site, host, port, public=public, search=lambda query: site_search(layout, query))
     journal.write(layout, "report", "serving", url=url(server), public=public, written=stats.written)
     return server, stats

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from sandman import config, journal
 from sandman.banks.commit import ConflictError, bank_transaction
+from sandman.curators import retired
 from sandman.banks.index import memory_files
 from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, one_line, parse_memory
@@ -61,7 +62,8 @@ class BankOutcome:
     """What upkeep decided for one bank.
 
     ``decision``: ``seeded``, ``idle`` (not due), ``upkept`` (a valid plan was
-    applied, perhaps partly), ``rejected`` (an invalid plan), ``abstained``,
+    applied, perhaps partly), ``proposed`` (a valid plan written as a proposal
+    set: ``upkeep.review`` is on), ``rejected`` (an invalid plan), ``abstained``,
     ``deferred`` (the budget is spent) or ``failed`` (the commit failed).
     """
 
@@ -208,6 +210,8 @@ def tend(layout: Layout, folder: Path, *, now: datetime, timeout: float, cap: fl
                             model=result.model, cost_usd=result.cost_usd,
                             data={"bank": bank, "ops": [op.op for op in plan]})
     try:
+        if config.upkeep_review(layout):
+            return propose_plan(layout, folder, plan, listed, bodies, now=now)
         apply_plan(layout, folder, plan, listed, bodies, outcome, now=now, event=event, merge_facts=facts)
     except (SandmanError, OSError) as error:
         message = str(error) if isinstance(error, SandmanError) else f"{error.strerror or error} ({error.filename})"
@@ -218,6 +222,40 @@ def tend(layout: Layout, folder: Path, *, now: datetime, timeout: float, cap: fl
                   conflicts=outcome.conflicted_ops, files=",".join(outcome.conflicts) or None,
                   commit=(outcome.commit or "")[:12])
     return outcome
+
+
+# --- the review gate: a proposal set instead of an applied plan ---------------
+
+
+def propose_plan(layout: Layout, folder: Path, plan: list[Operation], listed: dict[str, Listed],
+                 bodies: dict[int, str], *, now: datetime) -> BankOutcome:
+    """Write a validated plan as a proposal set (``upkeep.review`` on) and advance ``_reflect.json``
+    in the same commit, so the bank is not due again before it grows; apply is the owner's
+    (``sandman curate apply``). Raises LockBusy, RepositoryError, OSError."""
+    from sandman.curators.propose import write_set
+
+    bank, proposals = folder.name, []
+    for number, op in enumerate(plan, 1):
+        if any(file not in listed for file in op.files):
+            continue  # the planner named a file the listing does not hold: apply would skip it too
+        evidence = [f"{file}: {one_line(listed[file].memory.name)} — {one_line(listed[file].memory.description)}"
+                    for file in op.files]
+        common = {"bank": bank, "targets": list(op.files), "evidence": evidence, "confidence": "high",
+                  "reasoning": f"upkeep planned a {op.op} of this bank"}
+        if op.op == "prune":
+            proposals.append({**common, "action": "archive"})
+        elif op.op == "retitle":
+            proposals.append({**common, "action": "modify", "name": op.name, "description": op.description})
+        elif number in bodies:
+            proposals.append({**common, "action": "merge", "type": op.type, "name": op.name,
+                              "description": op.description, "body": bodies[number]})
+    fingerprints = {f"{bank}/{file}": item.fingerprint for file, item in listed.items()}
+    baseline = {folder / BANK_REFLECT: baseline_text(now, len(memory_files(folder)), 0)}
+    set_id, commit = write_set(layout, "upkeep", [bank], proposals, fingerprints,
+                               model=config.model(config.MIND_UPKEEP), also=baseline)
+    journal.write(layout, VERB, "proposed", bank=bank, set=set_id, proposals=len(proposals),
+                  commit=(commit or "")[:12])
+    return BankOutcome(bank, "proposed", reason=f"set {set_id}", planned=len(plan), commit=commit)
 
 
 # --- merges: the second call ----------------------------------------------------
@@ -321,6 +359,8 @@ def _apply(tx, folder: Path, op: Operation, listed: dict[str, Listed], body: str
     """Run one checked operation inside ``tx``; return where its result went."""
     bank = folder.name
     if op.op == "prune":
+        # The failure-to-forget ledger: a dream must not bring a pruned memory back.
+        retired.append(tx, tx.layout, [retired.entry(bank, op.files[0], listed[op.files[0]].memory, "upkeep")])
         return tx.archive(bank, op.files[0])
     if op.op == "retitle":
         memory = parse_memory(listed[op.files[0]].text)
@@ -334,6 +374,7 @@ def _apply(tx, folder: Path, op: Operation, listed: dict[str, Listed], body: str
     )
     # The claim keeps the day it was first made: the earliest member is the one replaced.
     path = tx.write_memory(bank, memory, replaces=members[0].file)
+    retired.append(tx, tx.layout, [retired.entry(bank, item.file, item.memory, "upkeep") for item in members[1:]])
     for item in members[1:]:
         tx.archive(bank, item.file)
     return path

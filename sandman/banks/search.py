@@ -1,0 +1,349 @@
+"""The search index: SQLite FTS5 over every live memory (docs/BANK-FORMAT.md, "The search index").
+
+``<root>/.search.sqlite`` is derived and dotted: it is never versioned, and
+deleting it loses nothing, since it is rebuilt from the banks on the next
+search. It holds two tables:
+
+- ``files(id, path, bank, file, type, mtime_ns, size)``: one row per live
+  memory file (``memories/<bank>/<type>_<slug>.md``; ``MEMORY.md``,
+  ``_archive/`` and dotted folders are not memories), ``path`` being
+  ``<bank>/<file>``, with the modification time (nanoseconds) and size (bytes)
+  the row was read at;
+- ``banks(name, mtime_ns)``: each bank folder's modification time when it
+  was last scanned;
+- ``memories``: an FTS5 table (``unicode61``, diacritics folded) of ``name``,
+  ``description`` and ``body``, its rowid the ``files`` id.
+
+A search first compares each bank folder's modification time with
+``banks``; in a folder that changed it compares ``files`` with the folder (one
+``stat`` per memory) and re-reads only what was added, changed or removed, so
+a ``git pull``, a reconcile or a hand edit saved by rename (most editors; every
+sandman write) is found without any writer's help. A file rewritten in place
+does not change its folder: ``sandman search --reindex`` rebuilds the index,
+and the next commit in that bank (which first commits the hand edit) refreshes
+it. A missing,
+unreadable or older-schema index is rebuilt whole into a sibling temp file and
+moved into place (``os.replace``). commit_memory refreshes the banks it
+touched after each commit when the index exists (``refresh``), so the index a
+search opens is current in the common case.
+
+Ranking is FTS5's bm25 with the columns weighted name 10, description 4, body
+1: a word in a memory's name ranks it above the same word in another's body.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import unicodedata
+from collections import namedtuple
+from pathlib import Path
+
+from sandman.banks.listing import bank_folders, scalar, split_frontmatter
+from sandman.errors import InputError
+from sandman.layout import BANK_INDEX, Layout
+from sandman.store.atomic import fsync_dir
+
+SCHEMA_VERSION = "2"
+# bm25 weights of the FTS5 columns (name, description, body).
+WEIGHTS = (10.0, 4.0, 1.0)
+DEFAULT_LIMIT = 20
+BUSY_TIMEOUT_SECONDS = 30.0
+LINE_MAX_CHARS = 200
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, bank TEXT NOT NULL, file TEXT NOT NULL,
+    type TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
+);
+CREATE INDEX files_bank ON files (bank);
+CREATE TABLE banks (name TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
+CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'unicode61 remove_diacritics 2');
+"""
+# A quoted phrase, or a run of anything but white space.
+_QUERY_PART = re.compile(r'"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w+")
+
+
+class Hit(namedtuple("Hit", "bank file name description type line_number line score")):
+    """One memory a search found: its ``bank`` (folder name) and ``file``, its ``name``,
+    ``description`` and ``type``, the first matching line (``line_number`` 1-based in the
+    body; 0 when the match is in the name or description, then ``line`` is that text) and
+    the bm25 ``score`` (lower ranks first)."""
+
+    __slots__ = ()
+
+    @property
+    def path(self) -> str:
+        """``<bank>/<file>``, relative to ``memories/``."""
+        return f"{self.bank}/{self.file}"
+
+
+def fold(text: str) -> str:
+    """Return ``text`` case-folded with its diacritics removed, as the index compares words."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def match_expression(query: str) -> tuple[str, list[str]]:
+    """Return ``(FTS5 MATCH expression, the query's words folded)`` for a person's query.
+
+    Every white-space separated part is a phrase of its words (``don't`` is
+    ``"don t"``), a ``"quoted part"`` one phrase, all of them required. Only
+    words reach FTS5, each phrase in double quotes, so no query can be FTS5
+    syntax (``AND``, ``NEAR``, ``*``, ``:``, a stray quote). Raises InputError
+    for a query with no word in it.
+    """
+    phrases, words = [], []
+    for match in _QUERY_PART.finditer(query):
+        part_words = _WORD.findall(match.group(1) if match.group(1) is not None else match.group(2))
+        if part_words:
+            phrases.append('"' + " ".join(part_words) + '"')
+            words.extend(fold(word) for word in part_words)
+    if not phrases:
+        raise InputError(f"search query {query!r} has no words in it; give at least one word")
+    return " ".join(phrases), words
+
+
+def _live_files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Map each live memory file of one bank folder to ``(mtime_ns, size)``."""
+    found = {}
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return found
+    with entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".md") or name == BANK_INDEX or name.startswith("."):
+                continue
+            try:
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found[f"{folder.name}/{name}"] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+def _read_memory(layout: Layout, path: str) -> tuple[str, str, str, str] | None:
+    """Return ``(name, description, type, body)`` of ``memories/<path>``, None when unreadable."""
+    try:
+        with open(layout.memories / path, "rb") as stream:
+            text = stream.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    split = split_frontmatter(text)
+    if split is None:
+        return None
+    front, body = split
+    name = scalar(front, "name") or Path(path).stem
+    return name, scalar(front, "description") or "", scalar(front, "type") or "", body
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+    connection.execute("PRAGMA journal_mode=WAL")
+    return connection
+
+
+def _is_current_schema(connection: sqlite3.Connection) -> bool:
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.DatabaseError:
+        return False
+    return row is not None and row[0] == SCHEMA_VERSION
+
+
+def _folder_mtime(folder: Path) -> int | None:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *, every_bank: bool,
+          trust_folders: bool = False) -> int:
+    """Bring the rows of ``folders`` (of every bank when ``every_bank``) in line with the disk.
+
+    With ``trust_folders``, a bank folder whose modification time is the one
+    recorded at its last scan is not scanned again (every sandman write and
+    most editors' saves replace a file by rename, which changes it). Returns
+    how many memories were (re)read or dropped. Runs as one write
+    transaction, so a concurrent search sees the index before or after it.
+    """
+    seen = {folder.name: _folder_mtime(folder) for folder in folders}
+    if trust_folders:
+        recorded = dict(connection.execute("SELECT name, mtime_ns FROM banks").fetchall())
+        gone = [name for name in recorded if name not in seen]
+        folders = [folder for folder in folders if recorded.get(folder.name) != seen[folder.name]]
+        if not folders and not gone:
+            return 0
+    current: dict[str, tuple[int, int]] = {}
+    for folder in folders:
+        current.update(_live_files(folder))
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        if every_bank and not trust_folders:
+            rows = connection.execute("SELECT id, path, mtime_ns, size FROM files").fetchall()
+            connection.execute("DELETE FROM banks")
+        else:
+            names = [folder.name for folder in folders] + (gone if trust_folders else [])
+            marks = ",".join("?" * len(names))
+            rows = connection.execute(
+                f"SELECT id, path, mtime_ns, size FROM files WHERE bank IN ({marks})", names).fetchall()
+            connection.execute(f"DELETE FROM banks WHERE name IN ({marks})", names)
+        connection.executemany("INSERT INTO banks (name, mtime_ns) VALUES (?, ?)",
+                               [(folder.name, seen[folder.name]) for folder in folders
+                                if seen[folder.name] is not None])
+        known = {path: (row_id, mtime, size) for row_id, path, mtime, size in rows}
+        changed = 0
+        for path, (row_id, mtime, size) in known.items():
+            if current.get(path) != (mtime, size):
+                connection.execute("DELETE FROM files WHERE id = ?", (row_id,))
+                connection.execute("DELETE FROM memories WHERE rowid = ?", (row_id,))
+                changed += path not in current
+        for path, (mtime, size) in current.items():
+            if path in known and known[path][1:] == (mtime, size):
+                continue
+            memory = _read_memory(layout, path)
+            if memory is None:
+                continue
+            name, description, memory_type, body = memory
+            bank, file = path.split("/", 1)
+            cursor = connection.execute(
+                "INSERT INTO files (path, bank, file, type, mtime_ns, size) VALUES (?, ?, ?, ?, ?, ?)",
+                (path, bank, file, memory_type, mtime, size))
+            connection.execute("INSERT INTO memories (rowid, name, description, body) VALUES (?, ?, ?, ?)",
+                               (cursor.lastrowid, name, description, body))
+            changed += 1
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return changed
+
+
+def build(layout: Layout) -> int:
+    """Build the index whole from the banks into a temp file and move it into place.
+
+    Returns the number of memories indexed. Raises OSError, sqlite3.Error.
+    """
+    target = layout.search_index
+    temp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.build")
+    try:
+        connection = sqlite3.connect(temp, isolation_level=None)
+        try:
+            connection.executescript(_SCHEMA)
+            connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            _sync(connection, layout, bank_folders(layout), every_bank=True)
+            count = connection.execute("SELECT count(*) FROM files").fetchone()[0]
+        finally:
+            connection.close()
+        with open(temp, "rb+") as stream:
+            os.fsync(stream.fileno())
+        os.replace(temp, target)
+        for stale in (target.with_name(target.name + "-wal"), target.with_name(target.name + "-shm")):
+            stale.unlink(missing_ok=True)  # a replaced database's logs would be read as its own
+        fsync_dir(target.parent)
+    finally:
+        temp.unlink(missing_ok=True)
+    return count
+
+
+def open_index(layout: Layout) -> sqlite3.Connection:
+    """Return a connection to an index that is current with every bank.
+
+    A missing, corrupt or older-schema index is rebuilt (``build``); an
+    existing one is brought up to date (``_sync``). Raises OSError,
+    sqlite3.Error (a rebuilt index that still cannot be opened).
+    """
+    path = layout.search_index
+    if path.is_file():
+        connection = None
+        try:
+            connection = _connect(path)
+            if _is_current_schema(connection):
+                _sync(connection, layout, bank_folders(layout), every_bank=True, trust_folders=True)
+                return connection
+        except sqlite3.DatabaseError:
+            pass
+        if connection is not None:
+            connection.close()
+    build(layout)
+    return _connect(path)
+
+
+def refresh(layout: Layout, banks: list[str]) -> int | None:
+    """Bring the index's rows of the named banks in line with their folders (commit_memory's step).
+
+    Does nothing and returns None when there is no index (the next search
+    builds it). Returns how many memories changed. Raises sqlite3.Error, OSError.
+    """
+    path = layout.search_index
+    if not path.is_file():
+        return None
+    try:
+        connection = _connect(path)
+    except sqlite3.DatabaseError:
+        return None  # the next search rebuilds it
+    try:
+        if not _is_current_schema(connection):
+            return None
+        return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
+    finally:
+        connection.close()
+
+
+def _matching_line(words: list[str], name: str, description: str, body: str) -> tuple[int, str]:
+    for number, line in enumerate(body.split("\n"), start=1):
+        folded = fold(line)
+        if any(word in folded for word in words):
+            return number, line.strip()[:LINE_MAX_CHARS]
+    folded_description = fold(description)
+    if any(word in folded_description for word in words):
+        return 0, description[:LINE_MAX_CHARS]
+    return 0, name[:LINE_MAX_CHARS]
+
+
+def search(
+    layout: Layout,
+    query: str,
+    *,
+    bank: str | None = None,
+    memory_type: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[Hit]:
+    """Return the memories matching every word of ``query``, best first, at most ``limit``.
+
+    ``bank`` is a bank folder name (the caller resolves a directory to it);
+    ``memory_type`` one of the memory types. Raises InputError (a query
+    without words), OSError, sqlite3.Error.
+    """
+    expression, words = match_expression(query)
+    if not layout.root.is_dir():
+        return []  # no root yet: nothing to search, and nowhere to keep an index
+    sql = (f"SELECT f.bank, f.file, m.name, m.description, f.type, m.body, bm25(memories, {', '.join(map(str, WEIGHTS))}) AS score"
+           " FROM memories m JOIN files f ON f.id = m.rowid WHERE memories MATCH ?")
+    parameters: list[object] = [expression]
+    if bank is not None:
+        sql += " AND f.bank = ?"
+        parameters.append(bank)
+    if memory_type is not None:
+        sql += " AND f.type = ?"
+        parameters.append(memory_type)
+    sql += " ORDER BY score, f.path LIMIT ?"
+    parameters.append(limit)
+    connection = open_index(layout)
+    try:
+        rows = connection.execute(sql, parameters).fetchall()
+    finally:
+        connection.close()
+    hits = []
+    for bank_name, file, name, description, kind, body, score in rows:
+        number, line = _matching_line(words, name, description, body)
+        hits.append(Hit(bank_name, file, name, description, kind, number, line, score))
+    return hits

@@ -1,0 +1,97 @@
+"""The retired ledger and the failure-to-forget tripwire (docs/BANK-FORMAT.md, "The retired ledger").
+
+``curation/retired.jsonl`` (versioned) holds one JSON object a line for each
+memory a machine decision archived without a successor — a curator's
+``archive`` or a merge's absorbed members, upkeep's ``prune`` and merge — and
+each live memory a ``reconcile`` revert removed (machine.reconcile)::
+
+    {"bank": "<bank>", "file": "<file>", "type": "...", "name": "...",
+     "key": "<type>_<slug>", "body_sha": "<SHA-256 of the cleaned body>",
+     "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep" | "reconcile <event or shift>"}
+
+and one ``{"bank", "key", "body_sha", "at", "readded": true}`` line when the
+owner re-adds such a memory by hand (``sandman remember``): that memory is
+no longer retired. A dream that proposes a retired memory again (same
+bank, and same file key or same body) is refused and counted (the dream's
+``tripped`` count and a ``refused-retired`` journal line): what a curator
+or upkeep retired does not creep back through the next session that
+mentions it. Lines are only appended (the file is rewritten whole inside the
+same bank transaction as the archive).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from sandman.banks.memory import Memory, clean_body
+from sandman.banks.names import memory_filename
+from sandman.journal import iso, now_utc
+from sandman.layout import Layout
+from sandman.store.atomic import read_regular
+
+
+def keys(memory: Memory) -> tuple[str, str]:
+    """Return ``(file key, body SHA-256)``: what a memory is recognised by."""
+    key = memory_filename(memory.type, memory.name)[: -len(".md")]
+    body = clean_body(memory.body or "").strip()
+    return key, hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def path(layout: Layout):
+    return layout.curation / "retired.jsonl"
+
+
+def lines(layout: Layout) -> list[dict]:
+    """Return the ledger's lines (an unreadable line is skipped)."""
+    try:
+        text = read_regular(path(layout)).decode("utf-8", "replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def retired(layout: Layout, bank: str, memory: Memory) -> dict | None:
+    """Return the ledger line that retired a memory like ``memory`` in ``bank``, None when none
+    does (or the owner re-added it by hand since)."""
+    key, body_sha = keys(memory)
+    hit = None
+    for line in lines(layout):
+        if line.get("bank") != bank or not (line.get("key") == key or line.get("body_sha") == body_sha):
+            continue
+        hit = None if line.get("readded") else line
+    return hit
+
+
+def entry(bank: str, file: str, memory: Memory, by: str) -> dict:
+    key, body_sha = keys(memory)
+    return {"bank": bank, "file": file, "type": memory.type, "name": memory.name, "key": key,
+            "body_sha": body_sha, "at": iso(now_utc()), "by": by}
+
+
+def readded(bank: str, memory: Memory) -> dict:
+    key, body_sha = keys(memory)
+    return {"bank": bank, "key": key, "body_sha": body_sha, "at": iso(now_utc()), "readded": True}
+
+
+def append(tx, layout: Layout, new: list[dict]) -> None:
+    """Append ``new`` lines to the ledger inside bank transaction ``tx`` (one commit with the archive)."""
+    if not new:
+        return
+    target = path(layout)
+    try:
+        old = read_regular(target).decode("utf-8")
+    except FileNotFoundError:
+        old = ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tx.write_file(target, old + "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in new))

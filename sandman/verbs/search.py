@@ -1,0 +1,72 @@
+"""``sandman search <query>``: find memories by the words of their name, description and body.
+
+The index is sandman.banks.search (``.search.sqlite``, derived); this verb
+resolves ``--bank`` (a bank name or an absolute directory) and ``--type``,
+turns an unreadable index into SearchIndexError, and shapes the hits as lines
+or as JSON (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from sandman.banks import search as index
+from sandman.banks.listing import find_bank
+from sandman.banks.names import MEMORY_TYPES
+from sandman.errors import InputError, SearchIndexError
+from sandman.layout import Layout
+
+MAX_LIMIT = 1000
+
+
+def search(
+    layout: Layout,
+    query: str,
+    *,
+    bank: str | None = None,
+    memory_type: str | None = None,
+    limit: int = index.DEFAULT_LIMIT,
+    reindex: bool = False,
+) -> list[index.Hit]:
+    """Return the memories matching ``query``, best first (sandman.banks.search.search).
+
+    ``reindex`` rebuilds the index from nothing first (a hand edit made in
+    place is otherwise found at the next commit in its bank). Raises
+    InputError (no word in the query, an unknown bank or type, a limit
+    outside 1..1000), SearchIndexError (the index cannot be built or read).
+    """
+    if "\0" in query:
+        raise InputError("search query holds a NUL character; remove it")
+    if memory_type is not None and memory_type not in MEMORY_TYPES:
+        raise InputError(f"unknown memory type {memory_type!r}; use one of {', '.join(MEMORY_TYPES)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InputError(f"--limit {limit} is out of range; use 1 to {MAX_LIMIT}")
+    folder = None
+    if bank is not None:
+        found = find_bank(layout, bank)
+        if found is None:
+            raise InputError(f"no bank {bank!r} under {layout.memories}/; `sandman search` without --bank searches them all")
+        folder = found.name
+    try:
+        if reindex and layout.root.is_dir():
+            index.build(layout)
+        return index.search(layout, query, bank=folder, memory_type=memory_type, limit=limit)
+    except sqlite3.Error as error:
+        raise SearchIndexError(
+            f"search index {layout.search_index} cannot be used ({error}); delete it and search again") from None
+
+
+def lines(layout: Layout, hits: list[index.Hit]) -> list[str]:
+    """Two lines a hit: ``<name> (<type>, <bank>)`` and ``  memories/<bank>/<file>:<line>: <text>``."""
+    out = []
+    for hit in hits:
+        out.append(f"{hit.name} ({hit.type}, {hit.bank})")
+        where = f"memories/{hit.path}:{hit.line_number}" if hit.line_number else f"memories/{hit.path}"
+        out.append(f"  {where}: {hit.line}")
+    return out
+
+
+def to_json(hits: list[index.Hit]) -> str:
+    """The hits as a JSON array of objects (bank, file, name, description, type, line_number, line, score)."""
+    return json.dumps([hit._asdict() for hit in hits], ensure_ascii=False, indent=2)

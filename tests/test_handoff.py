@@ -1,0 +1,125 @@
+"""``sandman handoff``: the note the next session in a directory reads first (docs/handoff.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from helpers import sandman
+from sandman import handoff
+from sandman.banks.names import bank_name
+from sandman.cli import app
+from sandman.errors import InputError
+from sandman.layout import Layout
+from sandman.verbs.handoff import leave
+from sandman.verbs.recall import recall
+from sandman.verbs.remember import remember
+
+NOTE = "Next: finish the parser split; tests in tests/test_parse.py still fail."
+
+
+@pytest.fixture
+def project(isolated: Path, layout: Layout) -> Path:
+    project = isolated / "proj"
+    remember(layout, "The build runs with make.", cwd=str(project))
+    return project
+
+
+def hook(project: Path, source: str = "startup", session: str = "5e550000-0000-4000-8000-000000000001") -> str:
+    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "SessionStart", "source": source}
+    done = sandman("recall", "--hook", stdin=json.dumps(payload).encode())
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else ""
+
+
+def test_recall_shows_the_note_first_until_replaced_and_says_how_often_it_was_delivered(
+        layout: Layout, project: Path) -> None:
+    leave(layout, NOTE, cwd=str(project))
+    first = hook(project)
+    assert first.startswith(f"## Handoff from the last session (")
+    assert first.splitlines()[1] == NOTE
+    assert "The build runs with make." in first
+    second = hook(project, session="5e550000-0000-4000-8000-000000000002")
+    assert second.splitlines()[1].startswith("(already delivered once since ")
+    record = handoff.read(layout, str(project)).data
+    assert record["delivered"] == 2
+    assert record["sessions"] == ["5e550000-0000-4000-8000-000000000001", "5e550000-0000-4000-8000-000000000002"]
+    resumed = hook(project, source="resume", session="5e550000-0000-4000-8000-000000000002")
+    assert NOTE not in resumed and "this session continues" in resumed, "a resume gets the short note"
+    assert handoff.read(layout, str(project)).data["delivered"] == 2, "a resume is not counted"
+    leave(layout, "Next: release 1.2.", cwd=str(project))
+    third = hook(project)
+    assert third.splitlines()[1] == "Next: release 1.2." and NOTE not in third
+    assert handoff.read(layout, str(project)).data["delivered"] == 1
+
+
+def test_a_once_note_is_shown_to_one_session_and_a_compaction_shows_it_uncounted(
+        layout: Layout, project: Path) -> None:
+    leave(layout, NOTE, cwd=str(project), once=True)
+    assert NOTE in hook(project, source="compact")
+    assert handoff.read(layout, str(project)).data["delivered"] == 0
+    assert NOTE in hook(project)
+    assert NOTE not in hook(project, session="5e550000-0000-4000-8000-000000000003")
+
+
+def test_recall_by_hand_shows_the_note_without_counting_it(layout: Layout, project: Path) -> None:
+    leave(layout, NOTE, cwd=str(project))
+    assert NOTE in recall(layout, str(project)).text
+    assert handoff.read(layout, str(project)).data["delivered"] == 0
+
+
+def test_the_note_stays_within_the_recall_budget(layout: Layout, project: Path) -> None:
+    leave(layout, "Next steps:\n" + "\n".join(f"- step {i} of the long plan" for i in range(60)), cwd=str(project))
+    for budget in (9_000, 600, 200, 40):
+        text = recall(layout, str(project), budget).text
+        assert len(text) <= budget, budget
+    assert "[handoff cut at 600 UTF-16 units]" in recall(layout, str(project), 600).text
+
+
+def test_a_note_of_emoji_stays_within_the_budget_in_utf16_units(layout: Layout, project: Path) -> None:
+    """Regression: the note was measured in characters while the budget counts UTF-16 units."""
+    leave(layout, "Next:\n" + "\n".join(f"- \U0001f680 step {i} \U0001f9ea\U0001f9ea" for i in range(60)),
+          cwd=str(project))
+    for budget in (9_000, 600, 201, 41):
+        text = recall(layout, str(project), budget).text
+        assert len(text.encode("utf-16-le")) // 2 <= budget, budget
+
+
+def test_only_the_same_directory_gets_the_note(layout: Layout, project: Path) -> None:
+    leave(layout, NOTE, cwd=str(project))
+    assert NOTE not in recall(layout, str(project / "sub")).text
+
+
+@pytest.mark.parametrize(("note", "message"), [
+    ("   ", "handoff note is empty; say what the next session should do"),
+    ("x" * 2_001, "handoff note is 2,001 characters; keep it under 2,000 (it is read inside the recall budget)"),
+    ("a\0b", "handoff note holds a NUL character; remove it"),
+    ("<private>only this</private>", "handoff note is empty; say what the next session should do"),
+    ("deploy with AKIAIOSFODNN7EXAMPLE", "handoff note refused: it contains a secret (aws-access-key-id); "
+                                         "remove the credential"),
+])
+def test_a_bad_note_is_refused_and_nothing_is_written(layout: Layout, project: Path, note: str,
+                                                      message: str) -> None:
+    with pytest.raises(InputError) as raised:
+        leave(layout, note, cwd=str(project))
+    assert str(raised.value) == message
+    assert not layout.handoff(bank_name(project)).exists()
+
+
+def test_handoff_cli_writes_and_refuses_in_one_line(layout: Layout, project: Path) -> None:
+    runner = CliRunner()
+    done = runner.invoke(app, ["handoff", NOTE, "--cwd", str(project)])
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout == f"handoff for {project}: {layout.handoff(bank_name(project))} (shown until replaced)\n"
+    done = runner.invoke(app, ["handoff", "x", "--cwd", "relative"])
+    assert done.exit_code == 2 and done.stderr.count("\n") == 1 and done.stderr.startswith("sandman: ")
+
+
+def test_a_broken_record_never_stops_recall(layout: Layout, project: Path) -> None:
+    path = layout.handoff(bank_name(project))
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\xff{not json")
+    assert "The build runs with make." in hook(project)
