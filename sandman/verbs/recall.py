@@ -589,8 +589,9 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     Returns None, with a journal line, for an unreadable payload, a
     ``hook_event_name`` other than SessionStart, a payload without an absolute
     ``cwd``, and a root without ``memories/``. A new session (startup or
-    clear) also starts the background sync when the settings ask for it,
-    and the backstop for missed endings, detached (take_missed.start).
+    clear) also starts the background sync when the settings ask for it;
+    every start but a compaction starts the backstop for missed endings,
+    detached (take_missed.start).
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
@@ -615,14 +616,17 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
+    if source != "compact":
+        # Every session start but a compaction (the same session going on) runs the backstop,
+        # a resume included: it records the starting session so the backstop never takes it.
+        from sandman.verbs.take_missed import start as backstop
+
+        backstop(layout, session)
     if source in CONTEXT_KEPT:
         text, trims = resumed(layout, cwd), []
     else:
         if source != "compact":
             _fetch_in_background(layout)
-            from sandman.verbs.take_missed import start as backstop
-
-            backstop(layout, session)
         # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
         recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
