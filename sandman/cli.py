@@ -358,6 +358,8 @@ def _print_schedule(change) -> None:
         say(f"not installed: {path}")
     for note in change.notes:
         say(note)
+    if getattr(change, "failed", None):
+        raise typer.Exit(1)  # a scheduler command failed: the notes say which and what to run
 
 
 @schedule_app.command("install")

@@ -199,3 +199,49 @@ def test_a_broken_native_file_is_skipped_not_fatal(root, native, project):
     reasons = sorted(item.reason for item in result.items if item.action == "skip")
     assert reasons == ["bad-type", "unreadable", "unreadable"]
     assert result.count("import") == 3
+
+
+# Dies in the middle of an import's transaction, as kill -9 would: some memories written into the
+# bank, its .commit.undo left, nothing committed.
+KILLED_IMPORT = """
+import os, signal, sys
+from unittest import mock
+from sandman import config
+from sandman.banks.commit import BankTransaction
+from sandman.layout import Layout
+from sandman.verbs.import_memory import import_claude_memory
+
+write, written = BankTransaction.write_memory, []
+
+def dying_write(self, *args, **kwargs):
+    if len(written) == int(sys.argv[2]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    written.append(write(self, *args, **kwargs))
+    return written[-1]
+
+mock.patch.object(BankTransaction, "write_memory", dying_write).start()
+import_claude_memory(Layout(config.root()), project=sys.argv[1])
+"""
+
+
+def test_an_import_after_a_killed_import_imports_the_files_the_kill_left_uncommitted(root, native, project):
+    import signal
+    import subprocess
+    import sys
+
+    for i in range(10):
+        (native / f"project_fact_{i}.md").write_text(
+            f"---\nname: fact-{i}\ndescription: fact number {i}\ntype: project\n---\n\nFact {i}.\n", encoding="utf-8")
+    killed = subprocess.run([sys.executable, "-c", KILLED_IMPORT, str(project), "6"], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert root.commit_undo.exists() and git(root.root, "status", "--porcelain").strip()
+
+    result = import_claude_memory(root, project=str(project))
+    # The six the kill left are not "unchanged": the recovery rolls them back, so they are imported.
+    assert (result.count("import"), result.count("unchanged")) == (13, 0)
+    memories = _by_name(root)
+    assert {f"fact-{i}" for i in range(10)} | {"terse-answers", "deploy-target", "user-role"} <= set(memories)
+    assert git(root.root, "status", "--porcelain").strip() == ""
+    tracked = set(git(root.root, "ls-files").splitlines())
+    assert all(path.relative_to(root.root).as_posix() in tracked for path in memories.values())
+    assert import_claude_memory(root, project=str(project)).count("unchanged") == 13

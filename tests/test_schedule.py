@@ -177,3 +177,28 @@ def test_doctor_lists_the_shift_tick_when_the_machine_is_on(root, isolated, monk
     schedule.install(root, kind="systemd", enable=False)
     found = next(c for c in doctor().checks if c.name == "schedule")
     assert found.status == "ok" and found.message.startswith("installed for systemd (5 files)")
+
+
+@pytest.fixture
+def failing_systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``systemctl`` on PATH that fails as it does without a user bus."""
+    folder = tmp_path / "failing-bin"
+    folder.mkdir()
+    script = folder / "systemctl"
+    script.write_text('#!/bin/sh\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_install_and_uninstall_exit_1_and_say_so_when_systemctl_fails(root, isolated, failing_systemctl):
+    done = sandman("schedule", "install", "--kind", "systemd")
+    out = done.stdout.decode() + done.stderr.decode()
+    assert done.returncode == 1, out
+    assert "written but not enabled" in out and "systemctl --user enable --now" in out
+    assert "Failed to connect to bus" in out
+    assert all(unit.path.is_file() for unit in schedule.units(root, "systemd"))
+    done = sandman("schedule", "uninstall", "--kind", "systemd")
+    out = done.stdout.decode() + done.stderr.decode()
+    assert done.returncode == 1, out
+    assert "not disabled" in out and "systemctl --user disable --now" in out
+    assert not any(unit.path.exists() for unit in schedule.units(root, "systemd"))

@@ -19,7 +19,8 @@ description and body, its unknown frontmatter keys kept, ``source:
 [claude-memory]`` and two keys recording where it came from:
 ``imported_from`` (the file, relative to Claude Code's projects folder) and
 ``imported_sha256`` (the file's bytes). A second run finds the memory by
-``imported_from``: the same bytes are ``unchanged`` (nothing is committed), an
+``imported_from`` among the committed memories (the plan is made inside the
+transaction, after its recovery has rolled back what a killed import left): the same bytes are ``unchanged`` (nothing is committed), an
 edited native file ``replaces`` its earlier import (archived into
 ``_archive/``). A file whose text holds a credential is skipped (``secret``),
 the rest still land.
@@ -260,19 +261,21 @@ def import_claude_memory(layout: Layout, *, project: str | None = None, dry_run:
         raise InputError(f"--project {project} is not a directory")
     if not layout.memories.is_dir():
         raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
-    result = plan(layout, project)
-    result.dry_run = dry_run
     if dry_run:
+        result = plan(layout, project)
+        result.dry_run = True
         return result
-    todo = [item for item in result.items if item.action in ("import", "replace")]
-    if todo:
-        subject = f"{len(todo)} memory file(s) from Claude Code's auto memory"
-        with bank_transaction(layout, verb=VERB, subject=subject) as tx:
-            for item in todo:
-                directory = None if item.directory is None else str(item.directory)
-                item.written = tx.write_memory(bank_name(item.directory), item.memory, replaces=item.existing,
-                                               directory=directory)
-        result.commit = tx.commit
+    # Planned inside the transaction, after its recovery: a killed import's uncommitted files are
+    # rolled back there, so judging them "unchanged" from the working tree before would lose them.
+    with bank_transaction(layout, verb=VERB, subject="Claude Code's auto memory") as tx:
+        result = plan(layout, project)
+        todo = [item for item in result.items if item.action in ("import", "replace")]
+        tx.subject = f"{len(todo)} memory file(s) from Claude Code's auto memory"
+        for item in todo:
+            directory = None if item.directory is None else str(item.directory)
+            item.written = tx.write_memory(bank_name(item.directory), item.memory, replaces=item.existing,
+                                           directory=directory)
+    result.commit = tx.commit
     for item in result.items:
         facts = {"file": item.relpath}
         if item.written is not None:

@@ -24,7 +24,8 @@ unit folder and nowhere else:
 ``install`` is idempotent (an unchanged file is not rewritten) and, unless
 ``--no-enable``, asks the scheduler to load what it wrote (``systemctl --user
 daemon-reload`` and ``enable --now``; ``launchctl bootstrap``); a scheduler
-that cannot be asked is reported, not fatal. ``uninstall`` disables and
+that cannot be asked, or that fails (no user bus), is reported plainly and
+the CLI exits 1: the files are written but not enabled. ``uninstall`` disables and
 removes exactly the files ``install`` writes, nothing else. Every unit runs
 the absolute path of this installation's ``sandman`` (hooks.executable) with
 this memory root in ``SANDMAN_ROOT``.
@@ -67,7 +68,8 @@ class Unit:
 @dataclass
 class ScheduleChange:
     """What install, uninstall or show found and did: files ``written``, ``unchanged``, ``removed``,
-    ``missing``; ``notes`` for the person (the cron line, a scheduler that could not be asked)."""
+    ``missing``; ``notes`` for the person (the cron line, a scheduler that could not be asked);
+    ``failed`` the scheduler commands that failed (the CLI then exits 1)."""
 
     kind: str
     written: list[Path] = field(default_factory=list)
@@ -75,6 +77,7 @@ class ScheduleChange:
     removed: list[Path] = field(default_factory=list)
     missing: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # scheduler commands that could not be run or exited non-zero
 
 
 def detect() -> str:
@@ -177,14 +180,23 @@ def _systemd_names(wanted: list[Unit]) -> list[str]:
 def _ask(argv: list[str], change: ScheduleChange) -> None:
     if shutil.which(argv[0]) is None:
         change.notes.append(f"{argv[0]} is not on PATH: run `{shlex.join(argv)}` yourself")
+        change.failed.append(shlex.join(argv))
         return
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=ENABLE_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as error:
         change.notes.append(f"`{shlex.join(argv)}` failed: {error}")
+        change.failed.append(shlex.join(argv))
         return
     if done.returncode != 0:
         change.notes.append(f"`{shlex.join(argv)}` exited {done.returncode}: {done.stderr.strip()[:200]}")
+        change.failed.append(shlex.join(argv))
+
+
+def _not_done(change: ScheduleChange, what: str) -> None:
+    """Say plainly what the failed scheduler commands left undone, and the commands to run."""
+    if change.failed:
+        change.notes.append(f"the units were {what}: run {' and '.join(f'`{c}`' for c in change.failed)}")
 
 
 def _enable(kind: str, written: list[Unit], change: ScheduleChange) -> None:
@@ -224,6 +236,7 @@ def install(layout: Layout, *, kind: str | None = None, at: str = DEFAULT_AT, en
         written.append(unit)
     if enable and wanted:
         _enable(kind, wanted if kind == "systemd" else written, change)
+        _not_done(change, "written but not enabled")
     journal.write(layout, VERB, "installed", kind=kind, at=at, written=len(change.written),
                   unchanged=len(change.unchanged))
     return change
@@ -249,6 +262,7 @@ def uninstall(layout: Layout, *, kind: str | None = None, enable: bool = True) -
             change.missing.append(unit.path)
     if kind == "systemd" and change.removed and enable:
         _ask(["systemctl", "--user", "daemon-reload"], change)
+    _not_done(change, "removed but not disabled in the running scheduler")
     if kind == "cron":
         change.notes.append(f"remove this line with `crontab -e` if you added it: {cron_line(layout)}")
         change.notes.append(f"and the shift tick's, if you added it: {cron_shift_line(layout)}")
