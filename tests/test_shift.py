@@ -414,3 +414,19 @@ def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layou
     worktree = Path(current["worktree"])
     assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"shift/{current['shift']}"
     assert git(world["alpha"], "status", "--short") == ""
+
+
+def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00")
+    first = tick.run(layout, now=TUESDAY_NIGHT)
+    assert first.decision == "started", first.reason
+    wait_for_session(layout)
+
+    again = tick.run(layout, now=TUESDAY_NIGHT + timedelta(hours=1))  # past midnight, the same night
+
+    assert again.closed == first.shift and again.decision == "skipped" and "night-done" in again.reason
+    assert "night-done" in journal_text(layout) and not layout.shift_current.exists()
+    assert [p.name for p in layout.shifts.iterdir() if trails.is_shift_id(p.name)] == [first.shift]
+    tomorrow = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))
+    assert tomorrow.decision == "started", tomorrow.reason  # the next night starts again
+    wait_for_session(layout)
