@@ -90,11 +90,9 @@ def run(action: Callable[[], T]) -> T:
     except SandmanError as error:
         raise fail(str(error), error.exit_code) from None
     except OSError as error:
-        gone = config.deleted_cwd() if isinstance(error, FileNotFoundError) and not error.filename else None
-        if gone is not None:  # os.getcwd() names no file: say which directory is missing
-            raise fail(f"the current directory {gone} no longer exists; cd to one that does and run it again") from None
-        target = f" ({error.filename})" if error.filename else ""
-        raise fail(f"{error.strerror or error}{target}") from None
+        from sandman.dispatch import os_error_message
+
+        raise fail(os_error_message(error)) from None
 
 
 def layout() -> Layout:

@@ -63,6 +63,18 @@ def say_error(message: str) -> None:
     print(f"sandman: {visible(message, lines=False)}", file=sys.stderr)
 
 
+def os_error_message(error: OSError) -> str:
+    """The one line an OSError becomes: the directory when the current one was deleted under the
+    process (``os.getcwd()``'s error names no file), else its reason and the file it names."""
+    from sandman import config
+
+    gone = config.deleted_cwd() if isinstance(error, FileNotFoundError) and not error.filename else None
+    if gone is not None:
+        return f"the current directory {gone} no longer exists; cd to one that does and run it again"
+    target = f" ({error.filename})" if error.filename else ""
+    return f"{error.strerror or error}{target}"
+
+
 def remember_command(body: str, cwd: str | None, type_: str, name: str | None, description: str | None,
                      session: str | None) -> int:
     """Run ``sandman remember``: read a ``-`` body from stdin, commit it, print its path.
@@ -93,8 +105,7 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
         say_error(str(error))
         return error.exit_code
     except OSError as error:
-        target = f" ({error.filename})" if error.filename else ""
-        say_error(f"{error.strerror or error}{target}")
+        say_error(os_error_message(error))
         return 1
     print(visible(committed.path))
     return 0

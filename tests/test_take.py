@@ -576,6 +576,24 @@ def test_a_cwd_holding_a_secret_is_masked_in_the_pointer_and_the_transcript_kept
     assert masked["kinds"] == "aws-access-key-id" and key not in json.dumps(masked)
 
 
+def test_a_pointer_whose_cwd_was_masked_is_routed_without_minds_not_retried_for_ever(isolated: Path,
+                                                                                   layout: Layout, fake_claude):
+    key = "AKIA" + "UJZDE8GXD6NCF10E"
+    content = (json.dumps({"type": "user", "sessionId": SID, "cwd": f"/tmp/{key}",
+                           "timestamp": "2026-11-30T10:00:00.000Z",
+                           "message": {"role": "user", "content": "Fix the upload test"}}) + "\n").encode()
+    _live(isolated, content=content)
+    take(layout, SID)
+    from dream_helpers import journal_lines as dream_journal
+    from sandman.dreamqueue import queue
+    from sandman.verbs.dream import dream
+
+    dream(layout, now=True)
+    assert fake_claude.calls() == [] and queue(layout) == []
+    (line,) = dream_journal(layout, "routed")
+    assert line["reason"] == "cwd held a secret (masked by take)"
+
+
 def test_a_plain_cwd_is_not_marked_masked(isolated: Path, layout: Layout):
     _live(isolated)
     pointer = json.loads(take(layout, SID).pointer.read_text())

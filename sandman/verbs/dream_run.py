@@ -181,6 +181,9 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     and each is journaled.
     """
     session = pointer.session
+    if pointer.data.get("cwd_masked") is True:
+        # Routed, not skipped: a skipped pointer stays queued and would be retried every day for ever.
+        return _nothing_to_dream(layout, session, 0, reason="cwd held a secret (masked by take)")
     try:
         material = _material(layout, pointer)
     except (SandmanError, OSError) as error:
@@ -264,10 +267,11 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
     return outcome
 
 
-def _nothing_to_dream(layout: Layout, session: str, skipped: int) -> PointerOutcome:
-    """Route a session whose transcript holds no turn (an empty file, say) without paying
-    three minds to read nothing."""
-    outcome = PointerOutcome(session, "routed", reason="no turns in the transcript", skipped_lines=skipped)
+def _nothing_to_dream(layout: Layout, session: str, skipped: int,
+                      reason: str = "no turns in the transcript") -> PointerOutcome:
+    """Route a session no mind may read without paying three minds: a transcript holding no
+    turn (an empty file, say), or a cwd take masked for a secret (no bank may be named after it)."""
+    outcome = PointerOutcome(session, "routed", reason=reason, skipped_lines=skipped)
     if not stamp_dreamed(layout, session):
         outcome.decision, outcome.reason = "queued", "pointer gone"
     _journal_pointer(layout, outcome, [], {})
@@ -318,9 +322,6 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     cwd = data.get("cwd")
     if not isinstance(cwd, str) or not cwd.startswith("/") or _CONTROL.search(cwd):
         raise InputError("pointer has no usable cwd")
-    if data.get("cwd_masked") is True:
-        # take masked a secret in the cwd (docs/secrets.md): no bank may be named after the mask.
-        raise InputError("pointer's cwd held a secret (masked by take); the session is not dreamt")
     archived = data.get("archived")
     if not isinstance(archived, str) or not archived:
         raise InputError("pointer names no archived transcript")

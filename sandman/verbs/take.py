@@ -252,7 +252,7 @@ def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
     A cwd reaches recall, the site and the bank a dream files into: a
     directory named after a key must not carry it there. The transcript
     itself is archived unchanged (never lose data); a pointer whose cwd was
-    masked is marked ``cwd_masked`` and never dreamt. The full check runs only
+    masked is marked ``cwd_masked`` and routed by dream without a mind. The full check runs only
     when the stdlib pre-check for paths (secret_rules.suspected_path) cannot
     clear the cwd; the journal line names the kinds, never the value.
     """
