@@ -895,7 +895,7 @@ breathe_app = typer.Typer(
 )
 app.add_typer(breathe_app, name="breathe")
 
-_AT_HELP = "The time to act as of, ISO with a zone [default: now]."
+_AT_HELP = "The time to act as of, ISO with a zone, not in the future [default: now]."
 
 
 @breathe_app.command("init")

@@ -354,13 +354,29 @@ def test_cli_bad_breath_is_one_line_exit_2(world, layout, args, stdin, message):
     assert snapshot(layout) == before
 
 
-def test_cli_reweight_takes_the_time_it_acts_as_of(world, layout):
-    assert cli("breathe", "pass", "--at", "2027-01-01T09:00:00Z").exit_code == 0
-    result = cli("breathe", "reweight", "--at", "2027-03-01T09:00:00Z")
+def test_cli_reweight_takes_the_time_it_acts_as_of(layout, tmp_path):
+    (tmp_path / "code" / "app").mkdir(parents=True)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    layout.settings_file.write_text(f'[machine]\nroots = ["{tmp_path / "code"}"]\ntime_zone = "UTC"\n')
+    breath.init(layout, now=datetime(2026, 1, 1, 9, 0, tzinfo=timezone.utc))  # --at can only look back
+    assert cli("breathe", "pass", "--at", "2026-01-01T09:00:00Z").exit_code == 0
+    result = cli("breathe", "reweight", "--at", "2026-03-01T09:00:00Z")
     assert result.exit_code == 0 and "claude-code-changelog 0.60 -> 0.40" in result.output
     for bad in ("yesterday", "2027-03-01T09:00:00"):
         refused = cli("breathe", "reweight", "--at", bad)
         assert refused.exit_code == 2 and refused.output.startswith("sandman: --at")
+
+
+@pytest.mark.parametrize("verb", ["reweight", "pass"])
+def test_breathe_at_in_the_future_is_refused_and_writes_nothing(world, layout, verb):
+    before = snapshot(layout)
+    future = (datetime.now(timezone.utc) + timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    result = cli("breathe", verb, "--at", future)
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and "in the future" in result.output and "Traceback" not in result.output
+    assert snapshot(layout) == before
+    slack = (datetime.now(timezone.utc) + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert "in the future" not in cli("breathe", verb, "--at", slack).output  # a small clock skew is allowed
 
 
 def test_cli_sources_lists_weights_and_due(world, layout):

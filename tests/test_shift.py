@@ -481,3 +481,40 @@ def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world)
     made = breath.compose_pass(layout, now=TUESDAY_NIGHT)
     assert made.problems and "the flaky parser test still fails" in (
         layout.breath_pass(made.id) / "prompt.md").read_text()
+
+
+def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00")
+    first = tick.run(layout, now=TUESDAY_NIGHT)
+    assert first.decision == "started", first.reason
+    wait_for_session(layout)
+
+    again = tick.run(layout, now=TUESDAY_NIGHT + timedelta(hours=1))  # past midnight, the same night
+
+    assert again.closed == first.shift and again.decision == "skipped" and "night-done" in again.reason
+    assert "night-done" in journal_text(layout) and not layout.shift_current.exists()
+    assert [p.name for p in layout.shifts.iterdir() if trails.is_shift_id(p.name)] == [first.shift]
+    tomorrow = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))
+    assert tomorrow.decision == "started", tomorrow.reason  # the next night starts again
+    wait_for_session(layout)
+
+
+def test_the_commit_recipe_in_docs_shift_md_survives_bash_word_splitting(layout, world, tmp_path):
+    text = (Path(__file__).resolve().parents[1] / "docs" / "shift.md").read_text()
+    recipe = next(block for block in text.split("```bash\n")[1:] if "trail trailers" in block).split("```")[0]
+    beta = world["beta"]
+    start = trails.append(layout, "shift.start", "tonight", shift="s-20261201T2300Z", repo=str(beta))
+    recipe = recipe.replace("<start event>", start.id).replace("<repo>", str(beta))
+    (beta / "parser.py").write_text("x = 1\n")
+    git(beta, "add", "parser.py")
+    bin_dir = str(Path(sys.executable).parent)
+    done = subprocess.run(["bash", "-euc", recipe], cwd=beta, capture_output=True, text=True,
+                          env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"],
+                               "SANDMAN_SHIFT": "s-20261201T2300Z"})  # as the tick starts a session
+
+    assert done.returncode == 0, done.stderr
+    body = git(beta, "log", "-1", "--format=%B")
+    assert body.startswith("split parser.py\n")
+    trailers = git(beta, "log", "-1", "--format=%(trailers:only,unfold)").split("\n")
+    assert trailers[:3] == [f"Event: {trailers[0][len('Event: '):]}", "Kind: shift.commit", "Shift: s-20261201T2300Z"]
+    assert trails.find(layout, trailers[0][len("Event: "):]).parent == start.id

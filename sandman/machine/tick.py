@@ -5,7 +5,8 @@ In order, under ``.shift.lock`` (a tick that finds it held starts nothing):
 1. close a finished or dead shift (shift.recover);
 2. start nothing — and say why in the journal (``shift skipped reason=…``) — when
    the machine is off, a shift is open, ``shifts/PAUSE`` exists, the time is
-   outside the night window (in ``[machine] time_zone``), the clock is under
+   outside the night window (in ``[machine] time_zone``), a shift already opened
+   in this night (``night-done``: one shift a night), the clock is under
    ``min_window_minutes``, or the day's cost (``cost_usd`` of the shift events
    of the night's day) reached ``budget_usd_day``;
 3. otherwise open a shift (pick, brief), add a worktree on ``shift/<id>`` at
@@ -60,6 +61,21 @@ def spent_today(layout: Layout, settings: config.Machine, day, trail: trails.Tra
     return total
 
 
+def started_tonight(layout: Layout, settings: config.Machine, day) -> str | None:
+    """The id of a shift opened (``meta.json`` ``opened_at``) in the night of ``day``, or None."""
+    if not layout.shifts.exists():
+        return None
+    for folder in sorted(layout.shifts.iterdir()):
+        meta = shifts.read_meta(layout, folder.name) if trails.is_shift_id(folder.name) else None
+        try:
+            opened = datetime.fromisoformat(str((meta or {}).get("opened_at")).replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if week.night_of(settings, opened) == day:
+            return folder.name
+    return None
+
+
 def _skip(layout: Layout, reason: str, closed: str | None = None) -> Tick:
     journal.write(layout, shifts.VERB, "skipped", reason=reason)
     return Tick("skipped", reason, closed=closed)
@@ -87,6 +103,9 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
         if day is None:
             here = week.local(settings, now).strftime("%H:%M %Z")
             return _skip(layout, f"outside the night window ({here})", closed_id)
+        done = started_tonight(layout, settings, day)
+        if done is not None:
+            return _skip(layout, f"night-done: shift {done} already ran this night", closed_id)
         clock = shifts.clock(layout, now)
         if not clock.room(settings.min_window_minutes):
             return _skip(layout, f"the clock is short: {clock.note} (min {settings.min_window_minutes})", closed_id)

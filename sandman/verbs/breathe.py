@@ -7,8 +7,9 @@ stdin, call, and turn results into lines for a person or JSON.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from sandman import journal
 from sandman.errors import InputError
 from sandman.machine import breath
 from sandman.machine.breath import Breath
@@ -32,8 +33,13 @@ def document(flags: dict, stdin_text: str | None) -> dict:
     return breath.read_document(stdin_text)
 
 
-def parse_time(value: str | None) -> datetime | None:
-    """``--at`` as a timezone-aware time (``2027-01-01T00:00:00Z``); None when not given. Raises InputError."""
+AT_SLACK = timedelta(minutes=5)  # how far past the clock ``--at`` may be (clock skew), no further
+
+
+def parse_time(value: str | None, now: datetime | None = None) -> datetime | None:
+    """``--at`` as a timezone-aware time (``2027-01-01T00:00:00Z``); None when not given. Raises InputError
+    when it is not an ISO time with a zone, or later than ``now`` (default: the clock) plus AT_SLACK:
+    a future run would be remembered and block every later one."""
     if value is None:
         return None
     try:
@@ -42,6 +48,9 @@ def parse_time(value: str | None) -> datetime | None:
         raise InputError(f"--at {value!r} is not an ISO time (2027-01-01T00:00:00Z)") from None
     if moment.tzinfo is None:
         raise InputError(f"--at {value!r} has no time zone; end it with Z or +hh:mm")
+    now = now or journal.now_utc()
+    if moment > now + AT_SLACK:
+        raise InputError(f"--at {value!r} is in the future (now {journal.iso(now)}); give a time up to now")
     return moment
 
 
