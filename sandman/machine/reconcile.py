@@ -185,6 +185,19 @@ def _refuse_merges(found: list[git.Found]) -> None:
                               "sandman never reverts a merge: revert it by hand (git revert -m 1) or leave it")
 
 
+def _todo(outcome: RepoOutcome, on_trunk: list, off: list, reverted: set[str]) -> list:
+    """Record on ``outcome`` the commits off trunk, those already reverted and those to revert
+    (its status when none is left); return the ones to revert. Raises RepositoryError for a merge."""
+    outcome.off_trunk = [{"commit": c.id, "subject": c.subject} for c in off]
+    _refuse_merges(on_trunk)
+    todo = [c for c in on_trunk if c.id not in reverted]
+    outcome.already = [c.id for c in on_trunk if c.id in reverted]
+    outcome.commits = [{"commit": c.id, "subject": c.subject, "revert": None} for c in todo]
+    if not todo:
+        outcome.status = "done" if outcome.already else "nothing"
+    return todo
+
+
 def _other(path: Path, outcome: RepoOutcome, ids, shift, target, needed, dry_run) -> None:
     repo = git.open_at(path)
     outcome.trunk, tip = git.trunk(repo, str(path))
@@ -194,13 +207,8 @@ def _other(path: Path, outcome: RepoOutcome, ids, shift, target, needed, dry_run
     if existing is not None:
         for found in git.walk(repo, [existing], [tip], needles=("Reverts:",)):
             reverted.update(git.values(list(found.trailers), "Reverts"))
-    outcome.off_trunk = [{"commit": c.id, "subject": c.subject} for c in off]
-    _refuse_merges(on_trunk)
-    todo = [c for c in on_trunk if c.id not in reverted]
-    outcome.already = [c.id for c in on_trunk if c.id in reverted]
-    outcome.commits = [{"commit": c.id, "subject": c.subject, "revert": None} for c in todo]
+    todo = _todo(outcome, on_trunk, off, reverted)
     if not todo:
-        outcome.status = "done" if outcome.already else "nothing"
         outcome.branch = outcome.branch if existing is not None else None
         return
     if dry_run:
@@ -231,13 +239,8 @@ def _memory_root(layout: Layout, outcome: RepoOutcome, ids, shift, target, neede
     # A commit that only wrote the record (trail lines, a shift's folder) is never reverted.
     on_trunk = [c for c in on_trunk if not all(p.startswith(RECORD_PREFIXES) for p in git.changed_paths(repo, c.id))]
     off = [c for c in off if not all(p.startswith(RECORD_PREFIXES) for p in git.changed_paths(repo, c.id))]
-    outcome.off_trunk = [{"commit": c.id, "subject": c.subject} for c in off]
-    _refuse_merges(on_trunk)
-    todo = [c for c in on_trunk if c.id not in reverted]
-    outcome.already = [c.id for c in on_trunk if c.id in reverted]
-    outcome.commits = [{"commit": c.id, "subject": c.subject, "revert": None} for c in todo]
+    todo = _todo(outcome, on_trunk, off, reverted)
     if not todo:
-        outcome.status = "done" if outcome.already else "nothing"
         return
     # The dry run and the real run compute the same thing: every revert chained in memory.
     changes, added = _plan(repo, tip, [c.id for c in todo])
