@@ -158,13 +158,16 @@ def _sweep_creation_leftovers(layout: Layout) -> None:
     """Delete what a killed first write left at the root's top level: half-built repositories
     (``.git.<hex>.tmp/``: built only under ``.commit.lock``, which the caller holds) and
     write_atomic's temp files older than ``config.TAKE_INTENT_STALE_S`` seconds (take writes
-    beside the root without the lock, so a younger one may be a running write's)."""
+    beside the root without the lock, so a younger one may be a running write's), and a temp
+    file of ``.gitignore`` at any age (written only under the lock)."""
     import shutil
     import time
 
     from sandman.store.atomic import TEMP_NAME
 
     cutoff = time.time() - config.TAKE_INTENT_STALE_S
+    # .gitignore is written only here, under the lock: a temp file of it is a killed write's at any age.
+    ours = f".{layout.gitignore.name}."
     try:
         entries = list(os.scandir(layout.root))
     except OSError:
@@ -174,7 +177,7 @@ def _sweep_creation_leftovers(layout: Layout) -> None:
             if _BUILDING.fullmatch(entry.name) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             elif (TEMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)
-                  and entry.stat(follow_symlinks=False).st_mtime < cutoff):
+                  and (entry.name.startswith(ours) or entry.stat(follow_symlinks=False).st_mtime < cutoff)):
                 os.unlink(entry.path)
         except OSError:
             pass
