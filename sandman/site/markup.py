@@ -101,7 +101,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
     Every printed value is first passed through ``visible`` (markup excepted),
     then escaped. Filters: ``markdown(links)`` (the only safe markup),
     ``diff_lines``, ``href`` (a site path made relative to the page, from its
-    ``root``). Raises FileNotFoundError when the templates are not installed.
+    ``root``), ``link`` (``href``, or ``[path, fragment]`` with the fragment quoted). Raises FileNotFoundError when the templates are not installed.
     """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates or resource("templates"))),
@@ -120,5 +120,12 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
     def href_filter(context, target: str) -> str:
         return href(context["root"], target)
 
-    env.filters.update(markdown=markdown, diff_lines=diff_lines, href=href_filter)
+    @jinja2.pass_context
+    def link_filter(context, target: str | list) -> str:
+        # A site path, or [site path, fragment]: the fragment is quoted apart, so a '#' stays itself.
+        if isinstance(target, (list, tuple)):
+            return href(context["root"], target[0]) + "#" + quote(target[1], safe="")
+        return href(context["root"], target)
+
+    env.filters.update(markdown=markdown, diff_lines=diff_lines, href=href_filter, link=link_filter)
     return env

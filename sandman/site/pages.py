@@ -11,7 +11,8 @@ relative, so the folder works opened from disk):
                                           (each commit that touched it, with the diff)
     banks/<bank>/_archive/<stem>.html     an archived memory
     archive.html                          every superseded memory, newest first
-    score.html, reports.html              "none yet", until those verbs exist
+    trail/, shifts/, breaths/, reports.html, proposals.html, score.html, score/
+                                          the machine's pages (site.machine)
     static/<asset>                        copied from the site/ folder
 
 Memory files are ``<type>_*.md``, so no memory page can be named ``index``
@@ -148,8 +149,9 @@ class Lineage:
 class PageBuilder:
     """Builds every page of one snapshot (phase one: nothing is written here)."""
 
-    def __init__(self, snapshot: Snapshot):
+    def __init__(self, snapshot: Snapshot, lead: dict | None = None):
         self.snapshot = snapshot
+        self.lead = lead or {}  # what the home page leads with (site.machine: unread reports, worst three)
         self.live = {
             f"{bank.name}/{_filename(source)}": source for bank in snapshot.banks for source in bank.memories
         }
@@ -166,7 +168,6 @@ class PageBuilder:
 
     def pages(self, assets: list[str]) -> list[Page]:
         pages = [self._home(), self._log_index(), self._archive(), self._search_page(), self._search_index()]
-        pages += [self._placeholder("score.html", "Score", "score"), self._placeholder("reports.html", "Reports", "report")]
         pages += self._entries()
         for bank in self.snapshot.banks:
             pages += self._bank(bank)
@@ -205,7 +206,7 @@ class PageBuilder:
             "title": "sandman", "banks": banks,
             "live": sum(bank["live"] for bank in banks), "archived": sum(bank["archived"] for bank in banks),
             "entries": newest[: config.SITE_HOME_LOG_ENTRIES], "log_count": len(newest),
-            "queue": self.snapshot.queue,
+            "queue": self.snapshot.queue, "lead": self.lead,
         }
         return Page("index.html", "html", "home.html", context, "the memory root")
 
@@ -321,9 +322,6 @@ class PageBuilder:
                 })
         rows.sort(key=lambda row: (row["stamp"], row["bank"], row["file"]), reverse=True)
         return Page("archive.html", "html", "archive.html", {"title": "Archive", "rows": rows}, "_archive/")
-
-    def _placeholder(self, path: str, title: str, verb: str) -> Page:
-        return Page(path, "html", "placeholder.html", {"title": title, "verb": verb}, path)
 
     def _search_page(self) -> Page:
         return Page("search.html", "html", "search.html", {"title": "Search"}, "the memories")

@@ -30,6 +30,7 @@ from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
 from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
+from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, root_of
 from sandman.store.atomic import write_atomic
@@ -196,7 +197,8 @@ def _render(layout: Layout, started: float) -> RenderStats:
     snapshot = gather(layout, reader)
     templates, assets = resource("templates"), resource("site")
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
-    pages = PageBuilder(snapshot).pages(asset_names)
+    machine, lead = machine_pages(gather_machine(layout), snapshot)
+    pages = PageBuilder(snapshot, lead).pages(asset_names) + machine
     planned = plan(layout, pages)
     fingerprint = renderer_fingerprint(templates, assets)
     old = _load_manifest(layout)
