@@ -606,7 +606,7 @@ def chart(series: list[tuple[str, float | None]], target: float | None, current:
     return {
         "width": CHART_WIDTH, "height": CHART_HEIGHT, "segments": segments, "points": points,
         "target_y": y_of(target) if target is not None else None,
-        "low": low, "high": high, "weeks": [week for week, _ in series],
+        "low": low, "high": high, "low_shown": f"{low:.3g}", "high_shown": f"{high:.3g}", "weeks": [week for week, _ in series],
         "first": series[0][0] if series else "", "last": series[-1][0] if series else "",
         "gaps": sum(1 for _, value in series if value is None),
     }

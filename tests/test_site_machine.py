@@ -1,0 +1,244 @@
+"""The machine's pages (docs/site.md, "The machine's pages"): the trail by day with its commits and
+revocations, shifts, breaths by repository, reports unread first, proposals, the score with its
+charts, on a root made through the real verbs; every link resolves; bad and hostile input."""
+
+from __future__ import annotations
+
+import html
+import json
+import posixpath
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from machine_root import BROKEN_SHIFT, HOSTILE_BREATH_ADDRESS, WEEKS, build_machine_root, write_scores
+from sandman.banks.commit import bank_transaction
+from sandman.layout import Layout
+from sandman.machine import trail as trails
+from sandman.site.machine import chart
+from sandman.site.render import render_site
+from sandman.verbs.init import init
+from test_site_hostile import assert_inert
+
+
+class Links(HTMLParser):
+    """Every href and src of a page, and every id it defines."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs) -> None:
+        for key, value in attrs:
+            if key in ("href", "src") and value is not None and tag != "form":
+                self.links.append(value)
+            if key == "id" and value:
+                self.ids.add(value)
+
+
+def crawl(site: Path, start: str = "index.html") -> dict[str, Links]:
+    """Follow every relative href/src from ``start``; fail on a missing file or fragment.
+
+    Returns the pages visited (site-relative path -> its Links). Links with a
+    scheme (http, https, mailto) leave the site and are not followed.
+    """
+    pages: dict[str, Links] = {}
+    todo, missing, wanted = [start], [], []
+    while todo:
+        path = todo.pop()
+        if path in pages:
+            continue
+        parser = Links()
+        parser.feed((site / path).read_text(encoding="utf-8"))
+        pages[path] = parser
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or parts.netloc:
+                continue
+            normal = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(parts.path))) \
+                if parts.path else path
+            if not (site / normal).is_file():
+                missing.append(f"{path} -> {link}")
+                continue
+            if parts.fragment:
+                wanted.append((path, link, normal, unquote(parts.fragment)))
+            if normal.endswith(".html"):
+                todo.append(normal)
+    for path, link, target, fragment in wanted:
+        if fragment not in pages[target].ids:
+            missing.append(f"{path} -> {link} (no id {fragment!r})")
+    assert not missing, "links that do not resolve:\n" + "\n".join(missing)
+    return pages
+
+
+@pytest.fixture
+def machine(layout, isolated, tmp_path, fake_claude, monkeypatch):
+    return build_machine_root(layout, isolated, tmp_path, fake_claude, monkeypatch)
+
+
+def text_of(page: Path) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8")))
+
+
+def test_the_site_shows_the_trail_shifts_reports_and_score_and_every_link_resolves(layout, machine):
+    stats = render_site(layout)
+    site = layout.site
+
+    pages = crawl(site)
+
+    for day in machine.days:
+        assert f"trail/{day}.html" in pages
+    for shift in machine.shifts + [BROKEN_SHIFT]:
+        assert f"shifts/{shift}.html" in pages
+    for week in WEEKS:
+        assert f"score/{week}.html" in pages
+    assert {"reports.html", "proposals.html", "breaths/index.html", "trail/index.html"} <= pages.keys()
+    assert stats.written == stats.pages
+
+    # The trail: newest day first, the revoked event marked with its revocation, events linked to commits.
+    index = (site / "trail/index.html").read_text()
+    assert index.index(machine.days[-1]) < index.index(machine.days[0])
+    day = (site / f"trail/{machine.revoked.day}.html").read_text()
+    article = day[day.index(f'id="{machine.revoked.id}"'):]
+    article = article[:article.index("</article>")]
+    assert 'class="event revoked"' in day[day.index(f'id="{machine.revoked.id}"') - 40:][:80]
+    assert "Revoked" in article and machine.revoke.id in article and "the curation was &lt;wrong&gt;" in article
+    assert "claude-opus-4" in article and "$0.30" in article and "curate.apply" in article
+    assert "trail: curate.apply" in article  # its commit in the memory root: sha and subject
+    first_day = text_of(site / f"trail/{machine.days[0]}.html")
+    assert "could not be read" in first_day  # the line that is not an event
+
+    # A shift: its events together, its report, brief and handoff rendered, its commits and findings.
+    shift = site / f"shifts/{machine.shifts[1]}.html"
+    text = text_of(shift)
+    assert "shift.start" in text and "shift.commit" in text and "shift.handoff" in text
+    assert "finished" in text and "Edited NOTES.md" in text and "Findings" in text
+    meta = json.loads((layout.shift_dir(machine.shifts[1]) / "meta.json").read_text())
+    assert meta["commits"][0]["commit"][:12] in text
+    start_link = f'href="../trail/{meta["start_event"][3:7]}-{meta["start_event"][7:9]}-{meta["start_event"][9:11]}.html#{meta["start_event"]}"'
+    assert start_link in shift.read_text()
+    broken = text_of(site / f"shifts/{BROKEN_SHIFT}.html")
+    assert "meta.json is not JSON" in broken and "A report whose meta is broken." in broken
+
+    # Reports unread first (nothing is marked read yet): every shift with a report.
+    reports = text_of(site / "reports.html")
+    for shift_id in machine.shifts:
+        assert shift_id in reports
+    assert "unread" in reports
+
+    # Breaths by repository; an address that is not http(s) is text, an https one a link.
+    breaths = (site / "breaths/index.html").read_text()
+    assert str(machine.repos["alpha"]) in breaths and str(machine.repos["beta"]) in breaths
+    assert 'href="https://example.org/changelog#2.1"' in breaths
+    assert f"<code>{html.escape(HOSTILE_BREATH_ADDRESS)}</code>" in breaths
+    assert "adopted" in breaths and "bearing 0.9" in breaths
+
+    # The score: a page per week, a chart per number with its target line and gaps for None.
+    week = (site / f"score/{WEEKS[2]}.html").read_text()
+    assert week.count('<svg class="chart"') == 4
+    quorum = week[week.index('id="quorum"'):]
+    quorum = quorum[:quorum.index("</svg>")]
+    assert quorum.count("<polyline") == 2  # 0.5, gap, 0.7: two runs
+    assert 'class="target"' in quorum and "1 week not measured" in quorum
+
+    # The home page leads with the unread reports and the latest week's worst three.
+    home = (site / "index.html").read_text()
+    assert home.index('id="unread"') < home.index('id="worst"') < home.index('id="banks"')
+    assert "Worst three of 2026-W49" in home and home.count("The trims &lt;number&gt;") == 1
+
+    for path in pages:
+        if path.endswith(".html"):
+            assert_inert(site / path)
+
+
+def test_hostile_report_and_breath_text_is_shown_as_text(layout, machine):
+    render_site(layout)
+    report = (layout.site / f"shifts/{machine.shifts[0]}.html").read_text()
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in report
+    assert "javascript:window.__pwned=3" in report and 'href="javascript' not in report.lower()
+    breaths = (layout.site / "breaths/index.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in breaths and "&lt;script&gt;window.__pwned = 4" in breaths
+    assert 'href="javascript' not in breaths.lower()
+    for page in ("reports.html", "index.html", f"shifts/{machine.shifts[0]}.html", "breaths/index.html"):
+        assert_inert(layout.site / page)
+
+
+def test_a_second_render_writes_nothing_and_a_new_event_rewrites_its_pages(layout, machine):
+    render_site(layout)
+    again = render_site(layout)
+    assert again.written == 0
+
+    trails.revoke(layout, machine.shifts[0], "the whole night was wrong")
+    after = render_site(layout)
+
+    written = after.written
+    assert 0 < written < after.pages
+    shift = (layout.site / f"shifts/{machine.shifts[0]}.html").read_text()
+    assert "This shift is revoked" in shift and "the whole night was wrong" in shift
+
+
+def test_a_root_without_a_machine_renders_empty_machine_pages(layout):
+    init(layout)
+    render_site(layout)
+    crawl(layout.site)
+    for page, words in (("trail/index.html", "No events yet"), ("shifts/index.html", "No shifts yet"),
+                        ("reports.html", "None yet"), ("score.html", "None yet"), ("breaths/index.html", "No breaths"),
+                        ("proposals.html", "None yet")):
+        assert words in (layout.site / page).read_text(), page
+    assert 'id="unread"' not in (layout.site / "index.html").read_text()
+
+
+def test_bad_trail_lines_meta_breaths_and_scores_are_shown_not_raised(layout):
+    init(layout)
+    with bank_transaction(layout, verb="trail", subject="bad files") as tx:
+        tx.write_file(layout.trail_day("2026-12-01"), '{"truncated": \n[1, 2]\n{"id": "ev-20261201T010000Z-abcdef"}\n')
+        tx.write_file(layout.shift_dir("s-20261201T2300Z") / "meta.json", "[1, 2]")
+        tx.write_file(layout.root / "breath" / "breaths" / "b-20261201-0123456789.json", "{\"title\": 1")
+        tx.write_file(layout.score / "2026-W48.json", "not json")
+        tx.write_file(layout.score / "2026-W49.json", json.dumps({"numbers": [{"key": "k", "value": "high",
+                                                                              "target": None}]}))
+    (layout.root / ".reports-read").write_text("{corrupt")
+
+    render_site(layout)
+
+    crawl(layout.site)
+    assert "3 lines of the trail could not be read" in text_of(layout.site / "trail/index.html")
+    assert "meta.json is not a JSON object" in text_of(layout.site / "shifts/s-20261201T2300Z.html")
+    assert "is not a breath" in text_of(layout.site / "breaths/index.html")
+    assert "2026-W48.json is not a readable score" in text_of(layout.site / "score/2026-W48.html")
+    assert "not measured" in text_of(layout.site / "score/2026-W49.html")
+
+
+def test_a_malformed_score_file_name_never_becomes_a_page(layout):
+    init(layout)
+    with bank_transaction(layout, verb="score", subject="odd names") as tx:
+        tx.write_file(layout.score / "2026-W49-targets.json", "{}")
+        tx.write_file(layout.score / "2026-W49.md", "# a page\n")
+    (layout.score / "x%2F..%2Fescape.json").write_text("{}")
+    (layout.score / "2026-W50.json.bak").write_text("{}")
+    render_site(layout)
+    assert not (layout.site / "score").exists()
+    assert "None yet" in (layout.site / "score.html").read_text()
+
+
+def test_the_chart_leaves_gaps_for_weeks_not_measured_and_draws_the_target():
+    drawn = chart([("2026-W47", 1.0), ("2026-W48", None), ("2026-W49", 3.0), ("2026-W50", 2.0)], 2.0, "2026-W49")
+    assert len(drawn["segments"]) == 2 and drawn["segments"][0].count(",") == 1
+    assert drawn["target_y"] == round((drawn["height"]) / 2, 1)
+    assert [point["current"] for point in drawn["points"]] == [False, True, False]
+    flat = chart([("2026-W47", None)], None, "2026-W47")
+    assert flat["segments"] == [] and flat["target_y"] is None and flat["gaps"] == 1
+
+
+def test_scores_made_before_the_score_verb_are_read_per_the_contract(layout):
+    init(layout)
+    write_scores(layout)
+    render_site(layout)
+    index = text_of(layout.site / "score.html")
+    assert index.index("2026-W49") < index.index("2026-W47")
+    home = text_of(layout.site / "index.html")
+    assert "Worst three of 2026-W49" in home
