@@ -27,6 +27,7 @@ raised. Formats: docs/BANK-FORMAT.md § trail, § shifts, § breath, § report,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ class Machine:
     """What the machine wrote, read once per render; every ``*_error`` is a sentence or ``""``."""
 
     days: dict[str, list[trails.Event]] = field(default_factory=dict)  # file day -> events, file order
+    day_sha: dict[str, str] = field(default_factory=dict)  # file day -> SHA-256 of the day file's bytes
     trail: trails.Trail = field(default_factory=trails.Trail)
     shifts: list[dict] = field(default_factory=list)  # newest first
     breaths: list[dict] = field(default_factory=list)
@@ -87,9 +89,14 @@ def _text(path: Path) -> tuple[str | None, str]:
 def _read_trail(layout: Layout, machine: Machine) -> None:
     for path in layout.trail_days():
         year, month, name = path.relative_to(layout.trail).parts
+        day = f"{year}-{month}-{name[:2]}"
+        try:
+            machine.day_sha[day] = hashlib.sha256(read_regular(path)).hexdigest()
+        except OSError as error:
+            machine.day_sha[day] = f"unreadable: {error.strerror or error}"
         before = len(machine.trail.events)
         trails.read_file(path, machine.trail)
-        machine.days[f"{year}-{month}-{name[:2]}"] = machine.trail.events[before:]
+        machine.days[day] = machine.trail.events[before:]
 
 
 def _read_shifts(layout: Layout) -> list[dict]:
@@ -294,6 +301,30 @@ class MachinePages:
         self.shift_ids = {shift["id"] for shift in machine.shifts}
         self.event_day = {event.id: day for day, events in machine.days.items() for event in events}
         self.commits = self._event_commits()
+        self.revoked = self._revocations()
+
+    def _revocations(self) -> dict[str, trails.Event]:
+        """Event id -> the revoke that makes it revoked (as ``Trail.revoked_by``), in one pass:
+        a parent is on the trail before its children, so its answer is known when they come;
+        an event whose parent comes later asks ``revoked_by`` itself."""
+        trail = self.machine.trail
+        named = {event.data["target"]: event for event in trail.events
+                 if event.kind == trails.REVOKE and isinstance(event.data.get("target"), str)}
+        if not named:
+            return {}
+        found: dict[str, trails.Event] = {}
+        seen: set[str] = set()
+        for event in trail.events:
+            if event.kind not in (trails.REVOKE, trails.RECONCILE):
+                if event.parent and event.parent not in seen:
+                    revoke = trail.revoked_by(event)
+                else:
+                    revoke = named.get(event.id) or (named.get(event.shift) if event.shift else None) \
+                        or (found.get(event.parent) if event.parent else None)
+                if revoke is not None:
+                    found[event.id] = revoke
+            seen.add(event.id)
+        return found
 
     # -- links: a site path, or [site path, fragment] (the ``link`` filter of site.markup) --
     def event_url(self, event_id: str | None) -> str | None:
@@ -356,8 +387,25 @@ class MachinePages:
         return found
 
     # -- summaries --
+    def facts(self, event: trails.Event) -> list | None:
+        """What an event's row shows that is not in its own line, or None when nothing is:
+        its revocation, whether its shift and parent (or revoke target) have pages, its commits."""
+        revoke = self.revoked.get(event.id)
+        if revoke is None and event.kind != trails.REVOKE and event.id not in self.commits \
+                and (event.shift is None or event.shift not in self.shift_ids) \
+                and (event.parent is None or event.parent not in self.event_day):
+            return None
+        target = event.data.get("target") if event.kind == trails.REVOKE else None
+        found = [
+            [revoke.id, self.event_day.get(revoke.id), display_value(revoke.data.get("why"))] if revoke else None,
+            self.shift_url(event.shift) is not None, self.event_url(event.parent) is not None,
+            [self.event_url(target), self.shift_url(target)] if isinstance(target, str) else None,
+            self.commits.get(event.id),
+        ]
+        return None if found == [None, False, False, None, None] else found
+
     def event(self, event: trails.Event) -> dict:
-        revoke = self.machine.trail.revoked_by(event)
+        revoke = self.revoked.get(event.id)
         return {
             "id": event.id, "at": event.at, "time": event.at[11:19], "kind": event.kind, "summary": event.summary,
             "shift": event.shift or "", "shift_url": self.shift_url(event.shift),
@@ -399,26 +447,37 @@ class MachinePages:
             for event in events:
                 kinds[event.kind] = kinds.get(event.kind, 0) + 1
             days.append({"day": day, "url": trail_day_path(day), "count": len(events),
-                         "revoked": sum(1 for event in events if self.machine.trail.revoked_by(event)),
+                         "revoked": sum(1 for event in events if event.id in self.revoked),
                          "kinds": [[kind, count] for kind, count in sorted(kinds.items())]})
         context = {"title": "Trail", "days": days, "events": len(self.machine.trail.events),
                    "skipped": list(self.machine.trail.skipped)}
         return Page("trail/index.html", "html", "trail_index.html", context, "trail/")
 
     def _trail_days(self) -> list[Page]:
+        """One page per day file. A day holds hundreds of events, so the page's context (what
+        its digest covers) is a key: the file's SHA-256 and each event's facts from elsewhere;
+        the rows are built only when the page is written (``Page.expand``)."""
         pages = []
         ordered = sorted(self.machine.days)
         for n, day in enumerate(ordered):
             prefix = f"{day[:4]}/{day[5:7]}/{day[8:]}.jsonl"
             skipped = [item for item in self.machine.trail.skipped if f"/{prefix}:" in item]
+            events = self.machine.days[day]
+            facts = []
+            for i, event in enumerate(events):
+                found = self.facts(event)
+                if found is not None:
+                    facts.append([i, found])
             context = {
-                "title": f"Trail {day}", "day": day,
-                "events": [self.event(event) for event in self.machine.days[day]],
-                "skipped": [item.rsplit(":", 1)[-1] for item in skipped], "file": f"trail/{prefix}",
+                "title": f"Trail {day}", "day": day, "sha": self.machine.day_sha.get(day, ""), "facts": facts,
+                "count": len(events), "skipped": [item.rsplit(":", 1)[-1] for item in skipped],
+                "file": f"trail/{prefix}",
                 "previous_day": ordered[n - 1] if n > 0 else None,
                 "next_day": ordered[n + 1] if n + 1 < len(ordered) else None,
             }
-            pages.append(Page(trail_day_path(day), "html", "trail_day.html", context, f"trail/{prefix}"))
+            pages.append(Page(trail_day_path(day), "html", "trail_day.html", context, f"trail/{prefix}",
+                              expand=lambda context, day=day: dict(
+                                  context, events=[self.event(event) for event in self.machine.days[day]])))
         return pages
 
     def _shift_index(self) -> Page:

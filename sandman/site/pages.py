@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote
@@ -44,13 +45,18 @@ MAX_LINEAGE = 100
 @dataclass
 class Page:
     """One output file: ``kind`` is ``html`` (``template`` rendered with ``context``),
-    ``text`` (``context["text"]`` written as is) or ``asset`` (a file of site/ copied)."""
+    ``text`` (``context["text"]`` written as is) or ``asset`` (a file of site/ copied).
+
+    ``expand``, when set, turns ``context`` into what the template gets, only for a page
+    being written: ``context`` then holds a compact key of everything the page shows
+    (a trail day's file digest and the facts from elsewhere), which is what the digest covers."""
 
     path: str  # site-relative POSIX path
     kind: str
     template: str
     context: dict
     source: str  # what the page is made from, for error messages
+    expand: Callable[[dict], dict] | None = None
 
 
 def stem(filename: str) -> str:

@@ -137,7 +137,7 @@ class Writer:
             return (self.assets / page.context["asset"]).read_bytes()
         if page.kind == "text":
             return page.context["text"].encode("utf-8")
-        context = dict(page.context, root=root_of(page.path))
+        context = dict(page.expand(page.context) if page.expand else page.context, root=root_of(page.path))
         if page.template == "memory.html" and self.diffs is not None:
             context["changes"] = [
                 dict(change, diff=self.diffs.diff(change["id"], change["path"])) for change in page.context["changes"]
