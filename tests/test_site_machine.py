@@ -171,6 +171,9 @@ def test_a_second_render_writes_nothing_and_a_new_event_rewrites_its_pages(layou
     render_site(layout)
     again = render_site(layout)
     assert again.written == 0
+    meta = json.loads((layout.shift_dir(machine.shifts[0]) / "meta.json").read_text())
+    start = trails.find(layout, meta["start_event"])
+    before = (layout.site / f"trail/{start.day}.html").read_text().count('class="event revoked"')
 
     trails.revoke(layout, machine.shifts[0], "the whole night was wrong")
     after = render_site(layout)
@@ -179,6 +182,9 @@ def test_a_second_render_writes_nothing_and_a_new_event_rewrites_its_pages(layou
     assert 0 < written < after.pages
     shift = (layout.site / f"shifts/{machine.shifts[0]}.html").read_text()
     assert "This shift is revoked" in shift and "the whole night was wrong" in shift
+    day = (layout.site / f"trail/{start.day}.html").read_text()  # an old day, rewritten for the revocation
+    assert day.count('class="event revoked"') == before + 2  # the shift's start and handoff
+    assert "the whole night was wrong" in day
 
 
 def test_a_root_without_a_machine_renders_empty_machine_pages(layout):
