@@ -52,8 +52,8 @@ def _event(layout: Layout, kind: str, summary: str, moment: datetime, **fields) 
 
 def _score(week: str, values: dict[str, float | None]) -> dict:
     numbers = []
-    targets = {"quorum": (0.8, "up", ""), "cost": (2.0, "down", "USD"), "trims": (0.0, "down", ""),
-               "covered": (3.0, "up", "")}
+    targets = {"quorum": (0.8, "up", "share"), "cost": (2.0, "down", "USD"), "trims": (0.0, "down", "count"),
+               "covered": (3.0, "up", "count")}
     for key, value in values.items():
         target, direction, unit = targets[key]
         distance = None if value is None else max(0.0, (target - value) if direction == "up" else (value - target))

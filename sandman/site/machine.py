@@ -171,7 +171,8 @@ def _reports(layout: Layout, machine: Machine) -> None:
             rows.append({"shift": shift["id"], "repo": display_value(meta.get("repo")),
                          "outcome": display_value(meta.get("outcome")),
                          "opened_at": display_value(meta.get("opened_at")),
-                         "closed_at": display_value(meta.get("closed_at")), "read": shift["id"] in read})
+                         "closed_at": display_value(meta.get("closed_at")), "read": shift["id"] in read,
+                         "handoff": "", "problem": "; ".join(shift["errors"])})
     else:
         try:
             infos = report.reports(layout)
@@ -182,7 +183,8 @@ def _reports(layout: Layout, machine: Machine) -> None:
         unread_set = set(unread)
         rows = [{"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
                  "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
-                 "read": info.shift not in unread_set} for info in infos]
+                 "read": info.shift not in unread_set, "handoff": display_value(getattr(info, "handoff", "")),
+                 "problem": display_value(getattr(info, "problem", ""))} for info in infos]
         order = {shift: n for n, shift in enumerate(unread)}
         rows.sort(key=lambda row: order.get(row["shift"], len(order)))
     unread_rows = [row for row in rows if not row["read"]]
@@ -613,10 +615,16 @@ def _value_of(score: dict, key: str) -> float | None:
 
 
 def _show(value: float | None, unit: str) -> str:
+    """A number as text in its unit: ``share`` (0..1) as a percentage, ``USD`` as dollars,
+    ``count`` bare, any other unit after the number."""
     if value is None:
         return "not measured"
-    text = f"{value:,.0f}" if value == int(value) and abs(value) >= 1 else f"{value:,.3g}"
-    return f"{text} {unit}".strip() if unit and unit != "%" else f"{text}{unit}"
+    if unit == "share":
+        return f"{value * 100:.0f}%"
+    if unit == "USD":
+        return f"${value:,.2f}"
+    text = f"{value:,.0f}" if value == int(value) else f"{value:,.3g}"
+    return text if unit in ("", "count") else f"{text} {unit}"
 
 
 def number_view(number: dict) -> dict:
