@@ -16,11 +16,11 @@ import pytest
 
 from machine_root import BROKEN_SHIFT, HOSTILE_BREATH_ADDRESS, WEEKS, build_machine_root, write_scores
 from sandman.banks.commit import bank_transaction
-from sandman.layout import Layout
 from sandman.machine import trail as trails
 from sandman.site.machine import chart
 from sandman.site.render import render_site
 from sandman.verbs.init import init
+from test_shift import world  # noqa: F401 (a fixture)
 from test_site_hostile import assert_inert
 
 
@@ -248,3 +248,34 @@ def test_scores_made_before_the_score_verb_are_read_per_the_contract(layout):
     assert index.index("2026-W49") < index.index("2026-W47")
     home = text_of(layout.site / "index.html")
     assert "Worst three of 2026-W49" in home
+
+
+@pytest.mark.parametrize("reply, outcome", [
+    ("claude-p-json.result.success.json", "finished"),
+    ("claude-p-json.result.error-shape.json", "abandoned"),
+])
+def test_a_shift_closed_from_a_real_claude_reply_renders(layout, world, corpus, reply, outcome):
+    import subprocess
+    import sys
+    from datetime import timedelta
+
+    from sandman.machine import shift as shifts
+    from test_shift import TUESDAY_NIGHT
+
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    shifts.write_current(layout, {**shifts.read_current(layout), "pid": gone.pid})
+    (opened.folder / ".session.log").write_bytes((corpus / "cli" / reply).read_bytes())
+    shifts.recover(layout, now=TUESDAY_NIGHT + timedelta(minutes=20))
+
+    render_site(layout)
+
+    crawl(layout.site)
+    page = (layout.site / f"shifts/{opened.id}.html").read_text()
+    assert f"<strong>{outcome}</strong>" in page
+    handoff = page[page.index('id="handoff"'):]
+    if outcome == "finished":
+        assert "<code>logRoot" in handoff  # the real reply's markdown, rendered
+    assert_inert(layout.site / f"shifts/{opened.id}.html")
+    assert opened.id in text_of(layout.site / "reports.html")
