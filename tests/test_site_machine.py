@@ -279,3 +279,75 @@ def test_a_shift_closed_from_a_real_claude_reply_renders(layout, world, corpus, 
         assert "<code>logRoot" in handoff  # the real reply's markdown, rendered
     assert_inert(layout.site / f"shifts/{opened.id}.html")
     assert opened.id in text_of(layout.site / "reports.html")
+
+
+def _contract_modules(monkeypatch, reports=None, unread=None, proposals=None, fail=None) -> None:
+    """Stand-ins for sandman.machine.report and .proposals with the shared contract's names, so the
+    pages are tested against the contract whatever those modules do today."""
+    import sys
+    import types
+    from collections import namedtuple
+
+    import sandman.machine
+
+    info = namedtuple("ReportInfo", "shift repo outcome opened_at closed_at path read")
+    report = types.ModuleType("sandman.machine.report")
+
+    def listing(layout):
+        if fail:
+            raise fail
+        return [info(*row) for row in reports or []]
+
+    report.reports = listing
+    report.unread = lambda layout: list(unread or [])
+    report.mark_read = lambda layout, ids: pytest.fail("the site must never mark a report read")
+    filed = types.ModuleType("sandman.machine.proposals")
+    filed.proposals = lambda layout: list(proposals or [])
+    for name, module in (("report", report), ("proposals", filed)):
+        monkeypatch.setitem(sys.modules, f"sandman.machine.{name}", module)
+        monkeypatch.setattr(sandman.machine, name, module, raising=False)
+
+
+def test_reports_come_unread_first_in_report_unread_order_and_proposals_show_their_state(layout, monkeypatch):
+    from types import SimpleNamespace
+
+    init(layout)
+    with bank_transaction(layout, verb="shift", subject="two shifts") as tx:
+        for shift in ("s-20261129T2300Z", "s-20261130T2300Z", "s-20261201T2300Z"):
+            tx.write_file(layout.shift_dir(shift) / "meta.json", json.dumps({"id": shift, "outcome": "finished"}))
+            tx.write_file(layout.shift_dir(shift) / "report.md", f"# Shift {shift}\n")
+    rows = [("s-20261129T2300Z", "/code/a", "finished", "", "", "", True),
+            ("s-20261130T2300Z", "/code/b", "abandoned", "", "", "", False),
+            ("s-20261201T2300Z", "/code/c", "finished", "", "", "", False)]
+    hostile = SimpleNamespace(id="ev-20261201T010000Z-abcdef", shift="s-20261201T2300Z", repo="/code/c",
+                              title="Split <script>alert(1)</script> the parser", state="open",
+                              body="[go](javascript:alert(1)) <img src=x onerror=alert(2)>",
+                              opened_at="2026-12-01T01:00:00Z", decided_at=None, why=None, taken_by=None)
+    taken = SimpleNamespace(id="ev-20261130T010000Z-abcdef", shift="s-20261130T2300Z", repo="/code/b",
+                            title="Rework the cache", state="taken", body="", opened_at="2026-11-30T01:00:00Z",
+                            decided_at="2026-11-30T09:00:00Z", why="worth it", taken_by="s-20261201T2300Z")
+    _contract_modules(monkeypatch, reports=rows, unread=["s-20261130T2300Z", "s-20261201T2300Z"],
+                      proposals=[taken, hostile])
+
+    render_site(layout)
+
+    crawl(layout.site)
+    page = (layout.site / "reports.html").read_text()
+    assert page.index("s-20261130T2300Z") < page.index("s-20261201T2300Z") < page.index("s-20261129T2300Z")
+    assert page.count('<tr class="unread">') == 2 and page.count('<tr class="read">') == 1
+    home = (layout.site / "index.html").read_text()
+    assert "2 unread" in home and 'href="shifts/s-20261130T2300Z.html#report"' in home
+    proposals = (layout.site / "proposals.html").read_text()
+    assert proposals.index("Split &lt;script&gt;") < proposals.index("Rework the cache")  # open first
+    assert "worth it" in proposals and 'href="shifts/s-20261201T2300Z.html"' in proposals
+    assert_inert(layout.site / "proposals.html")
+
+
+def test_a_report_listing_that_fails_is_named_on_the_page(layout, monkeypatch):
+    from sandman.errors import InputError
+
+    init(layout)
+    _contract_modules(monkeypatch, fail=InputError("shifts/ cannot be listed"))
+    render_site(layout)
+    assert "the reports could not be read: shifts/ cannot be listed" in text_of(layout.site / "reports.html")
+    assert "the reports could not be read" in text_of(layout.site / "index.html")
