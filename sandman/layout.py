@@ -154,6 +154,11 @@ class Layout(namedtuple("Layout", "root")):
         return self.site_state / "history.json"
 
     @property
+    def site_trail_cache(self) -> Path:
+        """``.site/.state/trail.json``: each trail day file's events as last read, keyed by its identity."""
+        return self.site_state / "trail.json"
+
+    @property
     def site_lock(self) -> Path:
         """``.site/.state/render.lock``: one render writes ``.site/`` at a time."""
         return self.site_state / "render.lock"

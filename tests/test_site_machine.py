@@ -351,3 +351,28 @@ def test_a_report_listing_that_fails_is_named_on_the_page(layout, monkeypatch):
     render_site(layout)
     assert "the reports could not be read: shifts/ cannot be listed" in text_of(layout.site / "reports.html")
     assert "the reports could not be read" in text_of(layout.site / "index.html")
+
+
+def test_an_unchanged_trail_day_is_taken_from_the_cache_and_a_changed_or_corrupt_one_read_again(layout, monkeypatch):
+    init(layout)
+    first = trails.append(layout, "curate.apply", "first")
+    render_site(layout)
+    assert layout.site_trail_cache.is_file()
+    read = []
+    real = trails.read_data
+    monkeypatch.setattr(trails, "read_data", lambda data, path, trail: (read.append(path), real(data, path, trail)))
+
+    render_site(layout)
+    assert read == []  # nothing changed: no day file read or parsed
+
+    second = trails.append(layout, "curate.apply", "second")
+    render_site(layout)
+    assert len(read) == 1 and second.id in (layout.site / f"trail/{second.day}.html").read_text()
+
+    layout.site_trail_cache.write_text('{"format": 1, "days": {"%s": {"identity": 3, "events": 7}}}' % first.day)
+    render_site(layout)
+    assert len(read) == 2 and first.id in (layout.site / f"trail/{first.day}.html").read_text()
+    layout.site_trail_cache.write_text("not json")
+    render_site(layout)
+    assert len(read) == 3
+    assert json.loads(layout.site_trail_cache.read_text())["format"] == 1  # rebuilt

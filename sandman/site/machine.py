@@ -29,18 +29,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.errors import SandmanError
 from sandman.layout import Layout
 from sandman.machine import trail as trails
-from sandman.site.gather import display_value
+from sandman.site.gather import _no_follow, display_value, file_identity, load_json
 from sandman.site.markup import safe_link
 from sandman.site.pages import Page, bank_path, entry_path, memory_path
-from sandman.store.atomic import read_regular
+from sandman.store.atomic import read_regular, write_atomic
 
+TRAIL_CACHE_FORMAT = 1
 MAX_TEXT_BYTES = 400_000  # of a brief, handoff or report shown on a page
 WEEK_FILE = re.compile(r"(\d{4}-W\d{2})\.json")
 WORST_ON_HOME = 3
@@ -86,17 +89,71 @@ def _text(path: Path) -> tuple[str | None, str]:
         return data.decode("utf-8", "replace"), f"{path.name} is not UTF-8; shown with replacement marks"
 
 
+# The order of an Event's fields in the trail cache: Event(*row).
+_ROW = ("id", "at", "kind", "summary", "parent", "shift", "repo", "model", "cost_usd", "data")
+
+
+def _parse_day(data: bytes, path: Path) -> tuple[list[trails.Event], list[int]]:
+    """The events of a day file's bytes and the numbers of the lines that are not events."""
+    trail = trails.Trail()
+    trails.read_data(data, path, trail)
+    return trail.events, [int(item.rsplit(":", 1)[1]) for item in trail.skipped]
+
+
+def _cached_day(entry: object, identity: list[int]) -> tuple[list[trails.Event], list[int], str] | None:
+    """A day as the cache holds it, when its identity is the file's and its shape is sound."""
+    if not isinstance(entry, dict) or entry.get("identity") != identity:
+        return None
+    try:
+        events = [trails.Event(*row) for row in entry["events"]]
+        skipped = [int(n) for n in entry["skipped"]]
+        sha = entry["sha"]
+    except (KeyError, TypeError, ValueError):
+        return None
+    # Like the parse cache of the memories (site.gather), the rows are trusted as this module wrote them.
+    return (events, skipped, sha) if isinstance(sha, str) else None
+
+
 def _read_trail(layout: Layout, machine: Machine) -> None:
+    """Read every day file of the trail into ``machine``. A file whose identity (inode, size,
+    mtime, ctime) is the one the last render recorded in ``.site/.state/trail.json`` is taken
+    from there, neither read nor parsed again; the cache is rewritten when anything changed."""
+    cache = load_json(layout.site_trail_cache)
+    old = cache.get("days") if isinstance(cache, dict) and cache.get("format") == TRAIL_CACHE_FORMAT else None
+    old = old if isinstance(old, dict) else {}
+    new: dict[str, dict] = {}
     for path in layout.trail_days():
         year, month, name = path.relative_to(layout.trail).parts
         day = f"{year}-{month}-{name[:2]}"
         try:
-            machine.day_sha[day] = hashlib.sha256(read_regular(path)).hexdigest()
-        except OSError as error:
-            machine.day_sha[day] = f"unreadable: {error.strerror or error}"
-        before = len(machine.trail.events)
-        trails.read_file(path, machine.trail)
-        machine.days[day] = machine.trail.events[before:]
+            identity = file_identity(os.lstat(path))
+        except OSError:
+            identity = None
+        known = _cached_day(old.get(day), identity) if identity else None
+        if known is not None:
+            events, skipped, sha = known
+            new[day] = old[day]
+        else:
+            try:
+                with open(path, "rb", opener=_no_follow) as handle:
+                    st = os.fstat(handle.fileno())
+                    if not stat.S_ISREG(st.st_mode):
+                        raise OSError(22, "is not a regular file")
+                    data = handle.read()
+            except OSError as error:
+                events, skipped, sha = [], [0], f"unreadable: {error.strerror or error}"
+            else:
+                sha = hashlib.sha256(data).hexdigest()
+                events, skipped = _parse_day(data, path)
+                new[day] = {"identity": file_identity(st), "sha": sha, "skipped": skipped,
+                            "events": [[getattr(event, key) for key in _ROW] for event in events]}
+        machine.day_sha[day] = sha
+        machine.days[day] = events
+        machine.trail.events.extend(events)
+        machine.trail.skipped.extend(f"{path}:{number}" for number in skipped)
+    if new != old and layout.site_state.is_dir():
+        write_atomic(layout.site_trail_cache, json.dumps({"format": TRAIL_CACHE_FORMAT, "days": new},
+                                                         ensure_ascii=False, separators=(",", ":")))
 
 
 def _read_shifts(layout: Layout) -> list[dict]:

@@ -10,7 +10,7 @@ rewritten. Pages the last render wrote and this one no longer makes (a
 forgotten memory) are removed.
 
 What the last render knew lives in ``.site/.state/``: the manifest (page ->
-digest), the parse cache and the history cache; deleting it forces a full
+digest), the parse cache, the history cache and the trail cache (site.machine); deleting it forces a full
 render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
 """
 
