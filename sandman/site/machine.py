@@ -189,7 +189,7 @@ def _read_shifts(layout: Layout) -> list[dict]:
 def _read_breaths(layout: Layout) -> list[dict]:
     from sandman.machine import breath
 
-    folder = layout.root / "breath" / "breaths"
+    folder = layout.breath_breaths
     if not folder.is_dir():
         return []
     found = []
