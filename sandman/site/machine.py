@@ -457,11 +457,11 @@ class MachinePages:
         target = event.data.get("target") if event.kind == trails.REVOKE else None
         found = [
             [revoke.id, self.event_day.get(revoke.id), display_value(revoke.data.get("why"))] if revoke else None,
-            self.shift_url(event.shift) is not None, self.event_url(event.parent) is not None,
+            self.shift_url(event.shift) is not None, self.event_day.get(event.parent or ""),
             [self.event_url(target), self.shift_url(target)] if isinstance(target, str) else None,
             self.commits.get(event.id),
         ]
-        return None if found == [None, False, False, None, None] else found
+        return None if found == [None, False, None, None, None] else found
 
     def event(self, event: trails.Event) -> dict:
         revoke = self.revoked.get(event.id)
