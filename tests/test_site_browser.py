@@ -291,6 +291,10 @@ def test_the_machine_pages_show_the_trail_reports_and_score_and_every_link_resol
     expect(page.locator("a[href^='javascript' i]")).to_have_count(0)
     expect(page.locator("main")).to_contain_text("javascript:window.__pwned=5")
     expect(page.get_by_role("link", name="https://example.org/changelog#2.1")).to_have_count(1)
+    watched.screenshot("site-machine-breaths.png")
+    page.locator("header nav").get_by_role("link", name="Shifts").click()
+    expect(page.locator("main tbody tr")).to_have_count(3)
+    watched.screenshot("site-machine-shifts.png")
 
     visited = browser_crawl(watched, served)
     assert len(visited) > 20
