@@ -376,3 +376,16 @@ def test_an_unchanged_trail_day_is_taken_from_the_cache_and_a_changed_or_corrupt
     render_site(layout)
     assert len(read) == 3
     assert json.loads(layout.site_trail_cache.read_text())["format"] == 1  # rebuilt
+
+
+@pytest.mark.parametrize("address, link", [
+    ("https://example.org/changelog#2.1", True), ("http://example.org/", True), ("HTTPS://EXAMPLE.ORG/", True),
+    ("javascript:alert(1)", False), ("JaVaScRiPt:alert(1)", False), ("java\tscript:alert(1)", False),
+    ("data:text/html;base64,PHNjcmlwdD4=", False), ("mailto:someone@example.org", False),
+    ("ftp://example.org/file", False), ("//example.org/x", False), ("/etc/passwd", False),
+    ("feed:https://example.org/rss", False), ("https:example.org", False),
+])
+def test_a_breath_address_is_a_link_only_when_it_is_http_or_https(address, link):
+    from sandman.site.machine import web_address
+
+    assert web_address(address) is link
