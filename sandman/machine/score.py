@@ -648,3 +648,20 @@ def write(layout: Layout, week: str) -> Path:
     Raises InputError (a bad week), ConfigError, LockBusy, RepositoryError."""
     commit(layout, compute(layout, week))
     return layout.week_score(week)
+
+
+def refresh_ended(layout: Layout, now: datetime | None = None) -> tuple[str, str | None, bool]:
+    """Score the week that ended before ``now`` (reflect's step): commit its page and JSON when they
+    do not exist yet or no longer match what the week's data give; a week with nothing to measure and
+    no page gets none (as a quiet day gets no voyage entry). Returns ``(week, commit or None, empty)``.
+    Raises ConfigError, LockBusy, RepositoryError."""
+    week = previous_week(layout, now)
+    computed = compute(layout, week)
+    if computed.empty and not layout.week_score(week).exists():
+        return week, None, True
+    try:
+        same = (layout.week_score(week).read_text(encoding="utf-8") == render(computed)
+                and layout.week_score_json(week).read_text(encoding="utf-8") == json_text(computed))
+    except (OSError, UnicodeDecodeError):
+        same = False
+    return week, None if same else commit(layout, computed), computed.empty
