@@ -230,7 +230,7 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def _counts(counter: Counter) -> str:
-    return ", ".join(f"{key} {value}" for key, value in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(f"{key} ({value})" for key, value in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _tokens(text: str) -> set[str]:
