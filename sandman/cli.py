@@ -737,7 +737,7 @@ def score(
     week: Annotated[Optional[str], typer.Option("--week", metavar="yyyy-Www", help="The ISO week [default: this week in machine.time_zone].")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the JSON document (the same numbers) instead of the page.")] = False,
 ) -> None:
-    """Write the week's numbers against their targets, worst three first."""
+    """The week's numbers against their targets, worst first."""
     from sandman.verbs.score import score as run_score
 
     root = layout()

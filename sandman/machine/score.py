@@ -521,7 +521,7 @@ def compute(layout: Layout, week: str) -> Score:
     notes = score.notes
     trail = trails.read(layout, since=(start - timedelta(days=8)).date().isoformat())
     if trail.skipped:
-        shown = ", ".join(Path(item).name if ":" not in item else item.rsplit("/", 1)[-1] for item in trail.skipped[:5])
+        shown = ", ".join(item.split(f"{layout.root}/", 1)[-1] for item in trail.skipped[:5])
         notes.append(f"trail: {len(trail.skipped)} line(s) that are not events skipped ({shown})")
     in_week = [e for e in trail.events if (m := _utc(e.at)) is not None and start <= m < end]
     before = [e for e in trail.events if (m := _utc(e.at)) is not None and start - timedelta(days=7) <= m < start]
