@@ -27,6 +27,7 @@ The API: ``parse_week(text) -> date`` (its Monday), ``current_week(layout, now)`
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -287,10 +288,13 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
         for key, value in line.facts.items():
             if key.startswith("cost_"):
                 try:
-                    spend[line.at.date().isoformat()] += max(float(value), 0.0)
+                    dollars = float(value)
                 except ValueError:
-                    unknown += 1
-                    spend[line.at.date().isoformat()] += 0.0
+                    dollars = math.nan
+                if not math.isfinite(dollars) or dollars < 0:
+                    unknown += 1  # "unknown" (the CLI reported none), or a value that is not money
+                    dollars = 0.0
+                spend[line.at.date().isoformat()] += dollars
     cap = config.daily_budget_usd()
     total = sum(spend.values())
     peak_day, peak = max(spend.items(), key=lambda kv: kv[1]) if spend else (None, 0.0)
@@ -342,13 +346,14 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
     trims: Counter = Counter()
     trimmed = 0
     for line in recalls:
-        value = line.facts.get("trimmed")
-        if value and value != "-":
+        # "log-empty" says the voyage log has no entry yet: nothing was cut for the budget.
+        cut = [part for part in (line.facts.get("trimmed") or "").split(",") if part and part not in ("-", "log-empty")]
+        if cut:
             trimmed += 1
-            trims.update(part for part in value.split(",") if part)
+            trims.update(cut)
     numbers.append(Number(
         "recall.trims", "Recalls that trimmed", "memory", _share(trimmed, len(recalls)), "share", 0.2, "down",
-        detail=(f"{trimmed} of {len(recalls)} recall(s) cut something" + (f": {_counts(trims)}" if trims else "")
+        detail=(f"{trimmed} of {len(recalls)} recall(s) cut something for the budget" + (f": {_counts(trims)}" if trims else "")
                 if recalls else "no recall this week")))
 
     decisions = [event for event in events if event.kind not in (trails.REVOKE, trails.RECONCILE)]
@@ -468,7 +473,8 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
 # --- the breath store -----------------------------------------------------------------------
 
 
-def _breath(layout: Layout, events: list[trails.Event], tables: list[Table], notes: list[str]) -> list[Number]:
+def _breath(layout: Layout, events: list[trails.Event], end: datetime, tables: list[Table],
+            notes: list[str]) -> list[Number]:
     from sandman.machine import breath
 
     moves = {"breath.file": "filed", "breath.spike": "spiked", "breath.adopt": "adopted", "breath.drop": "dropped"}
@@ -485,11 +491,11 @@ def _breath(layout: Layout, events: list[trails.Event], tables: list[Table], not
     held: dict[str, Counter] = defaultdict(Counter)
     for item in stored:
         held[item.source][item.state] += 1
-    if not moved and not stored:
-        return []
+    if not moved and not any(item.filed_at < journal.iso(end) for item in stored):
+        return []  # no store yet in that week: nothing to measure, not zeros
     adopted, dropped = movement["adopted"], movement["dropped"]
     numbers = [
-        Number("breath.filed", "Breaths filed", "breath", float(movement["filed"]) if layout.breath.is_dir() else None,
+        Number("breath.filed", "Breaths filed", "breath", float(movement["filed"]),
                "count", 1, "up", detail=", ".join(f"{state} {movement[state]}" for state in breath.STATES)),
         Number("breath.adoption", "Breaths adopted of those decided", "breath", _share(adopted, adopted + dropped),
                "share", 0.25, "up",
@@ -533,7 +539,7 @@ def compute(layout: Layout, week: str) -> Score:
     numbers = _memory(lines, in_week, trail, score.tables)
     if settings.on:
         numbers += _machine(layout, settings, metas, in_week, before, trail, score.tables, notes)
-    numbers += _breath(layout, in_week, score.tables, notes)
+    numbers += _breath(layout, in_week, end, score.tables, notes)
     score.numbers = numbers
     for name, attr in (("kind", "kind"), ("repository", "repo"), ("model", "model")):
         counts: Counter = Counter(str(getattr(e, attr) or "(none)") for e in in_week)
