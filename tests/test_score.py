@@ -154,10 +154,28 @@ def test_a_malformed_meta_json_and_a_bad_trail_line_are_counted_never_a_tracebac
     event = trails.append(layout, "shift.commit", "a real event")
     with layout.trail_day(event.day).open("a") as handle:
         handle.write('{"id": "ev-broken", "kind": 3}\n\x00garbage\n')
+    stamp = journal.iso(NOW)
+    layout.trace.mkdir(exist_ok=True)
+    layout.trace_file("dream", NOW.strftime("%Y-%m-%d")).write_text(
+        "a detached dream's stray output\n"
+        f"{stamp} dream routed session=s1 fable=answered opus=answered cost_fable=nan cost_opus=-3 cost_sonnet=1e999\n")
     result = cli("score", "--week", WEEK)
     assert result.exit_code == 0, result.output
     assert f"shifts/{shift_id}/meta.json is not a shift record; not counted" in result.output
     assert "trail: 2 line(s) that are not events skipped" in result.output
+    assert "journals: 1 line(s) that are not journal lines skipped" in result.output
+    cost = json.loads(layout.week_score_json(WEEK).read_text())["numbers"]
+    assert "3 call(s) reported no cost" in next(n for n in cost if n["key"] == "memory.cost")["detail"]
+
+
+def test_a_week_before_the_breath_store_existed_has_no_breath_numbers(layout, world):
+    assert cli("breathe", "init").exit_code == 0
+    document = {"title": "Idea", "address": "https://example.org/idea", "source": "python-insider",
+                "repo": str(world["alpha"]), "scores": {"bearing": 0.8, "novelty": 0.5, "provenance": 0.9},
+                "body": "An idea."}
+    assert cli("breathe", "file", stdin=json.dumps(document)).exit_code == 0
+    old = json.loads(cli("score", "--week", "2026-W10", "--json").output)
+    assert old["empty"] and not [n for n in old["numbers"] if n["family"] == "breath"]
 
 
 def test_breath_movement_and_per_source_counts_come_from_real_breathe_calls(layout, world):
