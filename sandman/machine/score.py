@@ -19,9 +19,13 @@ and dollars compare. A number with no data this week is ``value None`` (not
 measured), never 0. Counts that have no target (events by kind, repository,
 model; breath movement) are detail tables.
 
-The API: ``parse_week(text) -> date`` (its Monday), ``current_week(layout, now)``,
-``compute(layout, week) -> Score``, ``render(score) -> str``,
-``as_json(score) -> dict``, ``write(layout, week) -> Path``.
+The API: ``parse_week(text) -> date`` (its Monday; InputError for a bad week),
+``current_week(layout, now) -> str``, ``previous_week(layout, now) -> str``,
+``compute(layout, week) -> Score``, ``render(score) -> str`` (the page),
+``as_json(score) -> dict`` / ``json_text(score) -> str`` (schema 1),
+``commit(layout, score) -> commit id | None``, ``write(layout, week) -> Path``,
+``write_files(tx, layout, score)`` (inside a caller's bank transaction: the rest
+day's brief), ``refresh_ended(layout, now)`` (reflect's step).
 """
 
 from __future__ import annotations
