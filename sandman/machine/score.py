@@ -161,7 +161,10 @@ def _window(zone, monday: date) -> tuple[datetime, datetime]:
 def _utc(stamp: object) -> datetime | None:
     if not isinstance(stamp, str) or not _STAMP.fullmatch(stamp):
         return None
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    try:
+        return datetime.fromisoformat(stamp[:-1]).replace(tzinfo=timezone.utc)  # strptime is 10x slower
+    except ValueError:
+        return None
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -533,8 +536,9 @@ def compute(layout: Layout, week: str) -> Score:
     if trail.skipped:
         shown = ", ".join(item.split(f"{layout.root}/", 1)[-1] for item in trail.skipped[:5])
         notes.append(f"trail: {len(trail.skipped)} line(s) that are not events skipped ({shown})")
-    in_week = [e for e in trail.events if (m := _utc(e.at)) is not None and start <= m < end]
-    before = [e for e in trail.events if (m := _utc(e.at)) is not None and start - timedelta(days=7) <= m < start]
+    times = [(e, _utc(e.at)) for e in trail.events]
+    in_week = [e for e, m in times if m is not None and start <= m < end]
+    before = [e for e, m in times if m is not None and start - timedelta(days=7) <= m < start]
     lines = _journal_lines(layout, start, end, notes)
     metas = _shift_metas(layout, week, start, end, notes)
     score.sources = [f"trail: {len(in_week)} event(s) this week", f"journals: {len(lines)} line(s) this week",
