@@ -236,3 +236,13 @@ def test_the_rest_day_brief_writes_the_full_score_of_its_week(layout, world):
     assert f"# Score {WEEK}" in brief
     document = json.loads(layout.week_score_json(WEEK).read_text())
     assert document["week"] == WEEK and layout.week_score(WEEK).read_text().splitlines()[0] in brief
+
+
+@pytest.mark.parametrize("value, target, direction, expected", [
+    (0.5, 0.9, "up", 1 - 0.5 / 0.9), (0.95, 0.9, "up", 0.0), (0, 1, "up", 1.0),
+    (0.5, 0.1, "down", 0.8), (0.05, 0.1, "down", 0.0), (2, 0, "down", 1.0), (0, 0, "down", 0.0),
+    (None, 0.9, "up", None),
+])
+def test_distance_is_the_relative_shortfall_on_the_wrong_side_of_the_target(value, target, direction, expected):
+    found = scoring.distance(value, target, direction)
+    assert found == (None if expected is None else pytest.approx(expected))
