@@ -15,6 +15,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
+    ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
@@ -176,6 +177,11 @@ class Layout(namedtuple("Layout", "root")):
     def settings_file(self) -> Path:
         """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
         return self.root / ".settings.toml"
+
+    @property
+    def help_cache(self) -> Path:
+        """``.help/``: rendered ``--help`` pages, one folder per state of the code (sandman.dispatch); derived."""
+        return self.root / ".help"
 
     # -- search, handoff and curation (issue 19) --
     @property
