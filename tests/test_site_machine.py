@@ -389,3 +389,25 @@ def test_a_breath_address_is_a_link_only_when_it_is_http_or_https(address, link)
     from sandman.site.machine import web_address
 
     assert web_address(address) is link
+
+
+def test_the_score_verb_s_weeks_render_with_their_numbers_tables_and_charts(layout, machine):
+    from sandman.machine import score
+
+    for week in ("2026-W48", "2026-W49"):
+        score.write(layout, week)
+    render_site(layout)
+
+    crawl(layout.site)
+    data = json.loads(layout.week_score_json("2026-W49").read_text())
+    page = (layout.site / "score/2026-W49.html").read_text()
+    assert page.count('<svg class="chart"') == len(data["numbers"]) > 0
+    text = text_of(layout.site / "score/2026-W49.html")
+    for number in data["numbers"]:
+        assert f'id="{number["key"]}"' in page and number["label"] in text
+    for table in data["tables"]:
+        assert table["title"] in text
+    home = text_of(layout.site / "index.html")
+    worst = [n["label"] for key in data["worst"] for n in data["numbers"] if n["key"] == key]
+    assert worst and all(label in home[home.index("Worst three of 2026-W49"):] for label in worst)
+    assert_inert(layout.site / "score/2026-W49.html")

@@ -281,7 +281,7 @@ def _read_scores(layout: Layout) -> list[dict]:
             continue
         week = match.group(1)
         raw, problem = _text(path)
-        score = {"week": week, "error": "", "empty": False, "numbers": [], "worst": []}
+        score = {"week": week, "error": "", "empty": False, "numbers": [], "worst": [], "tables": [], "notes": []}
         try:
             if raw is None:
                 raise ValueError(problem or "gone")
@@ -298,12 +298,21 @@ def _read_scores(layout: Layout) -> list[dict]:
                     "direction": display_value(item.get("direction")), "distance": _number(item.get("distance")),
                     "detail": display_value(item.get("detail")),
                 })
+            for table in data.get("tables") if isinstance(data.get("tables"), list) else []:
+                if isinstance(table, dict) and isinstance(table.get("rows"), list):
+                    columns = table.get("columns") if isinstance(table.get("columns"), list) else []
+                    score["tables"].append({
+                        "title": display_value(table.get("title")), "columns": [display_value(c) for c in columns],
+                        "rows": [[display_value(cell) for cell in row] for row in table["rows"] if isinstance(row, list)],
+                    })
+            notes = data.get("notes")
+            score["notes"] = [display_value(note) for note in notes] if isinstance(notes, list) else []
             score["empty"] = bool(data.get("empty"))
             worst = data.get("worst")
             score["worst"] = [key for key in worst if isinstance(key, str)] if isinstance(worst, list) else []
         except ValueError as error:
             score["error"] = f"{path.name} is not a readable score ({error})"
-            score["numbers"] = []
+            score["numbers"], score["tables"], score["notes"] = [], [], []
         found.append(score)
     return found
 
@@ -644,6 +653,7 @@ class MachinePages:
                 "title": f"Score {score['week']}", "week": score["week"], "error": score["error"],
                 "empty": score["empty"], "worst": self._worst(score),
                 "numbers": [dict(number, worst=number["key"] in worst) for number in numbers],
+                "tables": score["tables"], "notes": score["notes"],
                 "previous_week": weeks[n - 1] if n > 0 else None,
                 "next_week": weeks[n + 1] if n + 1 < len(weeks) else None,
             }
