@@ -216,7 +216,7 @@ def propose(layout: Layout, title: str, body: str = "", *, repo: str | None = No
     _refuse_secrets(title, body)
     event = trails.new_event(OPEN, title, shift=meta["id"], repo=target, data={"title": title, "body": body},
                              now=now)
-    trails.append_event(layout, event)
+    trails.append_event(layout, event, verb="report")
     journal.write(layout, "report", "proposed", id=event.id, shift=meta["id"])
     return Proposal(event.id, event.shift, event.repo, title, body, "open", event.at)
 
