@@ -231,3 +231,28 @@ def test_a_shift_session_may_not_decide_proposals(layout):
 def test_a_malformed_reference_is_named(layout, ref):
     with pytest.raises(InputError, match="letters and digits"):
         proposals.resolve(trails.Trail(), ref)
+
+
+def test_two_owners_deciding_at_once_land_one_decision(layout, world):
+    import subprocess
+    import sys
+
+    open_by_hand(layout, world["alpha"])
+    filed = proposals.propose(layout, "Either way")
+    shifts.handoff(layout, "done")
+    command = [sys.executable, "-m", "sandman", "report"]
+    racers = [subprocess.Popen(command + [verb, filed.id], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for verb in ("approve", "decline")]
+    codes = sorted(racer.wait(timeout=120) for racer in racers)
+    assert codes == [0, 2]
+    decisions = [e for e in trails.read(layout).events if e.kind in ("proposal.approve", "proposal.decline")]
+    assert len(decisions) == 1
+    assert proposals.proposals(layout)[0].state in ("approved", "declined")
+
+
+@pytest.mark.parametrize("title", ["line\u2028break", "c1\x85control", "tab\there"])
+def test_a_title_is_one_line_of_plain_text(layout, world, title):
+    open_by_hand(layout, world["alpha"])
+    with pytest.raises(InputError, match="control character"):
+        proposals.propose(layout, title)
+    assert proposals.proposals(layout) == []

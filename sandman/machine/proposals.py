@@ -42,8 +42,9 @@ BODY_MAX_CHARS = 4_000
 WHY_MAX_CHARS = 300
 SUFFIX_MIN_CHARS = 4  # the shortest id suffix ``approve``/``decline`` take
 BRIEF_BODY_MAX_CHARS = 2_000  # what of each approved proposal's body the brief carries
-_TITLE_BAD = re.compile(r"[\x00-\x1f\x7f]")
-_BODY_BAD = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # a body keeps its newlines and tabs
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators (a title is one line).
+_TITLE_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_BODY_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a body keeps its newlines and tabs
 _REF = re.compile(r"[A-Za-z0-9-]+")
 
 
