@@ -256,3 +256,23 @@ def test_a_title_is_one_line_of_plain_text(layout, world, title):
     with pytest.raises(InputError, match="control character"):
         proposals.propose(layout, title)
     assert proposals.proposals(layout) == []
+
+
+def test_the_rest_day_files_a_proposal_for_a_repository_and_the_next_night_picks_it(layout, world):
+    from test_shift import SATURDAY_NIGHT
+
+    beta = world["beta"]
+    open_by_hand(layout, beta, now=SATURDAY_NIGHT - timedelta(days=1))
+    shifts.handoff(layout, "friday")
+    rest = shifts.open_shift(layout, now=SATURDAY_NIGHT)
+    assert rest.rest
+    on_root = proposals.propose(layout, "Prune the banks")
+    for_beta = proposals.propose(layout, "Beta needs a test suite", repo=str(beta) + "/")
+    assert on_root.repo == str(layout.root) and for_beta.repo == str(beta)
+    shifts.handoff(layout, "planned the week")
+    proposals.approve(layout, on_root.id)
+    proposals.approve(layout, for_beta.id)
+    sunday = shifts.open_shift(layout, now=SATURDAY_NIGHT + timedelta(days=1))
+    assert sunday.repo == str(beta)  # alpha was never shifted: without the proposal it would come first
+    states = {item.id: item.state for item in proposals.proposals(layout)}
+    assert states == {on_root.id: "approved", for_beta.id: "taken"}  # the memory root is never picked
