@@ -1235,7 +1235,7 @@ def report_propose(
     body_file: Annotated[Optional[str], typer.Option("--body-file", metavar="FILE", help="Read the body from FILE; '-' reads stdin.")] = None,
     repo: Annotated[Optional[str], typer.Option("--repo", metavar="DIR", help="The repository it bears on [default: the shift's].")] = None,
 ) -> None:
-    """File a proposal: work larger than this shift (inside a shift only)."""
+    """File a proposal: work too large for tonight (from a night's session only)."""
     from sandman.machine import proposals
     from sandman.verbs import report as verb
 
@@ -1251,7 +1251,7 @@ _DECISION_WHY = Annotated[Optional[str], typer.Option("--why", metavar="TEXT", h
 
 @report_app.command("approve", cls=PlainUsage)
 def report_approve(proposal: _PROPOSAL, why: _DECISION_WHY = None) -> None:
-    """Approve a proposal: the next shift on its repository takes it first."""
+    """Approve a proposal: the next night works its repository first."""
     from sandman.machine import proposals
 
     root = layout()
@@ -1261,7 +1261,7 @@ def report_approve(proposal: _PROPOSAL, why: _DECISION_WHY = None) -> None:
 
 @report_app.command("decline", cls=PlainUsage)
 def report_decline(proposal: _PROPOSAL, why: _DECISION_WHY = None) -> None:
-    """Decline a proposal: no shift takes it."""
+    """Decline a proposal: no night takes it."""
     from sandman.machine import proposals
 
     root = layout()
