@@ -17,6 +17,7 @@ import argparse
 
 import backstop
 import cli_help
+import floors
 import consensus
 import consensus_quality
 import dream
@@ -31,7 +32,7 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, secrets_ban, consensus,
+MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, floors, secrets_ban, consensus,
            consensus_quality, dream, site_render, trail, search)
 
 

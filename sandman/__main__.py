@@ -1,5 +1,6 @@
 """The ``sandman`` executable: hook calls go to the stdlib-only hook.py, remember and help pages
-to the thin dispatcher (dispatch.py), the rest to cli.py.
+to the thin dispatcher (dispatch.py; a help page once rendered is kept in ``<root>/.help/``), the
+rest to cli.py.
 
 Claude Code runs ``sandman take --hook`` and ``sandman recall --hook`` on every
 session end and start, so those must not pay for importing typer, pygit2 or
@@ -66,12 +67,19 @@ def main(argv: list[str] | None = None) -> None:
         parsed = dispatch.parse_remember(args[1:])
         if parsed is not None:
             raise SystemExit(dispatch.remember_command(**parsed))
+    if dispatch.is_help(args):
+        page = dispatch.cached_help(args)
+        if page is not None:
+            sys.stdout.write(page)
+            raise SystemExit(0)
     from sandman.cli import app
 
     if dispatch.is_help(args):
         page = dispatch.help_page(app, args)
         if page is not None:
-            print(page)
+            page += "\n"  # what print() adds
+            dispatch.keep_help(args, page)
+            sys.stdout.write(page)
             raise SystemExit(0)
 
     app(args=args, prog_name="sandman")

@@ -8,8 +8,10 @@ typer and click (about 35 ms). Two kinds of command are too frequent to pay it:
   [--session ID]``, which the model runs mid-session: parsed here with the
   standard library when it has exactly that plain shape, then run by
   ``remember_command``, the same function typer's ``remember`` command calls;
-- ``sandman [<group>] <command> --help``: typer's own help page of that command,
-  rendered without processing any parameter.
+- ``sandman [<group>] [<command>] --help``: typer's own help page of that command,
+  rendered without processing any parameter, and kept in ``<root>/.help/``, so
+  that the next request for the same page is answered without importing typer
+  (about 3 x ``python -c pass`` alone): see ``cached_help``.
 
 Anything else, or any shape this module is unsure of (an unknown option, a
 repeated one, ``--``, a body starting with ``-``), returns ``None`` and goes to
@@ -112,12 +114,124 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
 
 
 def is_help(args: list[str]) -> bool:
-    """True when ``args`` are ``[<group>] <command> --help``: a help page ``help_page`` may render."""
-    return len(args) >= 2 and args[-1] == "--help" and not any(arg.startswith("-") for arg in args[:-1])
+    """True when ``args`` are ``[<group>] [<command>] --help``: a help page ``help_page`` may render."""
+    return len(args) >= 1 and args[-1] == "--help" and not any(arg.startswith("-") for arg in args[:-1])
+
+
+# The packages whose code shapes a help page: sandman's (the texts, the defaults), typer's and click's (the layout).
+HELP_SOURCES = ("sandman", "typer", "click")
+
+
+def _package_dir(name: str) -> str | None:
+    """The folder ``import name`` would load, found on sys.path without importing it (sandman: its own)."""
+    import os
+
+    if name == "sandman":
+        import sandman
+
+        return os.path.dirname(sandman.__file__)
+    for entry in sys.path:
+        folder = os.path.join(entry or ".", name)
+        if os.path.isfile(os.path.join(folder, "__init__.py")):
+            return folder
+    return None
+
+
+def _digest(data: bytes) -> str:
+    """64 bits of checksum over ``data`` as 16 hex digits: CRC-32 and Adler-32 (zlib, where hashlib
+    would load OpenSSL, about 2 ms of a help page's start)."""
+    import zlib
+
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
+
+
+def _sources_key() -> str | None:
+    """A digest of everything a help page is built from but its arguments and the terminal width: the
+    Python version, sandman's version, and the path, size and modification time (ns) of every ``.py``
+    file of sandman, typer and click. None when one of them is not found (then nothing is cached)."""
+    import os
+
+    import sandman
+
+    parts = [sys.version, sandman.__version__]
+    for name in HELP_SOURCES:
+        folder = _package_dir(name)
+        if folder is None:
+            return None
+        stack = [folder]
+        while stack:
+            with os.scandir(stack.pop()) as entries:
+                for entry in sorted(entries, key=lambda e: e.name):
+                    if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                        stack.append(entry.path)
+                    elif entry.name.endswith(".py"):
+                        info = entry.stat()
+                        parts.append(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}")
+    return _digest("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def _page_key(args: list[str]) -> str:
+    """A digest of the page's arguments and the inputs of the terminal width click reads
+    (``shutil.get_terminal_size``: ``$COLUMNS``, else the size of the terminal on stdout)."""
+    import os
+
+    try:
+        size = tuple(os.get_terminal_size(sys.__stdout__.fileno()))
+    except (AttributeError, ValueError, OSError):
+        size = None
+    shape = repr((args, os.environ.get("COLUMNS"), os.environ.get("LINES"), size))
+    return _digest(shape.encode("utf-8", "surrogateescape"))
+
+
+def _help_file(args: list[str]):
+    """The file that keeps ``args``' page, or None when there is no memory root yet or no code to key on."""
+    from sandman import config
+    from sandman.errors import ConfigError
+    from sandman.layout import Layout
+
+    try:
+        layout = Layout(config.root())
+    except ConfigError:
+        return None
+    if not layout.root.is_dir():  # a help page never creates the root
+        return None
+    sources = _sources_key()
+    if sources is None:
+        return None
+    return layout.help_cache / sources / f"{_page_key(args)}.txt"
+
+
+def cached_help(args: list[str]) -> str | None:
+    """Return the help page ``args`` (``[<group>] [<command>] --help``) asks for as ``keep_help`` kept
+    it, or None when it was not kept for this state of the code and this terminal width."""
+    try:
+        path = _help_file(args)
+        return None if path is None else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def keep_help(args: list[str], page: str) -> None:
+    """Keep ``page`` (what ``help_page`` rendered for ``args``) for ``cached_help``; remove the pages
+    kept for any earlier state of the code. A root that cannot be written keeps nothing, silently."""
+    import shutil
+
+    from sandman.store.atomic import write_atomic
+
+    try:
+        path = _help_file(args)
+        if path is None:
+            return
+        write_atomic(path, page, durable=False)
+        for old in path.parent.parent.iterdir():
+            if old.name != path.parent.name and old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        return
 
 
 def help_page(app, args: list[str]) -> str | None:
-    """Return the help page of the typer ``app``'s command ``args`` names (``[<group>] <command>
+    """Return the help page of the typer ``app``'s command ``args`` names (``[<group>] [<command>]
     --help``), or None when ``args`` is not that shape or names no command (then typer parses
     them as usual). ``app`` is passed in, so that the imports run one way: cli -> dispatch."""
     if not is_help(args):

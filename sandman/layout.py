@@ -15,6 +15,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
+    ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
@@ -28,7 +29,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
-    ├── score/<yyyy>-W<ww>.md, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
+    ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -177,6 +178,11 @@ class Layout(namedtuple("Layout", "root")):
         """``.settings.toml``: this machine's settings; dotted, so it never travels with git."""
         return self.root / ".settings.toml"
 
+    @property
+    def help_cache(self) -> Path:
+        """``.help/``: rendered ``--help`` pages, one folder per state of the code (sandman.dispatch); derived."""
+        return self.root / ".help"
+
     # -- search, handoff and curation (issue 19) --
     @property
     def search_index(self) -> Path:
@@ -296,7 +302,12 @@ class Layout(namedtuple("Layout", "root")):
         return self.score / f"{week}-targets.md"
 
     def week_score(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>.md``: the week's score page (sandman.machine.score)."""
         return self.score / f"{week}.md"
+
+    def week_score_json(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>.json``: the same numbers, for the site's charts."""
+        return self.score / f"{week}.json"
 
     # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
     @property

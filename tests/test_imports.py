@@ -99,6 +99,80 @@ def test_help_pages_before_typer_are_typers_own() -> None:
         assert sandman(*args, "--help", env={"COLUMNS": "100"}).stdout == typer_page.stdout, args
 
 
+def _typer_page(*args: str, columns: str) -> bytes:
+    through_typer = "import sys\nfrom sandman.cli import app\napp(args=sys.argv[1:], prog_name='sandman')"
+    done = subprocess.run([sys.executable, "-c", through_typer, *args, "--help"], capture_output=True,
+                          env={**os.environ, "COLUMNS": columns})
+    assert (done.returncode, done.stderr) == (0, b"")
+    return done.stdout
+
+
+def test_kept_help_pages_are_typers_own_at_each_width(layout) -> None:
+    from helpers import sandman
+
+    layout.root.mkdir(parents=True)
+    for args in ([], ["remember"], ["hooks", "install"], ["report", "serve"]):
+        for columns in ("100", "60"):
+            typer_page = _typer_page(*args, columns=columns)
+            rendered = sandman(*args, "--help", env={"COLUMNS": columns})
+            kept = sandman(*args, "--help", env={"COLUMNS": columns})
+            assert rendered.stdout == typer_page, (args, columns)
+            assert (kept.returncode, kept.stderr, kept.stdout) == (0, b"", typer_page), (args, columns)
+    [sources] = list(layout.help_cache.iterdir())
+    assert len(list(sources.iterdir())) == 8
+
+
+def test_a_kept_help_page_is_served_without_importing_typer(layout) -> None:
+    from helpers import sandman
+
+    layout.root.mkdir(parents=True)
+    assert sandman("recall", "--help").returncode == 0
+    assert loaded("recall", "--help", watch=("typer", "click", "pydantic")) == []
+
+
+def test_help_pages_kept_for_other_code_are_not_served_and_are_removed(layout) -> None:
+    from helpers import sandman
+
+    layout.root.mkdir(parents=True)
+    assert sandman("remember", "--help", env={"COLUMNS": "100"}).returncode == 0
+    [sources] = list(layout.help_cache.iterdir())
+    [page] = list(sources.iterdir())
+    stale = layout.help_cache / "0123456789abcdef"
+    stale.mkdir()
+    (stale / page.name).write_text("a page of another version\n")
+    page.unlink()
+    assert sandman("remember", "--help", env={"COLUMNS": "100"}).stdout == _typer_page("remember", columns="100")
+    assert sorted(p.name for p in layout.help_cache.iterdir()) == [sources.name]
+
+
+def test_the_help_sources_key_follows_every_source_file(tmp_path, monkeypatch) -> None:
+    from sandman import dispatch
+
+    fake = tmp_path / "click"
+    (fake / "sub").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "sub" / "formatting.py").write_text("WIDTH = 80\n")
+    real = dispatch._package_dir
+    monkeypatch.setattr(dispatch, "_package_dir", lambda name: str(fake) if name == "click" else real(name))
+    before = dispatch._sources_key()
+    assert dispatch._sources_key() == before
+    (fake / "sub" / "formatting.py").write_text("WIDTH = 100\n")
+    assert dispatch._sources_key() != before
+    monkeypatch.setattr(dispatch, "_package_dir", lambda name: None if name == "typer" else real(name))
+    assert dispatch._sources_key() is None
+
+
+def test_help_creates_no_memory_root_and_works_when_the_root_is_a_file(layout) -> None:
+    from helpers import sandman
+
+    assert sandman("remember", "--help").stdout.startswith(b"Usage: sandman remember")
+    assert not os.path.lexists(layout.root)
+    layout.root.parent.mkdir(parents=True, exist_ok=True)
+    layout.root.write_text("not a folder")
+    done = sandman("remember", "--help")
+    assert (done.returncode, done.stdout.startswith(b"Usage: sandman remember")) == (0, True)
+
+
 def test_shapes_the_dispatcher_is_unsure_of_go_to_typer() -> None:
     from sandman.cli import app
     from sandman.dispatch import help_page, parse_remember
