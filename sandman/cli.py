@@ -1239,3 +1239,67 @@ def shift_targets(
 
     root = layout()
     say(run(lambda: verb.targets(root, _text_or_stdin(text, "targets"))))
+
+
+# --- proposals: `sandman report propose|approve|decline|proposals` (issue 15) ---
+
+
+@report_app.command("propose")
+def report_propose(
+    title: Annotated[str, typer.Option("--title", metavar="TEXT", help="One line naming the work (at most 200 characters).")],
+    body: Annotated[Optional[str], typer.Option("--body", metavar="TEXT", help="What and why (at most 4,000 characters).")] = None,
+    body_file: Annotated[Optional[str], typer.Option("--body-file", metavar="FILE", help="Read the body from FILE; '-' reads stdin.")] = None,
+    repo: Annotated[Optional[str], typer.Option("--repo", metavar="DIR", help="The repository it bears on [default: the shift's].")] = None,
+) -> None:
+    """File a proposal: work too large for tonight (from a night's session only)."""
+    from sandman.machine import proposals
+    from sandman.verbs import report as verb
+
+    root = layout()
+    text = run(lambda: verb.proposal_body(body, body_file, sys.stdin.buffer))
+    filed = run(lambda: proposals.propose(root, title, text, repo=repo))
+    say(filed.id)
+
+
+_PROPOSAL = Annotated[str, typer.Argument(metavar="PROPOSAL", help="The proposal's event id, or a suffix of it (4 or more characters).")]
+_DECISION_WHY = Annotated[Optional[str], typer.Option("--why", metavar="TEXT", help="One line: why.")]
+
+
+@report_app.command("approve", cls=PlainUsage)
+def report_approve(proposal: _PROPOSAL, why: _DECISION_WHY = None) -> None:
+    """Approve a proposal: the next night works its repository first."""
+    from sandman.machine import proposals
+
+    root = layout()
+    done = run(lambda: proposals.approve(root, proposal, why))
+    say(f"{done.id} approved: {done.title}")
+
+
+@report_app.command("decline", cls=PlainUsage)
+def report_decline(proposal: _PROPOSAL, why: _DECISION_WHY = None) -> None:
+    """Decline a proposal: no night takes it."""
+    from sandman.machine import proposals
+
+    root = layout()
+    done = run(lambda: proposals.decline(root, proposal, why))
+    say(f"{done.id} declined: {done.title}")
+
+
+@report_app.command("proposals")
+def report_proposals(
+    state: Annotated[Optional[str], typer.Option("--state", metavar="STATE", help="Only open, approved, declined or taken.")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List the proposals, oldest first."""
+    import json
+
+    from sandman.machine import proposals
+
+    if state is not None and state not in proposals.STATES:
+        raise fail(f"--state {state!r} is not one of {', '.join(proposals.STATES)}", 2)
+    root = layout()
+    found = [item for item in run(lambda: proposals.proposals(root)) if state is None or item.state == state]
+    for item in found:
+        say(json.dumps(item.to_json(), ensure_ascii=False) if json_ else proposals.line(item))
+    if not found and not json_:
+        say("no proposals" + (f" {state}" if state else ""))

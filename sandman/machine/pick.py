@@ -9,10 +9,13 @@ repository's folder or one of its parents, as Claude Code reads it. A repository
 whose trunk does not resolve is never picked either (a shift branch is cut from
 the trunk).
 
-Order: least recently shifted first (the newest ``shift.start`` naming it; rest
-day shifts do not count), never-shifted before any; ties by path. Proposals,
-breaths and a red check are the design's further signals: none of them is
-recorded yet (issues 15 and later), so none is read here.
+Order: a repository with an approved proposal no shift has taken yet comes first
+(machine.proposals; the oldest approval first, its reason naming the proposal),
+then least recently shifted (the newest ``shift.start`` naming it; rest day
+shifts do not count), never-shifted before any; ties by path. Trust, the trunk
+and ``exclude`` still decide what is pickable: an approved proposal never makes
+an untrusted repository pickable. Breaths and a red check, the design's further
+tie-breakers, are not read here.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from sandman import config
 from sandman.errors import ConfigError, InputError, RepositoryError
 from sandman.layout import Layout
+from sandman.machine import proposals as proposing
 from sandman.machine.trail import Trail
 from sandman.store import repos as git
 
@@ -38,6 +42,7 @@ class Candidate:
     pickable: bool
     last_shifted: str | None = None  # the ``at`` of its newest shift.start, UTC
     trunk: str | None = None
+    proposals: list[str] = field(default_factory=list)  # approved proposals waiting, oldest approval first
     reasons: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -98,6 +103,7 @@ def candidates(layout: Layout, trail: Trail) -> list[Candidate]:
         raise InputError(f"machine.roots names folder(s) that do not exist: {', '.join(missing)}")
     flags = trusted_folders()
     shifted = last_shifted(trail)
+    approved = proposing.waiting(proposing.from_trail(trail))
     excluded = [Path(os.path.normpath(path)) for path in settings.exclude]
     memory_root = Path(os.path.normpath(layout.root))
     found: list[Candidate] = []
@@ -105,6 +111,8 @@ def candidates(layout: Layout, trail: Trail) -> list[Candidate]:
         path = Path(os.path.normpath(path))
         trusted = is_trusted(path, flags)
         item = Candidate(str(path), trusted, False, shifted.get(str(path)))
+        waiting = approved.get(str(path), [])
+        item.proposals = [proposal.id for proposal in waiting]
         if path == memory_root:
             item.reasons.append("the memory root: never shifted")
         elif any(path == folder or path.is_relative_to(folder) for folder in excluded):
@@ -119,9 +127,15 @@ def candidates(layout: Layout, trail: Trail) -> list[Candidate]:
                                     "(open it once in claude and accept)")
             item.pickable = not item.reasons
         if item.pickable:
+            if waiting:
+                more = f" and {len(waiting) - 1} more" if len(waiting) > 1 else ""
+                item.reasons.append(f"approved proposal {waiting[0].id} \u201c{waiting[0].title}\u201d{more} "
+                                    "waits: approved work first")
             item.reasons.append(f"last shifted {item.last_shifted}" if item.last_shifted else "never shifted")
         found.append(item)
-    pickable = sorted((c for c in found if c.pickable), key=lambda c: (c.last_shifted or "", c.path))
+    first_approval = {repo: items[0].decided_at or "" for repo, items in approved.items()}
+    pickable = sorted((c for c in found if c.pickable),
+                      key=lambda c: (not c.proposals, first_approval.get(c.path, ""), c.last_shifted or "", c.path))
     return pickable + [c for c in found if not c.pickable]
 
 
@@ -139,3 +153,9 @@ def pick(layout: Layout, trail: Trail, path: str | None = None) -> Candidate | N
                 raise InputError(f"{wanted} cannot be picked: {'; '.join(item.reasons)}")
             return item
     raise InputError(f"{wanted} is not a git repository under machine.roots")
+
+
+def waiting_for(trail: Trail, repo: str) -> list[proposing.Proposal]:
+    """The approved proposals on ``repo`` no shift has taken yet, oldest approval first: what the
+    brief of a shift on ``repo`` carries (its ``proposals`` slot) and takes."""
+    return proposing.waiting(proposing.from_trail(trail)).get(os.path.normpath(repo), [])

@@ -283,6 +283,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     from sandman.banks.commit import bank_transaction
     from sandman.banks.names import bank_name
     from sandman.layout import BANK_INDEX
+    from sandman.machine import proposals as proposing
 
     now = now or journal.now_utc()
     settings = config.machine(layout)
@@ -293,6 +294,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
         raise LockBusy(f"shift {current.get('shift', '?')} is open ({current.get('state')}); "
                        "`sandman shift handoff` closes it")
     trail = trails.read(layout)
+    carried: list = []
     day = week.day_of(settings, now)
     weekday, theme, job = week.theme(settings, day)
     rest = week.is_rest(settings, day)
@@ -332,6 +334,9 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
                               _read(layout.week_targets(week_name))),
             ]
         else:
+            carried = picking.waiting_for(trail, repo)
+            slots.insert(0, briefing.Slot("proposals", "trail/ proposal.open events the owner approved "
+                                          "(`sandman report approve`)", proposing.brief_text(carried)))
             bank = layout.bank(bank_name(repo))
             plan = plan_next(Path(repo))
             target = target_line(layout, week_name, repo)
@@ -353,7 +358,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.start", f"{'rest day self-pass' if rest else theme} on {Path(repo).name}", shift=ident,
             repo=repo, model=settings.model,
             data={"theme": theme, "weekday": weekday, "rest": rest, "week": week_name,
-                  "fingerprints": {slot.name: slot.fingerprint for slot in slots if slot.text}},
+                  "fingerprints": {slot.name: slot.fingerprint for slot in slots if slot.text},
+                  "proposals": [item.id for item in carried]},
             now=now)
         values = {
             "shift.id": ident, "shift.start_event": start.id, "shift.branch": f"shift/{ident}",
@@ -370,7 +376,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "model": settings.model, "session": None, "brief_characters": len(text), "cuts": cuts,
             "deadline": journal.iso(now + timedelta(hours=settings.shift_hours)),
             "outcome": None, "closed_at": None, "handoff_event": None, "cost_usd": None,
-            "commits": [], "findings": [],
+            "commits": [], "findings": [], "proposals": [item.id for item in carried],
         }
         folder = layout.shift_dir(ident)
         with bank_transaction(layout, verb=VERB, subject=f"open {ident} on {Path(repo).name}",
@@ -389,7 +395,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     write_current(layout, {"shift": ident, "state": "open", "pid": None, "session": None, "repo": repo,
                            "opened_at": journal.iso(now), "deadline": meta["deadline"], "rest": rest})
     journal.write(layout, VERB, "opened", shift=ident, repo=repo, theme=theme, characters=len(text),
-                  cut=",".join(cuts) or "-")
+                  cut=",".join(cuts) or "-", proposals=",".join(item.id for item in carried) or "-")
     return Opened(ident, folder, repo, rest, start.id, len(text), cuts)
 
 
@@ -484,8 +490,12 @@ def session_result(layout: Layout, shift_id: str) -> dict | None:
     return None
 
 
-def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: list[str]) -> str:
-    """``report.md`` for the owner (docs/BANK-FORMAT.md § shifts, "report.md")."""
+def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: list[str],
+                filed: list | None = None) -> str:
+    """``report.md`` for the owner (docs/BANK-FORMAT.md § shifts, "report.md"); ``filed``: the
+    proposals (machine.proposals.Proposal) the shift filed, for its ``## Proposals`` section."""
+    from sandman.machine import proposals as proposing
+
     lines = [f"# Shift {meta['id']}: {Path(meta['repo']).name}", "",
              f"- repository: {meta['repo']}",
              f"- branch: {meta.get('branch') or '(none: the rest day)'}",
@@ -501,7 +511,10 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
               + ("" if c["resolves"] else " (does not resolve)") for c in commits] or ["(none)"]
     lines += ["", "## Findings", ""]
     lines += [f"- {finding}" for finding in findings] or ["(none)"]
-    lines += ["", "## Proposals", "", "(none recorded: proposals arrive with `sandman report`)", ""]
+    lines += ["", "## Proposals", ""]
+    if meta.get("proposals"):
+        lines += [f"This shift's brief carried the approved proposal(s) {', '.join(meta['proposals'])}.", ""]
+    lines += proposing.report_lines(filed or []) + [""]
     if meta.get("branch") and commits:
         lines += ["## To take it", "",
                   f"Review `{meta['branch']}` and merge it into `{meta.get('trunk')}` yourself; to undo the "
@@ -520,6 +533,7 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     ``truncate``, an empty handoff that is not ``abandoned``.
     """
     from sandman.banks.commit import bank_transaction
+    from sandman.machine import proposals as proposing
 
     limit = config.SHIFT_HANDOFF_MAX_CHARS
     text = (text or "").replace("\r\n", "\n").strip()
@@ -559,10 +573,11 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
                                    "session": meta.get("session")}, now=now)
     meta["handoff_event"] = event.id
     folder = layout.shift_dir(shift_id)
+    filed = proposing.of_shift(trails.read(layout), shift_id)
     with bank_transaction(layout, verb=VERB, subject=f"close {shift_id}: {outcome}",
                           trailers=trails.trailers(event)) as tx:
         tx.write_file(folder / "handoff.md", text + "\n")
-        tx.write_file(folder / "report.md", report_text(meta, text, commits, findings))
+        tx.write_file(folder / "report.md", report_text(meta, text, commits, findings, filed))
         tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         trails.write(tx, event)
     if current and current.get("shift") == shift_id:
@@ -726,7 +741,8 @@ def profile(layout: Layout, shift_id: str | None = None) -> dict:
                      "Bash(git checkout:*)", "Bash(git switch:*)", "Bash(git branch -D:*)",
                      "Bash(git branch -f:*)", "Bash(git worktree:*)", "Bash(git update-ref:*)",
                      "Bash(gh pr merge:*)", "Bash(sandman trail revoke:*)", "Bash(sandman reconcile:*)",
-                     "Bash(sandman forget:*)"],
+                     "Bash(sandman forget:*)", "Bash(sandman report approve:*)",
+                     "Bash(sandman report decline:*)"],
         }},
         "env": {config.SHIFT_ENV: shift_id or "<shift id>", "SANDMAN_ROOT": str(layout.root)},
     }

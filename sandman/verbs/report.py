@@ -57,3 +57,31 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
     server = make_server(layout.site, host, port, public=public, search=lambda query: site_search(layout, query))
     journal.write(layout, "report", "serving", url=url(server), public=public, written=stats.written)
     return server, stats
+
+
+# --- proposals: report propose|approve|decline|proposals (sandman/machine/proposals.py) ---------
+
+
+def proposal_body(body: str | None, body_file: str | None, stdin) -> str:
+    """The body ``report propose`` files: ``--body`` as given, or ``--body-file`` read (``-`` reads
+    ``stdin``, a binary stream). Raises InputError: both given, a file that is unreadable, not
+    UTF-8, or over 256 KiB (the 4,000-character cap is checked by ``proposals.propose``)."""
+    if body is not None and body_file is not None:
+        raise InputError("give --body or --body-file, not both")
+    if body_file is None:
+        return body or ""
+    limit = 256 * 1024
+    try:
+        if body_file == "-":
+            data = stdin.read(limit + 1)
+        else:
+            with open(body_file, "rb") as handle:
+                data = handle.read(limit + 1)
+    except OSError as error:
+        raise InputError(f"--body-file {body_file}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise InputError(f"--body-file {body_file} is over 256 KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"--body-file {body_file} is not UTF-8 text") from None
