@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sandman.banks.commit import bank_transaction
 from sandman.layout import Layout
-from sandman.machine import breath
+from sandman.machine import breath, proposals
 from sandman.machine import shift as shifts
 from sandman.machine import tick
 from sandman.machine import trail as trails
@@ -30,6 +30,8 @@ HOSTILE_REPORT = (
     "[click me](javascript:window.__pwned=3) and <img src=x onerror=\"window.__pwned = 2\">\n"
 )
 HOSTILE_BREATH_ADDRESS = "javascript:window.__pwned=5"
+PROPOSAL_TITLE = "Split <script>window.__pwned = 8</script> the parser"
+PROPOSAL_BODY = "A [plan](javascript:window.__pwned=9) in <b>three</b> steps."
 BROKEN_SHIFT = "s-20261125T2300Z"  # no tick runs that night
 WEEKS = ("2026-W47", "2026-W48", "2026-W49")
 
@@ -115,6 +117,13 @@ def build_machine_root(layout: Layout, isolated: Path, tmp_path: Path, fake_clau
     # Two shifts run by the tick with the fake claude, each closed by the next tick.
     ran = []
     for night in (TUESDAY_NIGHT - timedelta(days=1), TUESDAY_NIGHT):
+        if not ran:  # the first night's session files a proposal, approved before the second night
+            fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--propose", PROPOSAL_TITLE,
+                                                      "--propose-body", PROPOSAL_BODY]})
+        else:
+            (proposal,) = proposals.proposals(layout)
+            proposals.approve(layout, proposal.id, "worth a night")
+            fake_claude.rules("default", {"program": [str(SHIFT_WORK)]})
         started = tick.run(layout, now=night)
         assert started.decision == "started", started.reason
         os.waitpid(shifts.read_current(layout)["pid"], 0)

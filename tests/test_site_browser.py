@@ -295,6 +295,13 @@ def test_the_machine_pages_show_the_trail_reports_and_score_and_every_link_resol
     page.locator("header nav").get_by_role("link", name="Shifts").click()
     expect(page.locator("main tbody tr")).to_have_count(3)
     watched.screenshot("site-machine-shifts.png")
+    page.locator("header nav").get_by_role("link", name="Proposals").click()
+    proposal = page.locator("article.proposal")
+    expect(proposal).to_have_count(1)
+    expect(proposal).to_contain_text("Split <script>window.__pwned = 8</script> the parser")
+    expect(proposal.locator(".state")).to_have_text("taken")
+    expect(page.locator("a[href^='javascript' i]")).to_have_count(0)
+    watched.screenshot("site-machine-proposals.png")
 
     visited = browser_crawl(watched, served)
     assert len(visited) > 20

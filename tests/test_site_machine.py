@@ -130,6 +130,12 @@ def test_the_site_shows_the_trail_shifts_reports_and_score_and_every_link_resolv
         assert shift_id in reports
     assert "unread" in reports
 
+    # The proposal the first night filed, approved, then taken by the second night's shift.
+    filed = (site / "proposals.html").read_text()
+    assert "Split &lt;script&gt;window.__pwned = 8&lt;/script&gt; the parser" in filed
+    assert "taken" in filed and "worth a night" in filed
+    assert f'href="shifts/{machine.shifts[1]}.html"' in filed and 'href="javascript' not in filed.lower()
+
     # Breaths by repository; an address that is not http(s) is text, an https one a link.
     breaths = (site / "breaths/index.html").read_text()
     assert str(machine.repos["alpha"]) in breaths and str(machine.repos["beta"]) in breaths
