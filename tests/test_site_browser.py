@@ -263,7 +263,7 @@ def test_the_machine_pages_show_the_trail_reports_and_score_and_every_link_resol
     expect(report).to_contain_text("Hostile <script>window.__pwned = 1</script> text.")
     expect(report).to_contain_text("[click me](javascript:window.__pwned=3)")
     expect(report.locator("img")).to_have_count(0)
-    expect(page.locator("#events article.event")).to_have_count(3)  # start, commit, handoff together
+    expect(page.locator("#events article.event")).to_have_count(4)  # start, commit, proposal, handoff together
     watched.screenshot("site-machine-shift.png")
 
     page.locator("header nav").get_by_role("link", name="Trail").click()
