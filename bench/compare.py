@@ -10,8 +10,10 @@ memories as bench/recall.py builds them; a bank of 1,000 for remember), and
 each install reads them as it would (an older install ignores the recall
 cache). With ``--site-root`` (a root bench/site_render.py built), the root is
 copied twice, one copy per install, and ``sandman site`` is timed after one
-memory changed (incremental) and, once each, from an empty ``.site/`` (full).
-Prints one table: the two medians, and each against ``python -c pass``.
+memory changed (incremental) and, once each, from an empty ``.site/`` (full),
+both as a whole process and in process (the ``python`` beside each executable
+times ``render_site`` alone, without the interpreter's start and the imports).
+``--site-only`` skips everything else. Prints one table: the two medians, and each against ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--site-root", type=Path, help="a 5,000-memory root bench/site_render.py built")
     parser.add_argument("--site-runs", type=int, default=3)
+    parser.add_argument("--site-only", action="store_true", help="time the site only (needs --site-root)")
     args = parser.parse_args()
     installs = {"before": [args.before], "after": sandman_argv()}
     started = machine()
@@ -70,10 +73,12 @@ def main() -> None:
             return take_bench.trial(transcript, take_folder[name])
 
         trials = {"python -c pass": python_pass(plain)}
+        if args.site_only:
+            commands = {}
         for label, (argv, env, stdin) in commands.items():
             for name, exe in installs.items():
                 trials[f"{label}|{name}"] = lambda exe=exe, argv=argv, env=env, stdin=stdin: run_timed([*exe, *argv], env, stdin)
-        for name, exe in installs.items():
+        for name, exe in installs.items() if not args.site_only else ():
             trials[f"`sandman remember` (process), bank of 1,000|{name}"] = lambda exe=exe: run_timed(
                 [*exe, "remember", f"Compare run {next(counter)}: the release script reads pyproject.", "--cwd",
                  str(project)], bank_env)
@@ -104,8 +109,33 @@ def main() -> None:
               f"{before / base_median:.2f} | {after / base_median:.2f} |")
 
 
+# Run by the python beside each install's executable: render_site timed inside the process.
+IN_PROCESS = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from sandman.layout import Layout\n"
+    "from sandman.site.render import render_site\n"
+    "layout = Layout(Path(sys.argv[1]))\n"
+    "start = time.perf_counter()\n"
+    "render_site(layout)\n"
+    "print(time.perf_counter() - start)\n"
+)
+
+
+def in_process(exe: list[str], root: Path, env: dict[str, str]) -> float:
+    """Return the seconds ``render_site`` took inside a process of the install of ``exe``."""
+    import subprocess
+
+    python = Path(exe[0]).parent / "python"
+    done = subprocess.run([str(python), "-c", IN_PROCESS, str(root)], env=env, capture_output=True, cwd=root)
+    if done.returncode != 0:
+        raise SystemExit(f"{python} render_site exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return float(done.stdout.decode().strip())
+
+
 def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float) -> list:
-    """``sandman site`` after one change, and from an empty .site/, for each install on its own copy."""
+    """``sandman site`` after one change, and from an empty .site/, for each install on its own copy,
+    as a process and ``render_site`` in process (full: 1 run each; incremental: ``runs`` each)."""
     from sandman.layout import Layout
 
     roots = {}
@@ -115,21 +145,35 @@ def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float) 
         shutil.copytree(source, roots[name], symlinks=True)
         shutil.rmtree(roots[name] / ".site", ignore_errors=True)
     envs = {name: child_env(SANDMAN_ROOT=str(roots[name])) for name in installs}
-    full = {}
+    full, full_inside = {}, {}
     for name, exe in installs.items():
         progress(f"compare: full render, {name}")
         full[name] = run_timed([*exe, "site"], envs[name])
+    for name, exe in installs.items():
+        progress(f"compare: full render in process, {name}")
+        shutil.rmtree(roots[name] / ".site", ignore_errors=True)
+        full_inside[name] = in_process(exe, roots[name], envs[name])
     changes = iter(range(100, 10**6))
     incremental: dict[str, list[float]] = {name: [] for name in installs}
+    inside: dict[str, list[float]] = {name: [] for name in installs}
     with environment():
         for _ in range(runs):
             for name, exe in installs.items():
-                site_render.change_one(Layout(roots[name]), next(changes) % 200)
+                site_render.change_one(Layout(roots[name]), next(changes) % 150)
                 incremental[name].append(run_timed([*exe, "site"], envs[name]))
+            for name, exe in installs.items():
+                site_render.change_one(Layout(roots[name]), next(changes) % 150)
+                inside[name].append(in_process(exe, roots[name], envs[name]))
+    for name in installs:
+        progress(f"compare: {name} incremental in process: " + ", ".join(f"{value:.3f}" for value in inside[name]))
     return [
         ("`sandman site` (process), full render, 5,000 memories (1 run)", full["before"], full["after"], bare),
         (f"`sandman site` (process), one memory changed, 5,000 memories ({runs} runs)",
          statistics.median(incremental["before"]), statistics.median(incremental["after"]), bare),
+        ("`render_site` in process, full render, 5,000 memories (1 run)", full_inside["before"],
+         full_inside["after"], bare),
+        (f"`render_site` in process, one memory changed, 5,000 memories ({runs} runs)",
+         statistics.median(inside["before"]), statistics.median(inside["after"]), bare),
     ]
 
 

@@ -154,6 +154,12 @@ class Layout(namedtuple("Layout", "root")):
         return self.site_state / "history.json"
 
     @property
+    def site_templates_cache(self) -> Path:
+        """``.site/.state/templates/``: jinja2's compiled templates (``__jinja2_*.cache``), keyed
+        by each template's name and checked against its source."""
+        return self.site_state / "templates"
+
+    @property
     def site_lock(self) -> Path:
         """``.site/.state/render.lock``: one render writes ``.site/`` at a time."""
         return self.site_state / "render.lock"

@@ -95,14 +95,21 @@ def _finalize(value: object) -> object:
     return visible(value)
 
 
-def environment(templates: Path | None = None) -> jinja2.Environment:
+def environment(templates: Path | None = None, compiled: Path | None = None) -> jinja2.Environment:
     """Return the site's jinja2 environment: templates from ``templates/``, autoescape on.
 
     Every printed value is first passed through ``visible`` (markup excepted),
     then escaped. Filters: ``markdown(links)`` (the only safe markup),
     ``diff_lines``, ``href`` (a site path made relative to the page, from its
-    ``root``). Raises FileNotFoundError when the templates are not installed.
+    ``root``). ``compiled``: a folder where jinja2 keeps the compiled templates between
+    runs (its ``FileSystemBytecodeCache``, checked against each template's source, written
+    by a rename), so a render that writes a few pages does not compile every template
+    again. Raises FileNotFoundError when the templates are not installed.
     """
+    cache = None
+    if compiled is not None:
+        compiled.mkdir(parents=True, exist_ok=True)
+        cache = jinja2.FileSystemBytecodeCache(str(compiled))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates or resource("templates"))),
         autoescape=True,
@@ -110,6 +117,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache,
     )
     parser = markdown_parser()
 
