@@ -32,12 +32,12 @@ from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
 from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
 from sandman.site.markup import environment
-from sandman.site.pages import Page, PageBuilder, root_of
+from sandman.site.pages import Page, PageBuilder, family_inputs, family_of, root_of
 from sandman.store.atomic import write_atomic
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 
 
 @dataclass
@@ -145,11 +145,37 @@ class Writer:
         return self.env.get_template(page.template).render(context).encode("utf-8")
 
 
-def _load_manifest(layout: Layout) -> dict[str, str]:
+def family_digest(fingerprint: str, inputs: list) -> str:
+    """Return the SHA-256 of a family's inputs (site.pages.family_inputs) and the renderer."""
+    return hashlib.sha256(fingerprint.encode() + b"\0" + marshal.dumps(inputs, 2)).hexdigest()
+
+
+def _load_manifest(layout: Layout) -> tuple[dict[str, str], dict[str, list]]:
+    """Return the pages (path -> digest) and the families (name -> ``[digest, [paths]]``) the
+    last render recorded; both empty when the manifest is missing, unreadable or of another format."""
     data = load_json(layout.site_manifest)
     if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("pages"), dict):
-        return {key: value for key, value in data["pages"].items() if isinstance(value, str)}
-    return {}
+        pages = {key: value for key, value in data["pages"].items() if isinstance(value, str)}
+        families = data.get("families")
+        families = {
+            name: value for name, value in (families.items() if isinstance(families, dict) else ())
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], list) and all(isinstance(path, str) and path in pages for path in value[1])
+        }
+        return pages, families
+    return {}, {}
+
+
+def _kept_families(snapshot: Snapshot, fingerprint: str, families: dict[str, list], present: set[str]
+                   ) -> tuple[dict[str, str], set[str]]:
+    """Return each bank family's digest now, and the families whose digest is the one the last
+    render recorded with every page of it still on disk: those are neither built nor written."""
+    now = {family_of(bank): family_digest(fingerprint, family_inputs(snapshot, bank)) for bank in snapshot.banks}
+    kept = {
+        name for name, digest in now.items()
+        if name in families and families[name][0] == digest and all(path in present for path in families[name][1])
+    }
+    return now, kept
 
 
 def _remove(layout: Layout, relpath: str) -> bool:
@@ -205,13 +231,23 @@ def _render(layout: Layout, started: float) -> RenderStats:
     snapshot = gather(layout, reader)
     templates, assets = resource("templates"), resource("site")
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
-    pages = PageBuilder(snapshot).pages(asset_names)
-    planned = plan(layout, pages)
     fingerprint = renderer_fingerprint(templates, assets)
-    old = _load_manifest(layout)
-    digests = {path: page_digest(fingerprint, page) for path, page in planned.items()}
+    old, old_families = _load_manifest(layout)
     present = existing_files(layout.site)
+    # A bank whose sources and history did not change keeps its pages as they are: they are
+    # not built, digested or written (their paths are still checked, with the rest).
+    families, kept = _kept_families(snapshot, fingerprint, old_families, present)
+    pages = PageBuilder(snapshot).pages(asset_names, skip=frozenset(kept))
+    pages += [Page(path, "kept", "", {}, name, name) for name in sorted(kept) for path in old_families[name][1]]
+    planned = plan(layout, pages)
+    digests = {path: old[path] if page.kind == "kept" else page_digest(fingerprint, page)
+               for path, page in planned.items()}
     stale = [path for path, digest in digests.items() if old.get(path) != digest or path not in present]
+    members: dict[str, list[str]] = {name: [] for name in families}
+    for path, page in planned.items():
+        if page.family in members:
+            members[page.family].append(path)
+    recorded = {name: [families[name], paths] for name, paths in members.items()}
 
     # Phase two: write what changed, remove what is gone, then record it.
     writer = Writer(layout, snapshot)
@@ -228,8 +264,9 @@ def _render(layout: Layout, started: float) -> RenderStats:
                      json.dumps({"format": CACHE_FORMAT, "parsed": reader.used, "seen": reader.identities}))
     if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
         write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
-    if digests != old:
-        write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
+    if digests != old or recorded != old_families:
+        write_atomic(layout.site_manifest,
+                     json.dumps({"format": MANIFEST_FORMAT, "pages": digests, "families": recorded}, indent=0))
     return RenderStats(
         site=layout.site, pages=len(planned), written=len(stale), removed=removed,
         unreadable=snapshot.unreadable(), commits_walked=snapshot.walked,
