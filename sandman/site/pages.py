@@ -177,8 +177,11 @@ class Lineage:
 class PageBuilder:
     """Builds every page of one snapshot (phase one: nothing is written here)."""
 
-    def __init__(self, snapshot: Snapshot):
+    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None):
+        """``search_chunks``: a bank family's part of the search index as an earlier render made
+        it, for the families whose inputs did not change since (site.render keeps them)."""
         self.snapshot = snapshot
+        self.search_chunks = dict(search_chunks or {})  # family -> its items, as JSON without the brackets
         self.live = {
             f"{bank.name}/{_filename(source)}": source for bank in snapshot.banks for source in bank.memories
         }
@@ -361,9 +364,11 @@ class PageBuilder:
     def _search_page(self) -> Page:
         return Page("search.html", "html", "search.html", {"title": "Search"}, "the memories")
 
-    def _search_index(self) -> Page:
-        items = []
-        for bank in self.snapshot.banks:
+    def _search_chunk(self, bank: Bank) -> str:
+        """Return a bank's items of the search index: the JSON array without its brackets."""
+        family = family_of(bank)
+        if family not in self.search_chunks:
+            items = []
             for source in bank.memories:
                 data = source.data
                 items.append({
@@ -372,6 +377,12 @@ class PageBuilder:
                     "u": quote(memory_path(bank.name, _filename(source))),
                     "x": " ".join((data.get("body") or data.get("raw") or "").split()),
                 })
+            self.search_chunks[family] = json.dumps(items, ensure_ascii=True, separators=(",", ":"))[1:-1]
+        return self.search_chunks[family]
+
+    def _search_index(self) -> Page:
+        # The banks' parts joined are exactly json.dumps of all the items in one list.
+        items = ",".join(chunk for chunk in map(self._search_chunk, self.snapshot.banks) if chunk)
         # A script, not a .json file: browsers refuse fetch() from pages opened from disk.
-        text = "window.sandmanSearchIndex = " + json.dumps(items, ensure_ascii=True, separators=(",", ":")) + ";\n"
+        text = "window.sandmanSearchIndex = [" + items + "];\n"
         return Page("search-index.js", "text", "", {"text": text}, "the memories")
