@@ -44,15 +44,22 @@ def main() -> None:
     started = machine()
     rows: list[tuple[str, float, float, float]] = []
     with scratch() as base:
-        cwd, built = recall_bench.roots(base)
         home = base / "home"
-        sent = recall_bench.payload(cwd)
         project = home / "project"
         project.mkdir(parents=True)
+        plain = child_env(HOME=str(home))
+        if args.site_only:
+            if args.site_root is None:
+                parser.error("--site-only needs --site-root")
+            bare = statistics.median(python_pass(plain)() for _ in range(args.runs))
+            rows += site_rows(args.site_root, base, installs, args.site_runs, bare)
+            report(args, started, bare, rows)
+            return
+        cwd, built = recall_bench.roots(base)
+        sent = recall_bench.payload(cwd)
         bank = base / "bank-1000"
         with environment(HOME=str(home), SANDMAN_ROOT=str(bank)):
             fill_banks(__import__("sandman.layout", fromlist=["Layout"]).Layout(bank), [project], 1_000, "bank")
-        plain = child_env(HOME=str(home))
         counter = iter(range(10**9))
         commands = {
             "`sandman --help`": (["--help"], plain, b""),
@@ -73,12 +80,10 @@ def main() -> None:
             return take_bench.trial(transcript, take_folder[name])
 
         trials = {"python -c pass": python_pass(plain)}
-        if args.site_only:
-            commands = {}
         for label, (argv, env, stdin) in commands.items():
             for name, exe in installs.items():
                 trials[f"{label}|{name}"] = lambda exe=exe, argv=argv, env=env, stdin=stdin: run_timed([*exe, *argv], env, stdin)
-        for name, exe in installs.items() if not args.site_only else ():
+        for name, exe in installs.items():
             trials[f"`sandman remember` (process), bank of 1,000|{name}"] = lambda exe=exe: run_timed(
                 [*exe, "remember", f"Compare run {next(counter)}: the release script reads pyproject.", "--cwd",
                  str(project)], bank_env)
@@ -96,6 +101,11 @@ def main() -> None:
         rows += [(label, medians[f"{label}|before"], medians[f"{label}|after"], bare) for label in labels]
         if args.site_root is not None:
             rows += site_rows(args.site_root, base, installs, args.site_runs, bare)
+    report(args, started, bare, rows)
+
+
+def report(args: argparse.Namespace, started: dict, bare: float, rows: list) -> None:
+    """Print the machine, the load average at start and end, and the table."""
     ended = machine()
     print(f"sandman before/after, `python bench/compare.py --before {args.before}`, {started['date']}")
     print(f"machine: {started['cpus']} CPUs, {started['platform']}; Python {started['python']}")

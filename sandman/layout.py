@@ -161,7 +161,7 @@ class Layout(namedtuple("Layout", "root")):
 
     @property
     def site_templates_cache(self) -> Path:
-        """``.site/.state/templates/``: jinja2's compiled templates (``__jinja2_*.cache``), keyed
+        """``.site/.state/templates/``: jinja2's compiled templates (``<key>.cache``), keyed
         by each template's name and checked against its source."""
         return self.site_state / "templates"
 

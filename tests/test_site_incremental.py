@@ -89,7 +89,10 @@ def test_deleting_the_state_forces_a_full_render(rendered: Layout) -> None:
 
 
 def test_a_damaged_state_is_rebuilt_not_fatal(rendered: Layout) -> None:
-    for path in (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache):
+    damaged = [rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache,
+               rendered.site_search_cache, *rendered.site_templates_cache.iterdir()]
+    assert len(damaged) > 4  # the compiled templates are there too
+    for path in damaged:
         path.write_text("{not json")
     stats = render_site(rendered)
     assert stats.written == stats.pages and stats.commits_walked > 0
