@@ -131,7 +131,9 @@ class Writer:
     def __init__(self, layout: Layout, snapshot: Snapshot):
         self.env = environment(compiled=layout.site_templates_cache)
         self.assets = resource("site")
-        self.diffs = DiffReader(snapshot.repo) if snapshot.repo is not None else None
+        self.diffs = None
+        if snapshot.repo is not None:
+            self.diffs = DiffReader(snapshot.repo, snapshot.history.diffs if snapshot.history is not None else None)
 
     def render(self, page: Page) -> bytes:
         if page.kind == "asset":
