@@ -269,6 +269,9 @@ def _render(layout: Layout, started: float) -> RenderStats:
 
     # Phase two: write what changed, remove what is gone, then record it.
     writer = Writer(layout, snapshot)
+    if writer.diffs is not None:
+        writer.diffs.expect(change["id"] for path in stale if planned[path].template == "memory.html"
+                            for change in planned[path].context["changes"])
     for path in stale:
         write_atomic(layout.site / path, writer.render(planned[path]), durable=False)
     removed = sum(1 for path in old if path not in planned and _remove(layout, path))
