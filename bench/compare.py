@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--site-root", type=Path, help="a 5,000-memory root bench/site_render.py built")
     parser.add_argument("--site-runs", type=int, default=3)
+    parser.add_argument("--site-full-runs", type=int, default=1, help="full renders in process, each install")
     parser.add_argument("--site-only", action="store_true", help="time the site only (needs --site-root)")
     args = parser.parse_args()
     installs = {"before": [args.before], "after": sandman_argv()}
@@ -52,7 +53,7 @@ def main() -> None:
             if args.site_root is None:
                 parser.error("--site-only needs --site-root")
             bare = statistics.median(python_pass(plain)() for _ in range(args.runs))
-            rows += site_rows(args.site_root, base, installs, args.site_runs, bare)
+            rows += site_rows(args.site_root, base, installs, args.site_runs, bare, args.site_full_runs)
             report(args, started, bare, rows)
             return
         cwd, built = recall_bench.roots(base)
@@ -100,7 +101,7 @@ def main() -> None:
         labels = list(dict.fromkeys(key.split("|")[0] for key in medians))
         rows += [(label, medians[f"{label}|before"], medians[f"{label}|after"], bare) for label in labels]
         if args.site_root is not None:
-            rows += site_rows(args.site_root, base, installs, args.site_runs, bare)
+            rows += site_rows(args.site_root, base, installs, args.site_runs, bare, args.site_full_runs)
     report(args, started, bare, rows)
 
 
@@ -143,7 +144,7 @@ def in_process(exe: list[str], root: Path, env: dict[str, str]) -> float:
     return float(done.stdout.decode().strip())
 
 
-def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float) -> list:
+def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float, full_inside_runs: int = 1) -> list:
     """``sandman site`` after one change, and from an empty .site/, for each install on its own copy,
     as a process and ``render_site`` in process (full: 1 run each; incremental: ``runs`` each)."""
     from sandman.layout import Layout
@@ -159,10 +160,15 @@ def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float) 
     for name, exe in installs.items():
         progress(f"compare: full render, {name}")
         full[name] = run_timed([*exe, "site"], envs[name])
-    for name, exe in installs.items():
-        progress(f"compare: full render in process, {name}")
-        shutil.rmtree(roots[name] / ".site", ignore_errors=True)
-        full_inside[name] = in_process(exe, roots[name], envs[name])
+    full_runs: dict[str, list[float]] = {name: [] for name in installs}
+    for _ in range(full_inside_runs):
+        for name, exe in installs.items():
+            progress(f"compare: full render in process, {name}")
+            shutil.rmtree(roots[name] / ".site", ignore_errors=True)
+            full_runs[name].append(in_process(exe, roots[name], envs[name]))
+    for name in installs:
+        progress(f"compare: {name} full in process: " + ", ".join(f"{value:.2f}" for value in full_runs[name]))
+        full_inside[name] = statistics.median(full_runs[name])
     changes = iter(range(100, 10**6))
     incremental: dict[str, list[float]] = {name: [] for name in installs}
     inside: dict[str, list[float]] = {name: [] for name in installs}
@@ -180,7 +186,7 @@ def site_rows(source: Path, base: Path, installs: dict, runs: int, bare: float) 
         ("`sandman site` (process), full render, 5,000 memories (1 run)", full["before"], full["after"], bare),
         (f"`sandman site` (process), one memory changed, 5,000 memories ({runs} runs)",
          statistics.median(incremental["before"]), statistics.median(incremental["after"]), bare),
-        ("`render_site` in process, full render, 5,000 memories (1 run)", full_inside["before"],
+        (f"`render_site` in process, full render, 5,000 memories ({full_inside_runs} runs)", full_inside["before"],
          full_inside["after"], bare),
         (f"`render_site` in process, one memory changed, 5,000 memories ({runs} runs)",
          statistics.median(inside["before"]), statistics.median(inside["after"]), bare),
