@@ -237,7 +237,8 @@ def load_state(path: Path) -> object:
 
 def dump_state(value: object) -> bytes:
     """Return ``value`` (plain data only) in the format load_state reads."""
-    return marshal.dumps(value, marshal.version)
+    # Version 2: no back-references, so no table of every object written (version 4 keeps one).
+    return marshal.dumps(value, 2)
 
 
 def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list]]:
