@@ -12,7 +12,8 @@ per bank_transaction, so building takes half a minute, not an hour), unless
   against the full render;
 
 and, as a real subprocess, ``sandman site`` after one change. Targets (issue
-7): full < 15 s, incremental < 1.5 s, at 5,000 memories. ``--quick`` builds
+18, tighter than issue 7's 15 s and 1.5 s): full < 5 s, incremental < 300 ms,
+at 5,000 memories. ``--quick`` builds
 500 memories and 73 entries instead; the targets do not apply there.
 (Named site_render, not site: a module ``site`` would be Python's own.)
 """
@@ -40,8 +41,8 @@ BANKS = 20
 PER_BANK = 250
 PER_COMMIT = 50
 DAYS = 365
-FULL_TARGET_S = 15.0
-INCREMENTAL_TARGET_S = 1.5
+FULL_TARGET_S = 5.0
+INCREMENTAL_TARGET_S = 0.3
 WORDS = (
     "build test deploy cache retry upload schema index branch commit review lint format parser "
     "session memory bank dream recall reflect voyage pointer archive config token budget timeout "
@@ -90,7 +91,12 @@ def build(layout: Layout, banks: int, per_bank: int, days: int) -> None:
 
 
 def change_one(layout: Layout, run: int) -> None:
-    path = memory_files(layout.bank("-home-user-project_-07"))[run]
+    from sandman.banks.secrets import find_secrets
+
+    # Skip the files whose generated names the secrets ban reads as a token (``replaces`` would
+    # be refused): ``feedback_memory_004_of_bank_07_trace_build_session_pointer.md`` is one.
+    files = [path for path in memory_files(layout.bank("-home-user-project_-07")) if not find_secrets(path.name)]
+    path = files[run]
     old = read_memory(path)
     memory = Memory(name=old.name, description=old.description, type=old.type, created=old.created,
                     body=old.body + f"\nChanged in run {run}.\n")
@@ -147,7 +153,8 @@ def rows(runs: int = RUNS, banks: int = BANKS, per_bank: int = PER_BANK, days: i
     size = f"{memories:,} memories, {entries} entries"
     at_size = memories >= BANKS * PER_BANK
     full_target = Target(f"< {FULL_TARGET_S:g} s", seconds=FULL_TARGET_S) if at_size else None
-    incremental_target = Target(f"< {INCREMENTAL_TARGET_S:g} s", seconds=INCREMENTAL_TARGET_S) if at_size else None
+    incremental_target = (Target(f"< {INCREMENTAL_TARGET_S * 1000:g} ms", seconds=INCREMENTAL_TARGET_S)
+                          if at_size else None)
     return [
         Row(f"full site render, {size}", full, "gathering alone (read, parse, walk history)", reading, runs,
             full_target),

@@ -146,18 +146,30 @@ class Layout(namedtuple("Layout", "root")):
 
     @property
     def site_sources_cache(self) -> Path:
-        """``.site/.state/sources.json``: parsed memories and entries, keyed by file SHA-256."""
-        return self.site_state / "sources.json"
+        """``.site/.state/sources.marshal``: parsed memories and entries, keyed by file SHA-256."""
+        return self.site_state / "sources.marshal"
 
     @property
     def site_history_cache(self) -> Path:
-        """``.site/.state/history.json``: the commits that touched each path, as of one HEAD."""
-        return self.site_state / "history.json"
+        """``.site/.state/history.marshal``: the commits that touched each path, as of one HEAD."""
+        return self.site_state / "history.marshal"
+
+    @property
+    def site_search_cache(self) -> Path:
+        """``.site/.state/search.marshal``: each bank's part of ``search-index.js``, with the
+        digest of the bank's inputs it was made from."""
+        return self.site_state / "search.marshal"
+
+    @property
+    def site_templates_cache(self) -> Path:
+        """``.site/.state/templates/``: jinja2's compiled templates (``<key>.cache``), keyed
+        by each template's name and checked against its source."""
+        return self.site_state / "templates"
 
     @property
     def site_trail_cache(self) -> Path:
-        """``.site/.state/trail.json``: each trail day file's events as last read, keyed by its identity."""
-        return self.site_state / "trail.json"
+        """``.site/.state/trail.marshal``: each trail day file's events as last read, keyed by its identity."""
+        return self.site_state / "trail.marshal"
 
     @property
     def site_lock(self) -> Path:

@@ -256,6 +256,8 @@ def look_alikes(seed: int = SEED) -> list[tuple[str, str]]:
     return [
         # code that names where a secret comes from
         ("getpass", "password = getpass.getpass()"),
+        # a memory file name the bench generates (snake_case words and numbers), as in `replaces:`
+        ("memory-file-name", "replaces: feedback_memory_004_of_bank_07_trace_build_session_pointer.md"),
         ("settings-ref", "token = settings.SLACK_TOKEN"),
         ("config-attr", "api_key=config.api_key"),
         ("k8s-secret-name", "secret: db-credentials"),

@@ -11,7 +11,7 @@ from sandman.banks.commit import bank_transaction
 from sandman.layout import Layout, resource
 from sandman.site import gather
 from sandman.site.render import render_site, renderer_fingerprint
-from site_fixture import build
+from site_fixture import build, site_files
 
 MEMORY_PAGE = "banks/-home-user-proj/feedback_tests_run_with_pytest_rs.html"
 
@@ -89,7 +89,10 @@ def test_deleting_the_state_forces_a_full_render(rendered: Layout) -> None:
 
 
 def test_a_damaged_state_is_rebuilt_not_fatal(rendered: Layout) -> None:
-    for path in (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache):
+    damaged = [rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache,
+               rendered.site_search_cache, *rendered.site_templates_cache.iterdir()]
+    assert len(damaged) > 4  # the compiled templates are there too
+    for path in damaged:
         path.write_text("{not json")
     stats = render_site(rendered)
     assert stats.written == stats.pages and stats.commits_walked > 0
@@ -119,3 +122,59 @@ def test_a_memory_edited_in_place_to_the_same_size_is_read_again(rendered: Layou
         handle.write(text.replace("pytest", "PYTEST"))
     render_site(rendered)
     assert "PYTEST" in (rendered.site / MEMORY_PAGE).read_text()
+
+
+def full_render_of(layout: Layout, tmp_path: Path) -> dict[str, bytes]:
+    """Render a copy of ``layout``'s root from an empty ``.site/`` and return its files."""
+    copy = Layout(tmp_path / "full-copy")
+    shutil.copytree(layout.root, copy.root, symlinks=True)
+    shutil.rmtree(copy.site)
+    render_site(copy)
+    return site_files(copy.site)
+
+
+def test_incremental_renders_are_byte_identical_to_a_full_render(rendered: Layout, tmp_path: Path) -> None:
+    # Edits of several kinds, each followed by an incremental render; after each, the site
+    # must be byte for byte what a full render of the same root writes.
+    bank = rendered.root / "memories" / "-home-user-proj"
+    memory = bank / "feedback_tests_run_with_pytest_rs.md"
+    steps = [
+        lambda tx: tx.write_file(memory, memory.read_text() + "\nOne more line.\n"),
+        lambda tx: tx.write_file(rendered.log_entry("2026-11-30"),
+                                 "---\nday: 2026-11-30\nkind: passage\ntitle: A third day\n---\n\nProse.\n"),
+        lambda tx: tx.write_file(bank / "project_added_later.md",
+                                 "---\nname: Added later\ndescription: One more.\ntype: project\n---\n\nBody.\n"),
+        lambda tx: tx.remove_file(bank / "project_added_later.md"),
+        None,  # an edit by hand, not committed: the history does not change, the file does
+    ]
+    for n, step in enumerate(steps):
+        if step is None:
+            memory.write_text(memory.read_text().replace("pytest", "PYTEST"))
+        else:
+            with bank_transaction(rendered, verb="remember", subject=f"step {n}") as tx:
+                step(tx)
+        render_site(rendered)
+        assert site_files(rendered.site) == full_render_of(rendered, tmp_path / f"step-{n}"), f"after step {n}"
+
+
+def test_an_unchanged_bank_is_not_built_again(rendered: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandman.site.pages import PageBuilder
+
+    built = []
+    real = PageBuilder._bank
+    monkeypatch.setattr(PageBuilder, "_bank", lambda self, bank: built.append(bank.name) or real(self, bank))
+    memory = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(memory, memory.read_text() + "\nOne more line.\n")
+    render_site(rendered)
+    assert built == ["-home-user-proj"]  # the user-wide bank did not change
+    built.clear()
+    assert render_site(rendered).written == 0 and built == []
+
+
+def test_a_bank_page_deleted_by_hand_rebuilds_its_family(rendered: Layout) -> None:
+    page = rendered.site / "banks" / "-home-user-proj" / "index.html"
+    expected = page.read_bytes()
+    page.unlink()
+    assert render_site(rendered).written == 1
+    assert page.read_bytes() == expected

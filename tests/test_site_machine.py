@@ -17,6 +17,7 @@ import pytest
 from machine_root import BROKEN_SHIFT, HOSTILE_BREATH_ADDRESS, WEEKS, build_machine_root, write_scores
 from sandman.banks.commit import bank_transaction
 from sandman.machine import trail as trails
+from sandman.site.gather import dump_state, load_state
 from sandman.site.machine import chart
 from sandman.site.render import render_site
 from sandman.verbs.init import init
@@ -375,13 +376,13 @@ def test_an_unchanged_trail_day_is_taken_from_the_cache_and_a_changed_or_corrupt
     render_site(layout)
     assert len(read) == 1 and second.id in (layout.site / f"trail/{second.day}.html").read_text()
 
-    layout.site_trail_cache.write_text('{"format": 1, "days": {"%s": {"identity": 3, "events": 7}}}' % first.day)
+    layout.site_trail_cache.write_bytes(dump_state({"format": 1, "days": {first.day: {"identity": 3, "events": 7}}}))
     render_site(layout)
     assert len(read) == 2 and first.id in (layout.site / f"trail/{first.day}.html").read_text()
-    layout.site_trail_cache.write_text("not json")
+    layout.site_trail_cache.write_text("not marshal")
     render_site(layout)
     assert len(read) == 3
-    assert json.loads(layout.site_trail_cache.read_text())["format"] == 1  # rebuilt
+    assert load_state(layout.site_trail_cache)["format"] == 1  # rebuilt
 
 
 @pytest.mark.parametrize("address, link", [

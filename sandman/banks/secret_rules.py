@@ -91,10 +91,17 @@ def _classes(value: str) -> int:
     return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
 
 
+_IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+)(?:[_-](?:[a-z]+|[0-9]+))+[_-]?")
+
+
 def _random(body: str) -> bool:
     """True when ``body`` reads as generated: mixed case and digits with high entropy, or long hex."""
     if re.fullmatch(r"[0-9a-fA-F]{32,}", body):
         return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+    # snake_case or kebab-case words and numbers (a memory file name, a test id) are names, not keys:
+    # generated bodies mix letters and digits within one run.
+    if _IDENTIFIER.fullmatch(body):
+        return False
     classes = _classes(body)
     return len(body) >= 16 and classes >= 3 and entropy(body) >= 3.5 or len(body) >= 24 and classes >= 2 and entropy(body) >= 4.0
 

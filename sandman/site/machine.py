@@ -38,7 +38,7 @@ from pathlib import Path
 from sandman.errors import SandmanError
 from sandman.layout import Layout
 from sandman.machine import trail as trails
-from sandman.site.gather import _no_follow, display_value, file_identity, load_json
+from sandman.site.gather import _no_follow, display_value, dump_state, file_identity, load_state
 from sandman.site.markup import safe_link
 from sandman.site.pages import Page, bank_path, entry_path, memory_path
 from sandman.store.atomic import read_regular, write_atomic
@@ -116,9 +116,9 @@ def _cached_day(entry: object, identity: list[int]) -> tuple[list[trails.Event],
 
 def _read_trail(layout: Layout, machine: Machine) -> None:
     """Read every day file of the trail into ``machine``. A file whose identity (inode, size,
-    mtime, ctime) is the one the last render recorded in ``.site/.state/trail.json`` is taken
+    mtime, ctime) is the one the last render recorded in ``.site/.state/trail.marshal`` is taken
     from there, neither read nor parsed again; the cache is rewritten when anything changed."""
-    cache = load_json(layout.site_trail_cache)
+    cache = load_state(layout.site_trail_cache)
     old = cache.get("days") if isinstance(cache, dict) and cache.get("format") == TRAIL_CACHE_FORMAT else None
     old = old if isinstance(old, dict) else {}
     new: dict[str, dict] = {}
@@ -152,8 +152,8 @@ def _read_trail(layout: Layout, machine: Machine) -> None:
         machine.trail.events.extend(events)
         machine.trail.skipped.extend(f"{path}:{number}" for number in skipped)
     if new != old and layout.site_state.is_dir():
-        write_atomic(layout.site_trail_cache, json.dumps({"format": TRAIL_CACHE_FORMAT, "days": new},
-                                                         ensure_ascii=False, separators=(",", ":")))
+        # A cache: torn or lost by a crash, it is rebuilt (as the other caches of .site/.state/).
+        write_atomic(layout.site_trail_cache, dump_state({"format": TRAIL_CACHE_FORMAT, "days": new}), durable=False)
 
 
 def _read_shifts(layout: Layout) -> list[dict]:

@@ -12,16 +12,19 @@ stay text. Control characters and bidirectional overrides are shown as
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from urllib.parse import quote, unquote
 
 import jinja2
+import jinja2.bccache
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from sandman.layout import resource
 from sandman.marks import visible
+from sandman.store.atomic import write_atomic
 
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
 _SAFE_SCHEMES = ("http", "https", "mailto")
@@ -95,14 +98,42 @@ def _finalize(value: object) -> object:
     return visible(value)
 
 
-def environment(templates: Path | None = None) -> jinja2.Environment:
+class CompiledTemplates(jinja2.BytecodeCache):
+    """jinja2's compiled templates kept in ``folder`` (``<key>.cache``; jinja2 checks each
+    against its template's source), written by store.atomic without fsync: a lost or torn
+    file only means compiling that template again (jinja2 ignores a file it cannot load)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            with open(self.folder / f"{bucket.key}.cache", "rb") as handle:
+                bucket.load_bytecode(handle)
+        except OSError:
+            pass
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        data = io.BytesIO()
+        bucket.write_bytecode(data)
+        try:
+            write_atomic(self.folder / f"{bucket.key}.cache", data.getvalue(), durable=False)
+        except OSError:
+            pass  # a cache: the next render compiles it again
+
+
+def environment(templates: Path | None = None, compiled: Path | None = None) -> jinja2.Environment:
     """Return the site's jinja2 environment: templates from ``templates/``, autoescape on.
 
     Every printed value is first passed through ``visible`` (markup excepted),
     then escaped. Filters: ``markdown(links)`` (the only safe markup),
     ``diff_lines``, ``href`` (a site path made relative to the page, from its
-    ``root``), ``link`` (``href``, or ``[path, fragment]`` with the fragment quoted). Raises FileNotFoundError when the templates are not installed.
+    ``root``), ``link`` (``href``, or ``[path, fragment]`` with the fragment quoted). ``compiled``: a folder where jinja2 keeps the compiled templates between
+    runs (its ``FileSystemBytecodeCache``, checked against each template's source, written
+    by store.atomic), so a render that writes a few pages does not compile every template
+    again. Raises FileNotFoundError when the templates are not installed.
     """
+    cache = CompiledTemplates(compiled) if compiled is not None else None
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates or resource("templates"))),
         autoescape=True,
@@ -110,6 +141,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache,
     )
     parser = markdown_parser()
 

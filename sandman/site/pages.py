@@ -56,6 +56,7 @@ class Page:
     template: str
     context: dict
     source: str  # what the page is made from, for error messages
+    family: str = ""  # ``bank:<name>`` for a bank's pages: site.render may skip a family whose inputs did not change
     expand: Callable[[dict], dict] | None = None
 
 
@@ -78,6 +79,34 @@ def entry_path(day: str) -> str:
 def root_of(path: str) -> str:
     """Return the way up from the page at ``path`` to the site's top (``""``, ``"../"``, ...)."""
     return "../" * path.count("/")
+
+
+def family_of(bank: Bank) -> str:
+    """Return the name of a bank's family of pages (its page and its memories' pages)."""
+    return f"bank:{bank.name}"
+
+
+def family_inputs(snapshot: Snapshot, bank: Bank) -> list:
+    """Return everything a bank's family of pages is made of, as marshal-able data: the bank's
+    name and label, each source's path and SHA-256, and the commits of each path its pages
+    show (an archived memory's live path too). Commit ids name immutable commits, so equal
+    inputs make equal pages; site.render skips a family whose inputs did not change."""
+    history = snapshot.history
+    paths = history.paths if history is not None else {}
+
+    def source(item: SourceFile, live: str | None = None) -> list:
+        return [item.relpath, item.sha, paths.get(item.relpath), paths.get(live) if live else None]
+
+    archived = []
+    for item in bank.archived:
+        match = _ARCHIVED.fullmatch(_filename(item))
+        live = f"{item.relpath.rsplit('/', 2)[0]}/{match.group(3)}" if match else None
+        archived.append(source(item, live))
+    return [
+        bank.name, bank.label, history is not None,
+        source(bank.index) if bank.index is not None else None,
+        [source(item) for item in bank.memories], archived,
+    ]
 
 
 def _filename(source: SourceFile) -> str:
@@ -155,9 +184,13 @@ class Lineage:
 class PageBuilder:
     """Builds every page of one snapshot (phase one: nothing is written here)."""
 
-    def __init__(self, snapshot: Snapshot, lead: dict | None = None):
+    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None, lead: dict | None = None):
+        """``search_chunks``: a bank family's part of the search index as an earlier render made
+        it, for the families whose inputs did not change since (site.render keeps them).
+        ``lead``: what the home page leads with (site.machine: unread reports, worst three)."""
         self.snapshot = snapshot
-        self.lead = lead or {}  # what the home page leads with (site.machine: unread reports, worst three)
+        self.search_chunks = dict(search_chunks or {})  # family -> its items, as JSON without the brackets
+        self.lead = lead or {}
         self.live = {
             f"{bank.name}/{_filename(source)}": source for bank in snapshot.banks for source in bank.memories
         }
@@ -172,11 +205,13 @@ class PageBuilder:
                 if before is not None:
                     self.successors.setdefault(before.relpath, source)
 
-    def pages(self, assets: list[str]) -> list[Page]:
+    def pages(self, assets: list[str], skip: frozenset[str] = frozenset()) -> list[Page]:
+        """Return every page; the families named in ``skip`` (``bank:<name>``) are left out."""
         pages = [self._home(), self._log_index(), self._archive(), self._search_page(), self._search_index()]
         pages += self._entries()
         for bank in self.snapshot.banks:
-            pages += self._bank(bank)
+            if family_of(bank) not in skip:
+                pages += self._bank(bank)
         pages += [Page(f"static/{name}", "asset", "", {"asset": name}, f"site/{name}") for name in assets]
         return pages
 
@@ -258,6 +293,8 @@ class PageBuilder:
         for archived, sources in ((False, bank.memories), (True, bank.archived)):
             for source in sources:
                 pages.append(self._memory(bank, source, archived))
+        for page in pages:
+            page.family = family_of(bank)
         return pages
 
     def _archived_link(self, bank: Bank, source: SourceFile) -> dict:
@@ -332,9 +369,11 @@ class PageBuilder:
     def _search_page(self) -> Page:
         return Page("search.html", "html", "search.html", {"title": "Search"}, "the memories")
 
-    def _search_index(self) -> Page:
-        items = []
-        for bank in self.snapshot.banks:
+    def _search_chunk(self, bank: Bank) -> str:
+        """Return a bank's items of the search index: the JSON array without its brackets."""
+        family = family_of(bank)
+        if family not in self.search_chunks:
+            items = []
             for source in bank.memories:
                 data = source.data
                 items.append({
@@ -343,6 +382,12 @@ class PageBuilder:
                     "u": quote(memory_path(bank.name, _filename(source))),
                     "x": " ".join((data.get("body") or data.get("raw") or "").split()),
                 })
+            self.search_chunks[family] = json.dumps(items, ensure_ascii=True, separators=(",", ":"))[1:-1]
+        return self.search_chunks[family]
+
+    def _search_index(self) -> Page:
+        # The banks' parts joined are exactly json.dumps of all the items in one list.
+        items = ",".join(chunk for chunk in map(self._search_chunk, self.snapshot.banks) if chunk)
         # A script, not a .json file: browsers refuse fetch() from pages opened from disk.
-        text = "window.sandmanSearchIndex = " + json.dumps(items, ensure_ascii=True, separators=(",", ":")) + ";\n"
+        text = "window.sandmanSearchIndex = [" + items + "];\n"
         return Page("search-index.js", "text", "", {"text": text}, "the memories")

@@ -16,6 +16,7 @@ render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import marshal
@@ -29,15 +30,16 @@ from filelock import FileLock
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import CACHE_FORMAT, Snapshot, SourceReader, gather, load_json, load_source_cache
+from sandman.site.gather import (CACHE_FORMAT, Snapshot, SourceReader, dump_state, gather, load_json,
+                                 load_source_cache, load_state)
 from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
-from sandman.site.pages import Page, PageBuilder, root_of
+from sandman.site.pages import Page, PageBuilder, family_inputs, family_of, root_of
 from sandman.store.atomic import write_atomic
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 
 
 @dataclass
@@ -127,10 +129,12 @@ def existing_files(site: Path) -> set[str]:
 class Writer:
     """Phase two: renders and writes the pages whose digests changed."""
 
-    def __init__(self, snapshot: Snapshot):
-        self.env = environment()
+    def __init__(self, layout: Layout, snapshot: Snapshot):
+        self.env = environment(compiled=layout.site_templates_cache)
         self.assets = resource("site")
-        self.diffs = DiffReader(snapshot.repo) if snapshot.repo is not None else None
+        self.diffs = None
+        if snapshot.repo is not None:
+            self.diffs = DiffReader(snapshot.repo, snapshot.history.diffs if snapshot.history is not None else None)
 
     def render(self, page: Page) -> bytes:
         if page.kind == "asset":
@@ -145,11 +149,49 @@ class Writer:
         return self.env.get_template(page.template).render(context).encode("utf-8")
 
 
-def _load_manifest(layout: Layout) -> dict[str, str]:
+def family_digest(fingerprint: str, inputs: list) -> str:
+    """Return the SHA-256 of a family's inputs (site.pages.family_inputs) and the renderer."""
+    return hashlib.sha256(fingerprint.encode() + b"\0" + marshal.dumps(inputs, 2)).hexdigest()
+
+
+def _load_manifest(layout: Layout) -> tuple[dict[str, str], dict[str, list]]:
+    """Return the pages (path -> digest) and the families (name -> ``[digest, [paths]]``) the
+    last render recorded; both empty when the manifest is missing, unreadable or of another format."""
     data = load_json(layout.site_manifest)
     if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("pages"), dict):
-        return {key: value for key, value in data["pages"].items() if isinstance(value, str)}
-    return {}
+        pages = {key: value for key, value in data["pages"].items() if isinstance(value, str)}
+        families = data.get("families")
+        families = {
+            name: value for name, value in (families.items() if isinstance(families, dict) else ())
+            if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+            and isinstance(value[1], list) and all(isinstance(path, str) and path in pages for path in value[1])
+        }
+        return pages, families
+    return {}, {}
+
+
+def _load_search_chunks(layout: Layout) -> dict[str, list[str]]:
+    """Return each family's part of the search index as the last render made it: name ->
+    ``[family digest, chunk]``; empty when the cache is missing or unreadable."""
+    data = load_state(layout.site_search_cache)
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("chunks"), dict):
+        return {}
+    return {
+        name: value for name, value in data["chunks"].items()
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(part, str) for part in value)
+    }
+
+
+def _kept_families(snapshot: Snapshot, fingerprint: str, families: dict[str, list], present: set[str]
+                   ) -> tuple[dict[str, str], set[str]]:
+    """Return each bank family's digest now, and the families whose digest is the one the last
+    render recorded with every page of it still on disk: those are neither built nor written."""
+    now = {family_of(bank): family_digest(fingerprint, family_inputs(snapshot, bank)) for bank in snapshot.banks}
+    kept = {
+        name for name, digest in now.items()
+        if name in families and families[name][0] == digest and all(path in present for path in families[name][1])
+    }
+    return now, kept
 
 
 def _remove(layout: Layout, relpath: str) -> bool:
@@ -185,9 +227,17 @@ def render_site(layout: Layout) -> RenderStats:
     layout.site_state.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
     locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
+    # A render allocates hundreds of thousands of small dicts and lists (the caches, the
+    # contexts) that all live until it ends: the cyclic collector would walk them again and
+    # again for nothing (0.6 x the time of an incremental render with it on, measured in
+    # docs/performance.md). Reference counting still frees everything; cycles wait until the end.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _render(layout, started)
     finally:
+        if collecting:
+            gc.enable()
         lock.release()
 
 
@@ -197,17 +247,33 @@ def _render(layout: Layout, started: float) -> RenderStats:
     snapshot = gather(layout, reader)
     templates, assets = resource("templates"), resource("site")
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
-    machine, lead = machine_pages(gather_machine(layout), snapshot)
-    pages = PageBuilder(snapshot, lead).pages(asset_names) + machine
-    planned = plan(layout, pages)
     fingerprint = renderer_fingerprint(templates, assets)
-    old = _load_manifest(layout)
-    digests = {path: page_digest(fingerprint, page) for path, page in planned.items()}
+    old, old_families = _load_manifest(layout)
     present = existing_files(layout.site)
+    # A bank whose sources and history did not change keeps its pages as they are: they are
+    # not built, digested or written (their paths are still checked, with the rest).
+    families, kept = _kept_families(snapshot, fingerprint, old_families, present)
+    chunks = _load_search_chunks(layout)
+    machine, lead = machine_pages(gather_machine(layout), snapshot)
+    builder = PageBuilder(snapshot, {name: chunk for name, (digest, chunk) in chunks.items()
+                                     if families.get(name) == digest}, lead)
+    pages = builder.pages(asset_names, skip=frozenset(kept)) + machine
+    pages += [Page(path, "kept", "", {}, name, name) for name in sorted(kept) for path in old_families[name][1]]
+    planned = plan(layout, pages)
+    digests = {path: old[path] if page.kind == "kept" else page_digest(fingerprint, page)
+               for path, page in planned.items()}
     stale = [path for path, digest in digests.items() if old.get(path) != digest or path not in present]
+    members: dict[str, list[str]] = {name: [] for name in families}
+    for path, page in planned.items():
+        if page.family in members:
+            members[page.family].append(path)
+    recorded = {name: [families[name], paths] for name, paths in members.items()}
 
     # Phase two: write what changed, remove what is gone, then record it.
-    writer = Writer(snapshot)
+    writer = Writer(layout, snapshot)
+    if writer.diffs is not None:
+        writer.diffs.expect(change["id"] for path in stale if planned[path].template == "memory.html"
+                            for change in planned[path].context["changes"])
     for path in stale:
         write_atomic(layout.site / path, writer.render(planned[path]), durable=False)
     removed = sum(1 for path in old if path not in planned and _remove(layout, path))
@@ -218,11 +284,17 @@ def _render(layout: Layout, started: float) -> RenderStats:
     # The state is rewritten only when it changed: on a large root it is megabytes.
     if reader.parsed or reader.used.keys() != reader.cache.keys() or reader.identities != reader.seen:
         write_atomic(layout.site_sources_cache,
-                     json.dumps({"format": CACHE_FORMAT, "parsed": reader.used, "seen": reader.identities}))
+                     dump_state({"format": CACHE_FORMAT, "parsed": reader.used, "seen": reader.identities}),
+                     durable=False)  # a cache: lost or torn by a crash, it is rebuilt
     if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
-        write_atomic(layout.site_history_cache, json.dumps(snapshot.history.to_json()))
-    if digests != old:
-        write_atomic(layout.site_manifest, json.dumps({"format": MANIFEST_FORMAT, "pages": digests}, indent=0))
+        write_atomic(layout.site_history_cache, dump_state(snapshot.history.to_json()), durable=False)
+    made = {name: [families[name], chunk] for name, chunk in builder.search_chunks.items() if name in families}
+    if made and made != chunks:
+        write_atomic(layout.site_search_cache, dump_state({"format": CACHE_FORMAT, "chunks": made}), durable=False)
+    if digests != old or recorded != old_families:
+        write_atomic(layout.site_manifest,
+                     # No indent: json's C encoder runs only without one (indent=0 took 10 % of a render).
+                     json.dumps({"format": MANIFEST_FORMAT, "pages": digests, "families": recorded}))
     return RenderStats(
         site=layout.site, pages=len(planned), written=len(stale), removed=removed,
         unreadable=snapshot.unreadable(), commits_walked=snapshot.walked,

@@ -82,11 +82,13 @@ def commit_info(commit: pygit2.Commit) -> CommitInfo:
     )
 
 
-def _touched(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
+def _tree_diff(repo: pygit2.Repository, commit: pygit2.Commit) -> pygit2.Diff:
     if commit.parents:
-        diff = repo.diff(commit.parents[0].tree, commit.tree)
-    else:
-        diff = commit.tree.diff_to_tree(swap=True)
+        return repo.diff(commit.parents[0].tree, commit.tree)
+    return commit.tree.diff_to_tree(swap=True)
+
+
+def _touched(diff: pygit2.Diff) -> list[str]:
     paths = set()
     for delta in diff.deltas:
         paths.add(delta.old_file.path)
@@ -102,6 +104,9 @@ class PathHistory:
         self.head = head
         self.commits: dict[str, CommitInfo] = commits or {}
         self.paths: dict[str, list[str]] = paths or {}
+        # The tree diffs of the commits the last update walked (not serialised): a DiffReader
+        # given them does not diff those trees a second time.
+        self.diffs: dict[str, pygit2.Diff] = {}
 
     def to_json(self) -> dict:
         return {
@@ -156,7 +161,8 @@ class PathHistory:
                 walked += 1
                 info = commit_info(commit)
                 self.commits[info.id] = info
-                for path in _touched(repo, commit):
+                diff = self.diffs[info.id] = _tree_diff(repo, commit)
+                for path in _touched(diff):
                     fresh.setdefault(path, []).append(info.id)
         except (pygit2.GitError, KeyError, ValueError) as error:
             raise RepositoryError(f"cannot walk the history of {repo.workdir}: {error}") from None
@@ -180,9 +186,20 @@ class DiffReader:
     commit touching a whole bank costs one tree diff, not one per file.
     """
 
-    def __init__(self, repo: pygit2.Repository):
+    def __init__(self, repo: pygit2.Repository, diffs: dict[str, pygit2.Diff] | None = None):
+        """``diffs``: tree diffs already made (``PathHistory.diffs``), by commit id."""
         self.repo = repo
         self._diffs: dict[str, tuple[pygit2.Diff, dict[str, int]]] = {}
+        self._made = diffs or {}
+        self._expected: dict[str, int] = {}  # commit id -> how many of its files will be asked for
+        self._texts: dict[str, dict[str, str]] = {}  # commit id -> path -> diff, made in one pass
+
+    def expect(self, commit_ids) -> None:
+        """Say which commits' files will be asked for (one id per file). A commit with two or more
+        files asked for has all its patches made in one pass over the diff, which costs less
+        than making them one by one (pygit2 indexes a diff's patches slowly)."""
+        for commit_id in commit_ids:
+            self._expected[commit_id] = self._expected.get(commit_id, 0) + 1
 
     def diff(self, commit_id: str, path: str) -> str:
         """Return the unified diff of ``path`` between ``commit_id`` and its first parent.
@@ -193,11 +210,9 @@ class DiffReader:
         try:
             found = self._diffs.get(commit_id)
             if found is None:
-                commit = self.repo[commit_id]
-                if commit.parents:
-                    diff = self.repo.diff(commit.parents[0].tree, commit.tree)
-                else:
-                    diff = commit.tree.diff_to_tree(swap=True)
+                diff = self._made.get(commit_id)
+                if diff is None:
+                    diff = _tree_diff(self.repo, self.repo[commit_id])
                 where: dict[str, int] = {}
                 for i, delta in enumerate(diff.deltas):
                     where[delta.new_file.path] = i
@@ -206,6 +221,15 @@ class DiffReader:
             diff, where = found
             if path not in where:
                 return ""
+            if self._expected.get(commit_id, 0) >= 2:
+                texts = self._texts.get(commit_id)
+                if texts is None:
+                    texts = self._texts[commit_id] = {}
+                    for patch in diff:
+                        text = patch.data.decode("utf-8", "replace")
+                        texts[patch.delta.new_file.path] = text
+                        texts.setdefault(patch.delta.old_file.path, text)
+                return texts[path]
             data = diff[where[path]].data
         except (pygit2.GitError, KeyError, ValueError) as error:
             raise RepositoryError(f"cannot read commit {commit_id[:12]} of {self.repo.workdir}: {error}") from None
