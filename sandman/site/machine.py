@@ -257,7 +257,9 @@ def _proposals(layout: Layout, machine: Machine) -> None:
     except ImportError:
         return
     try:
-        found = proposals.proposals(layout)
+        # From the trail this render already read, when the module offers it: not a second read.
+        read = getattr(proposals, "from_trail", None)
+        found = read(machine.trail) if read is not None else proposals.proposals(layout)
     except (SandmanError, OSError, ValueError) as error:
         machine.proposals_error = f"the proposals could not be read: {error}"
         return
