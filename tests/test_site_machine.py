@@ -315,7 +315,7 @@ def _contract_modules(monkeypatch, reports=None, unread=None, proposals=None, fa
         monkeypatch.setattr(sandman.machine, name, module, raising=False)
 
 
-def test_reports_come_unread_first_in_report_unread_order_and_proposals_show_their_state(layout, monkeypatch):
+def test_reports_come_unread_first_in_the_report_module_s_order_and_proposals_show_their_state(layout, monkeypatch):
     from types import SimpleNamespace
 
     init(layout)

@@ -221,7 +221,7 @@ def _reports(layout: Layout, machine: Machine) -> None:
         except (OSError, ValueError, UnicodeDecodeError):
             pass
         rows = []
-        for shift in reversed(machine.shifts):
+        for shift in machine.shifts:  # newest first
             if shift["report.md"] is None:
                 continue
             meta = shift["meta"] or {}
@@ -242,10 +242,9 @@ def _reports(layout: Layout, machine: Machine) -> None:
                  "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
                  "read": info.shift not in unread_set, "handoff": display_value(getattr(info, "handoff", "")),
                  "problem": display_value(getattr(info, "problem", ""))} for info in infos]
-        order = {shift: n for n, shift in enumerate(unread)}
-        rows.sort(key=lambda row: order.get(row["shift"], len(order)))
+    # Unread first, each part in the order it came (``report.reports``: newest first, as `sandman report`).
     unread_rows = [row for row in rows if not row["read"]]
-    read_rows = sorted((row for row in rows if row["read"]), key=lambda row: row["shift"], reverse=True)
+    read_rows = [row for row in rows if row["read"]]
     for row in unread_rows + read_rows:
         row["url"] = [shift_path(row["shift"]), "report"] if row["shift"] in shifts else None
     machine.reports = unread_rows + read_rows
