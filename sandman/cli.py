@@ -440,7 +440,7 @@ def hooks_install(
         "--auto-memory", metavar="on|off",
         help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
 ) -> None:
-    """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
+    """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
     from pathlib import Path
 
     from sandman.verbs import hooks as verb
@@ -722,7 +722,7 @@ def report_list(
     say(f"{len(infos)} reports, {fresh} unread; read one: sandman report show <shift>")
 
 
-@report_app.command("show")
+@report_app.command("show", cls=PlainUsage)
 def report_show(
     shift: Annotated[str, typer.Argument(metavar="SHIFT", help="A shift id, s-<yyyymmddTHHMM>Z.")],
 ) -> None:

@@ -272,6 +272,7 @@ SNIFF_MAX_BYTES = 1024 * 1024
 # plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
+HOOK_TIMEOUT_REPORT_S = 10
 # A take's intent record (.taking/) whose process still lives is left to it this many
 # seconds; past them (or once the process is gone) a drain finishes the take itself.
 TAKE_INTENT_STALE_S = 60
