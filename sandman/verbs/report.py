@@ -15,13 +15,13 @@ server and render, which need jinja2, markdown-it and pygit2, are imported when 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from sandman import config, journal
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.machine import report as reports
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook path)
 if TYPE_CHECKING:
     from http.server import ThreadingHTTPServer
 
