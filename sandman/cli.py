@@ -680,7 +680,7 @@ def site() -> None:
 
 
 report_app = typer.Typer(
-    help="The shifts' reports: list them, show one, the SessionStart digest, serve the site.",
+    help="The shifts' reports, unread first; the site.",
     invoke_without_command=True,
     rich_markup_mode=None,
 )
