@@ -320,3 +320,21 @@ def test_mark_read_keeps_the_first_time(root):
     reports.mark_read(root, ["s-20261201T2300Z"], now=first)
     reports.mark_read(root, ["s-20261201T2300Z"], now=first + timedelta(days=1))
     assert json.loads(root.reports_read.read_text())["read"] == {"s-20261201T2300Z": "2026-12-02T07:00:00Z"}
+
+
+def test_doctor_warns_a_machine_whose_report_hook_is_missing_until_hooks_install(root, tmp_path):
+    from sandman.verbs.doctor import doctor
+    from sandman.verbs.hooks import install
+
+    code = tmp_path / "code"
+    code.mkdir()
+    root.settings_file.write_text(f'[machine]\nroots = ["{code}"]\nbudget_usd_day = 5.0\n')
+    settings = Path(config.claude_settings_file())
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "sandman recall --hook"}]}]}}))
+    [machine] = [check for check in doctor().checks if check.name == "machine"]
+    assert machine.status == "warn" and "sandman report --hook" in machine.message
+    install()
+    [machine] = [check for check in doctor().checks if check.name == "machine"]
+    assert "report --hook" not in machine.message
