@@ -161,6 +161,14 @@ def test_a_resumed_forked_or_compacted_session_gets_nothing_and_marks_nothing(ro
     assert reports.unread(root) == ["s-20261201T2300Z"]
 
 
+def test_regression_a_shift_session_start_would_have_read_the_owners_reports(root, corpus):
+    write_shift(root, "s-20261201T2300Z")
+    done = sandman("report", "--hook", stdin=payload(corpus, "startup.full"), env={"SANDMAN_SHIFT": "s-20261202T2300Z"})
+    assert done.returncode == 0 and done.stdout == b""
+    assert reports.unread(root) == ["s-20261201T2300Z"]
+    assert "report declined hook=true reason=shift-session" in journal_text(root)
+
+
 def test_nothing_unread_prints_nothing(root, corpus):
     assert hook(payload(corpus, "startup.full")) is None
     write_shift(root, "s-20261201T2300Z")

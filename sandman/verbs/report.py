@@ -74,7 +74,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     ``config.REPORT_DIGEST_UTF16`` UTF-16 code units, so it and recall's 9,000 stay under
     Claude Code's 10,000. Returns None (print nothing) when nothing is unread, for the
     other sources, and, with a journal line, for an unreadable payload, another
-    ``hook_event_name`` or a root without ``memories/``. A read mark that cannot be
+    ``hook_event_name``, a shift session (``$SANDMAN_SHIFT`` set: the reports are the
+    owner's, not the night's) or a root without ``memories/``. A read mark that cannot be
     written is a journal line (the digest is still printed).
     """
     data = _payload(payload)
@@ -89,6 +90,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
     if source not in DIGEST_SOURCES:
+        return None
+    if config.current_shift():
+        # A shift session is a Claude Code session too: the reports are the owner's news, not its.
+        journal.write(layout, VERB, "declined", hook=True, reason="shift-session", shift=config.current_shift(),
+                      session=session)
         return None
     if not layout.memories.is_dir():
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
