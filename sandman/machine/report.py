@@ -9,7 +9,7 @@ in ``<root>/.reports-read`` (runtime tier, dotted, never versioned)::
 A missing file means nothing read; a corrupt one is the same: it is written
 again, empty, when found (with a journal line), never a traceback.
 
-The API: ``reports``, ``unread``, ``mark_read``, ``report_text``, and for the
+The API: ``reports``, ``unread``, ``unread_reports``, ``mark_read``, ``report_text``, and for the
 SessionStart digest ``worst_first``, ``digest`` (the model's text, within a cap
 of UTF-16 code units) and ``message`` (the person's text).
 
@@ -34,7 +34,6 @@ from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.store.atomic import write_atomic
-from sandman.verbs.recall import utf16_units
 
 VERB = "report"
 READ_SCHEMA = 1
@@ -218,6 +217,12 @@ def reports(layout: Layout) -> list[ReportInfo]:
     return [info for info in infos if not info.read] + [info for info in infos if info.read]
 
 
+def unread_reports(layout: Layout) -> list[ReportInfo]:
+    """The unread reports, oldest first; reads only their shifts' files (the SessionStart path)."""
+    marks = read_marks(layout)
+    return [_info(layout, ident, marks) for ident in _shift_ids(layout) if ident not in marks]
+
+
 def unread(layout: Layout) -> list[str]:
     """The ids of the shifts whose report.md is not marked read, oldest first."""
     marks = read_marks(layout)
@@ -306,6 +311,8 @@ def digest(infos: list[ReportInfo], cap: int) -> tuple[str, int]:
     """
     if not infos:
         return "", 0
+    from sandman.verbs.recall import utf16_units  # here: a start with nothing unread never needs recall's imports
+
     full = [[f"- {summary(info)}"] + ([f"  handoff: {info.handoff}"] if info.handoff else []) for info in infos]
     for shown in range(len(infos), -1, -1):
         for entries in (full[:shown], [entry[:1] for entry in full[:shown]]):

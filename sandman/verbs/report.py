@@ -99,9 +99,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if not layout.memories.is_dir():
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
         return None
-    waiting = [info for info in reports.reports(layout) if not info.read]
+    waiting = reports.unread_reports(layout)
     if not waiting:
         return None
+    from sandman.verbs.recall import utf16_units
+
     ordered = reports.worst_first(waiting)
     context, in_context = reports.digest(ordered, config.REPORT_DIGEST_UTF16)
     person, shown = reports.message(ordered, config.REPORT_MESSAGE_LINES)
@@ -116,7 +118,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         journal.write(layout, VERB, "mark-failed", hook=True, session=session, error=str(error))
         marked = 0
     journal.write(layout, VERB, "digest", hook=True, session=session, source=source, unread=len(waiting),
-                  shown=shown, in_context=in_context, units=reports.utf16_units(context), marked=marked)
+                  shown=shown, in_context=in_context, units=utf16_units(context), marked=marked)
     return json.dumps(reply, ensure_ascii=False) + "\n"
 
 
