@@ -775,6 +775,22 @@ def reflect(
         raise typer.Exit(1)
 
 
+# --- score: the week's numbers (issue 15) ---
+
+
+@app.command()
+def score(
+    week: Annotated[Optional[str], typer.Option("--week", metavar="yyyy-Www", help="The ISO week [default: this week in machine.time_zone].")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print the JSON document (the same numbers) instead of the page.")] = False,
+) -> None:
+    """The week's numbers against their targets, worst first."""
+    from sandman.verbs.score import score as run_score
+
+    root = layout()
+    text, _ = run(lambda: run_score(root, week, json_=json_))
+    say(text.rstrip("\n"), lines=True)
+
+
 # --- the machine: the trail and reconcile (issue 13) ---
 
 trail_app = typer.Typer(

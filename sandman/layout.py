@@ -29,7 +29,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/.current.json       the open shift (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
-    ├── score/<yyyy>-W<ww>.md, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
+    ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -302,7 +302,12 @@ class Layout(namedtuple("Layout", "root")):
         return self.score / f"{week}-targets.md"
 
     def week_score(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>.md``: the week's score page (sandman.machine.score)."""
         return self.score / f"{week}.md"
+
+    def week_score_json(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>.json``: the same numbers, for the site's charts."""
+        return self.score / f"{week}.json"
 
     # -- the trail (sandman.machine.trail, docs/BANK-FORMAT.md § trail) --
     @property

@@ -262,6 +262,14 @@ def test_the_corpus_goes_through_take_all_dream_recall_and_the_site(corpus: Path
         for directory, _, name, _, _ in COMMITTED:
             assert (f"[{name}](" in text) == (directory is None or directory in chain), (case.cwd, name)
 
+    # The week's score from what the corpus left in the journals and on the trail (docs/score.md).
+    scored = sandman("score", "--json")
+    assert scored.returncode == 0, scored.stderr
+    numbers = {n["key"]: n["value"] for n in json.loads(scored.stdout)["numbers"]}
+    assert numbers == {"dream.quorum": 1.0, "abstain.fable": 0.0, "abstain.opus": 0.1, "abstain.sonnet": 0.1,
+                       "memory.cost": None, "memory.committed": len(COMMITTED), "memory.deduped": 1 / len(COMMITTED),
+                       "memory.secrets": 0.0, "recall.trims": 0.0, "trail.revoked": 0.0}  # the machine is off
+
     # The site: a page for every memory, its name on it.
     site = sandman("site")
     assert site.returncode == 0, site.stderr

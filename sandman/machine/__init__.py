@@ -7,6 +7,8 @@
   (docs/BANK-FORMAT.md § reconcile).
 - ``repos``: the git repositories the machine knows (the memory root, those the
   trail names, those under ``[machine] roots``), their trunks and trailers.
+- ``score``: the week's numbers against their targets, worst three first, from the
+  journals, the trail, the shifts and the breath store (docs/BANK-FORMAT.md § score).
 
-Verb modules (sandman/verbs/trail.py, reconcile.py) stay thin over these.
+Verb modules (sandman/verbs/trail.py, reconcile.py, score.py) stay thin over these.
 """

@@ -259,36 +259,6 @@ def shifts_of_week(layout: Layout, settings: config.Machine, week_name: str) -> 
     return found
 
 
-def week_score(layout: Layout, settings: config.Machine, week_name: str, trail: trails.Trail) -> str:
-    """A minimal score of ``week_name`` (the full ``sandman score`` is issue 15): shifts, outcomes,
-    repositories covered and missed, events by kind, cost."""
-    metas = shifts_of_week(layout, settings, week_name)
-    work = [m for m in metas if not m.get("rest")]
-    outcomes: dict[str, int] = {}
-    for meta in work:
-        outcomes[meta.get("outcome") or "open"] = outcomes.get(meta.get("outcome") or "open", 0) + 1
-    covered = sorted({m.get("repo") for m in work if m.get("repo")})
-    try:
-        every = [c.path for c in picking.candidates(layout, trail) if c.pickable]
-    except (InputError, config.ConfigError):
-        every = []
-    missed = [path for path in every if path not in covered]
-    ids = {m.get("id") for m in metas}
-    kinds: dict[str, int] = {}
-    cost = 0.0
-    for event in trail.events:
-        if event.shift in ids:
-            kinds[event.kind] = kinds.get(event.kind, 0) + 1
-            cost += event.cost_usd or 0.0
-    lines = [f"# Score {week_name} (minimal: from shifts/*/meta.json and the trail)", "",
-             f"- shifts: {len(work)} ({', '.join(f'{k} {v}' for k, v in sorted(outcomes.items())) or 'none'})",
-             f"- repositories covered: {len(covered)} of {len(every)} pickable"
-             + (f"; missed: {', '.join(missed)}" if missed else ""),
-             f"- events by kind: {', '.join(f'{k} {v}' for k, v in sorted(kinds.items())) or 'none'}",
-             f"- cost: ${cost:.2f}"]
-    return "\n".join(lines) + "\n"
-
-
 @dataclass
 class Opened:
     """A shift just opened: its id, folder, target, start event and the brief's size and cuts."""
@@ -347,9 +317,11 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
         label, handoff_text = previous_handoff(layout, trail, None if rest else repo)
         slots = [briefing.Slot("handoff", label, handoff_text)]
         if rest:
+            from sandman.machine import score as scoring
+
+            week_score = scoring.compute(layout, week_name)
             slots += [
-                briefing.Slot("score", f"score/{week_name}.md (written by this brief)",
-                              week_score(layout, settings, week_name, trail)),
+                briefing.Slot("score", f"score/{week_name}.md (written by this brief)", scoring.render(week_score)),
                 briefing.Slot("week_trail", f"trail/ since {day - timedelta(days=6)}",
                               "\n".join(f"{e.at} {e.id} {e.kind} {e.repo or ''} — {e.summary}"
                                         for e in trail.events if e.day >= str(day - timedelta(days=6)))),
@@ -406,7 +378,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             tx.write_file(folder / "brief.md", text)
             tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
             if rest:
-                tx.write_file(layout.week_score(week_name), week_score(layout, settings, week_name, trail))
+                scoring.write_files(tx, layout, week_score)
             if problems is not None:
                 tx.write_file(layout.breath_problems, problems)
             trails.write(tx, start)

@@ -15,9 +15,11 @@ reads a bank):
    abstention leaves the disk alone; a day without sources gets no file;
 3. the sweep deletes pointers that are dreamed and ended more than 72 h ago;
 4. bank upkeep where due (sandman.verbs.upkeep);
-5. the site is rendered, and a sync follows when anything was committed.
+5. the week that ended is scored (sandman.machine.score) when its page is
+   missing or no longer matches its data;
+6. the site is rendered, and a sync follows when anything was committed.
 
-``--day`` runs step 2 for one day and step 5, nothing else. Every decision is
+``--day`` runs step 2 for one day and step 6, nothing else. Every decision is
 a line in ``.trace/reflect-<date>.log``; one pass runs at a time
 (``.reflect.lock``).
 """
@@ -87,6 +89,7 @@ class ReflectSummary:
     upkeep: list = field(default_factory=list)  # upkeep.BankOutcome
     commits: list[str] = field(default_factory=list)
     site: object | None = None  # site.render.RenderStats
+    score: tuple[str, str | None, bool] | None = None  # (the week that ended, its commit or None, empty)
     errors: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -111,6 +114,9 @@ class ReflectSummary:
         for outcome in self.upkeep:
             if outcome.decision != "idle":
                 lines.append(outcome.text())
+        if self.score is not None:
+            week, commit, empty = self.score
+            lines.append(f"score {week}: " + ("written" if commit else "no data, no page" if empty else "up to date"))
         if self.site is not None:
             lines.append(f"site: {self.site.written} page(s) written, {self.site.removed} removed")
         lines.append(f"reflect: {len(self.commits)} commit(s)")
@@ -155,8 +161,18 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
                     summary.commits.append(outcome.commit)  # seeded banks share one commit
                 if outcome.decision == "failed":
                     summary.errors.append(f"reflect upkeep of {outcome.bank}: {outcome.reason}")
+            summary.score = _step(summary, layout, "score", lambda: score_ended(layout, now), None)
+            if summary.score is not None and summary.score[1]:
+                summary.commits.append(summary.score[1])
     _finish(layout, summary)
     return summary
+
+
+def score_ended(layout: Layout, now: datetime) -> tuple[str, str | None, bool]:
+    """Step 5: score the ISO week that ended (sandman.machine.score.refresh_ended)."""
+    from sandman.machine import score as scoring
+
+    return scoring.refresh_ended(layout, now)
 
 
 def describe(error: SandmanError | OSError) -> str:
