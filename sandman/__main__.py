@@ -2,8 +2,8 @@
 to the thin dispatcher (dispatch.py; a help page once rendered is kept in ``<root>/.help/``), the
 rest to cli.py.
 
-Claude Code runs ``sandman take --hook`` and ``sandman recall --hook`` on every
-session end and start, so those must not pay for importing typer, pygit2 or
+Claude Code runs ``sandman take --hook``, ``sandman recall --hook`` and ``sandman report
+--hook`` on every session end and start, so those must not pay for importing typer, pygit2 or
 jinja2: this module routes them before anything heavy is imported.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-HOOK_VERBS = ("take", "recall")
+HOOK_VERBS = ("take", "recall", "report")
 # The plugin's SessionEnd command: the take runs in a detached child.
 DETACHED_TAKE = ["take", "--hook", "--detach"]
 MAX_PAYLOAD_BYTES = 1 << 20  # hook.MAX_PAYLOAD_BYTES: the same cut, before hook.py is imported

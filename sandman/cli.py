@@ -440,7 +440,7 @@ def hooks_install(
         "--auto-memory", metavar="on|off",
         help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
 ) -> None:
-    """Register take --hook on SessionEnd and recall --hook on SessionStart (idempotent)."""
+    """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
     from pathlib import Path
 
     from sandman.verbs import hooks as verb
@@ -680,11 +680,57 @@ def site() -> None:
 
 
 report_app = typer.Typer(
-    help="Serve the rendered memory site on 127.0.0.1:1705.",
-    no_args_is_help=True,
+    help="The shifts' reports, unread first; the site.",
+    invoke_without_command=True,
     rich_markup_mode=None,
 )
 app.add_typer(report_app, name="report")
+
+
+@report_app.callback()
+def report_list(
+    ctx: typer.Context,
+    json_: Annotated[bool, typer.Option("--json", help="Print the reports as one JSON array.")] = False,
+    hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print the digest of unread reports once.")] = False,
+) -> None:
+    """List the shifts' reports, unread first (then newest first)."""
+    if ctx.invoked_subcommand is not None:
+        if json_ or hook:
+            raise fail(f"--json and --hook go with `sandman report` alone, not with {ctx.invoked_subcommand}", 2)
+        return
+    if hook:
+        if json_:
+            raise fail("report --hook reads its session from stdin; it takes no --json", 2)
+        from sandman import hook as hooks
+
+        raise typer.Exit(hooks.main(["report", "--hook"]))
+    import json
+
+    from sandman.verbs.report import list_line, report_list as listed
+
+    root = layout()
+    infos = run(lambda: listed(root))
+    if json_:
+        print(json.dumps([info.as_json() for info in infos], ensure_ascii=False, indent=1))
+        return
+    if not infos:
+        say("no reports yet: a shift writes one when it closes (sandman shift)")
+        return
+    for info in infos:
+        say(list_line(info))
+    fresh = sum(1 for info in infos if not info.read)
+    say(f"{len(infos)} reports, {fresh} unread; read one: sandman report show <shift>")
+
+
+@report_app.command("show", cls=PlainUsage)
+def report_show(
+    shift: Annotated[str, typer.Argument(metavar="SHIFT", help="A shift id, s-<yyyymmddTHHMM>Z.")],
+) -> None:
+    """Print one shift's report.md and mark it read."""
+    from sandman.verbs.report import show
+
+    root = layout()
+    say(run(lambda: show(root, shift)).rstrip("\n"), lines=True)
 
 
 @report_app.command("serve")

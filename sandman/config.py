@@ -219,6 +219,11 @@ def git_identity() -> tuple[str, str] | None:
 
 RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
 HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
+# The unread reports' digest (`report --hook`) sits beside recall in the same SessionStart: what recall
+# leaves of Claude Code's cap, less a margin for the separators Claude Code puts between two contexts.
+REPORT_DIGEST_MARGIN_UTF16 = 100
+REPORT_DIGEST_UTF16 = HOOK_CONTEXT_MAX_UTF16 - RECALL_BUDGET_UTF16 - REPORT_DIGEST_MARGIN_UTF16  # 900
+REPORT_MESSAGE_LINES = 20  # reports named in the person's systemMessage; past it, "and N more"
 HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
@@ -267,6 +272,7 @@ SNIFF_MAX_BYTES = 1024 * 1024
 # plugin's declared SessionEnd timeout is not honoured: docs/hooks.md).
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
+HOOK_TIMEOUT_REPORT_S = 10
 # A take's intent record (.taking/) whose process still lives is left to it this many
 # seconds; past them (or once the process is gone) a drain finishes the take itself.
 TAKE_INTENT_STALE_S = 60

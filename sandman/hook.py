@@ -34,6 +34,10 @@ def _verb_hook(verb: str):
         from sandman.verbs import take
 
         return take.hook
+    if verb == "report":
+        from sandman.verbs import report
+
+        return report.hook
     from sandman.verbs import recall
 
     return recall.hook

@@ -29,6 +29,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
+    ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
     ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -301,6 +302,11 @@ class Layout(namedtuple("Layout", "root")):
     def shift_current(self) -> Path:
         """``shifts/.current.json``: the open shift (runtime, never versioned)."""
         return self.shifts / ".current.json"
+
+    @property
+    def reports_read(self) -> Path:
+        """``.reports-read``: which shifts' reports the owner has read (runtime, never versioned)."""
+        return self.root / ".reports-read"
 
     @property
     def shift_pause(self) -> Path:

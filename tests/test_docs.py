@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from sandman.cli import app
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-PAGES = {"mcp": "MCP.md", "report": "site.md", "init": "index.md"}
+PAGES = {"mcp": "MCP.md", "init": "index.md"}
 
 
 def _commands() -> dict[str, str]:

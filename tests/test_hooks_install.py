@@ -43,16 +43,19 @@ def _ours(data: dict) -> dict[str, list[dict]]:
             for event, groups in data.get("hooks", {}).items()}
 
 
-def test_install_registers_both_hooks_with_timeouts_and_an_absolute_command(isolated: Path):
+def test_install_registers_the_three_hooks_with_timeouts_and_an_absolute_command(isolated: Path):
     path = _settings(isolated, None)
     change = install()
-    assert change.written and len(change.added) == 2
+    assert change.written and len(change.added) == 3
     data = json.loads(path.read_text())
     assert _ours(data) == {
         "SessionEnd": [{"type": "command", "command": hook_command("take"), "timeout": config.HOOK_TIMEOUT_TAKE_S}],
         "SessionStart": [{"type": "command", "command": hook_command("recall"),
-                          "timeout": config.HOOK_TIMEOUT_RECALL_S}],
+                          "timeout": config.HOOK_TIMEOUT_RECALL_S},
+                         {"type": "command", "command": hook_command("report"),
+                          "timeout": config.HOOK_TIMEOUT_REPORT_S}],
     }
+    assert len(data["hooks"]["SessionStart"]) == 2  # report in a group of its own, next to recall's
     assert Path(executable()[0]).is_absolute()
     assert hook_command("take").endswith(" take --hook")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -68,6 +71,22 @@ def test_install_is_idempotent_and_keeps_every_other_key_and_hook(isolated: Path
     assert {k: v for k, v in data.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     assert data["hooks"]["PreToolUse"] == THEIRS["hooks"]["PreToolUse"]
     assert data["hooks"]["SessionStart"][0] == THEIRS["hooks"]["SessionStart"][0]
+
+
+def test_an_install_from_before_the_report_hook_gains_it_on_reinstall(isolated: Path):
+    before = {"hooks": {
+        "SessionEnd": [{"hooks": [{"type": "command", "command": hook_command("take"),
+                                   "timeout": config.HOOK_TIMEOUT_TAKE_S}]}],
+        "SessionStart": [{"hooks": [{"type": "command", "command": hook_command("recall"),
+                                     "timeout": config.HOOK_TIMEOUT_RECALL_S}]}],
+    }}
+    path = _settings(isolated, before)
+    change = install()
+    assert change.written and change.added == [f"SessionStart: {hook_command('report')}"] and not change.updated
+    starts = json.loads(path.read_text())["hooks"]["SessionStart"]
+    assert starts[0] == before["hooks"]["SessionStart"][0]
+    assert starts[1] == {"hooks": [{"type": "command", "command": hook_command("report"),
+                                    "timeout": config.HOOK_TIMEOUT_REPORT_S}]}
 
 
 def test_install_updates_a_stale_path_in_place_and_removes_duplicates(isolated: Path):
@@ -90,7 +109,7 @@ def test_uninstall_removes_only_ours(isolated: Path):
     path = _settings(isolated)
     install()
     change = uninstall()
-    assert change.written and len(change.removed) == 2
+    assert change.written and len(change.removed) == 3
     assert json.loads(path.read_text()) == THEIRS
     assert not uninstall().written
 
@@ -188,11 +207,10 @@ def test_the_plugin_manifest_declares_the_same_hooks():
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "sandman"
     plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    for event, (verb, timeout) in hooks.HOOKS.items():
-        [group] = plugin[event]
-        [entry] = group["hooks"]
-        assert is_sandman_hook(entry, verb) and entry["timeout"] == timeout and entry["type"] == "command"
-    assert set(plugin) == set(hooks.HOOKS)
+    for event, verb, timeout in hooks.HOOKS:
+        [entry] = [entry for group in plugin[event] for entry in group["hooks"] if is_sandman_hook(entry, verb)]
+        assert entry["timeout"] == timeout and entry["type"] == "command"
+    assert {event: len(groups) for event, groups in plugin.items()} == {"SessionEnd": 1, "SessionStart": 2}
 
 
 def test_the_real_settings_are_never_touched_by_default_paths(isolated: Path):

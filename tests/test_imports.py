@@ -208,3 +208,16 @@ def test_hook_take_dream_and_cli_imports_run_one_way() -> None:
                          ("sandman.cli", "sandman.dispatch")):
         assert upper not in imported_sandman_modules(lower), (lower, upper)
     assert "sandman.verbs.dream" not in imported_sandman_modules("sandman.verbs.take")
+
+
+def test_report_hook_with_a_digest_imports_nothing_heavy_or_slow(tmp_path, layout) -> None:
+    from helpers import sandman
+
+    assert sandman("init").returncode == 0
+    folder = layout.shift_dir("s-20261201T2300Z")
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": "s-20261201T2300Z", "repo": "/r", "outcome": "finished"}))
+    (folder / "report.md").write_text("# Shift s-20261201T2300Z: r\n")
+    stdin = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}).encode()
+    assert loaded("report", "--hook", stdin=stdin, watch=HEAVY + SLOW_STDLIB) == []
+    assert layout.reports_read.is_file()  # the digest was printed and marked read

@@ -192,6 +192,9 @@ def _machine(layout: Layout) -> Check:
     if missing:
         return Check("machine", WARN, f"machine.roots names folder(s) that do not exist: {', '.join(missing)}",
                      details)
+    if not _report_hook_registered():
+        return Check("machine", WARN, "SessionStart (sandman report --hook) not registered: the shifts' reports "
+                     "are not shown when a session starts; run `sandman hooks install`", details)
     if settings.window_file is None:
         note = "; no window_file: shift clock answers unknown"
     else:
@@ -350,6 +353,31 @@ def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
         for event in HOOKS:
             commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
     return list(dict.fromkeys(label for label, _ in installs)), commands
+
+
+def _report_hook_registered() -> bool:
+    """True when Claude Code's settings or an enabled sandman plugin (whose hooks file cannot be
+    read counts) registers ``sandman report --hook`` on SessionStart; an unreadable settings file
+    counts too: the hooks check names it."""
+    from sandman.verbs.hooks import is_sandman_hook
+
+    try:
+        settings = _read_json(config.claude_settings_file())
+    except FileNotFoundError:
+        settings = {}
+    except (OSError, ValueError):
+        return True
+    if not isinstance(settings, dict):
+        return True
+    entries = _entries(settings.get("hooks", {}), "SessionStart")
+    for _label, path in _plugin_installs(settings):
+        try:
+            hooks = _read_json(Path(path) / "hooks" / "hooks.json") if path is not None else None
+        except (OSError, ValueError):
+            return True
+        if isinstance(hooks, dict):
+            entries += _entries(hooks.get("hooks", {}), "SessionStart")
+    return any(is_sandman_hook(entry, "report") for entry in entries)
 
 
 # What a hook that cannot run costs, per event.

@@ -1,10 +1,12 @@
 """``sandman hooks install|uninstall``: register sandman's hooks in Claude Code's settings.
 
-Two command hooks go into the user settings file (``<config dir>/settings.json``,
+Three command hooks go into the user settings file (``<config dir>/settings.json``,
 or ``--settings PATH``):
 
 - ``SessionEnd``: ``<sandman> take --hook``, timeout ``config.HOOK_TIMEOUT_TAKE_S``;
-- ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``.
+- ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``;
+- ``SessionStart``: ``<sandman> report --hook`` (the unread shift reports' digest, docs/report.md),
+  timeout ``config.HOOK_TIMEOUT_REPORT_S``, in a group of its own next to recall's.
 
 ``<sandman>`` is the absolute path of the running installation's executable
 (``executable()``), so the hooks keep working when ``PATH`` differs inside
@@ -35,11 +37,12 @@ from sandman import config
 from sandman.errors import ConfigError
 from sandman.store.atomic import write_atomic
 
-# event -> (sandman verb, declared timeout in seconds)
-HOOKS = {
-    "SessionEnd": ("take", config.HOOK_TIMEOUT_TAKE_S),
-    "SessionStart": ("recall", config.HOOK_TIMEOUT_RECALL_S),
-}
+# (event, sandman verb, declared timeout in seconds), in the order install adds them
+HOOKS = (
+    ("SessionEnd", "take", config.HOOK_TIMEOUT_TAKE_S),
+    ("SessionStart", "recall", config.HOOK_TIMEOUT_RECALL_S),
+    ("SessionStart", "report", config.HOOK_TIMEOUT_REPORT_S),
+)
 
 
 @dataclass
@@ -148,7 +151,7 @@ def _load(path: Path) -> tuple[bytes | None, dict]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f"\"hooks\" in {path} is not an object; nothing was changed")
-    for event in HOOKS:
+    for event in dict.fromkeys(event for event, _, _ in HOOKS):
         if not isinstance(hooks.get(event, []), list):
             raise ConfigError(f"\"hooks.{event}\" in {path} is not a list; nothing was changed")
     return raw, data
@@ -189,14 +192,14 @@ def _remove(event: str, groups: list, found: list, change: HooksChange) -> None:
 
 
 def install(settings: Path | None = None) -> HooksChange:
-    """Register sandman's SessionEnd and SessionStart hooks in ``settings``
-    (default: Claude Code's user settings). Raises ConfigError (unreadable or
+    """Register sandman's SessionEnd and SessionStart hooks (``HOOKS``) in ``settings``
+    (default: Claude Code's user settings); an install that predates a hook gains it. Raises ConfigError (unreadable or
     invalid settings: nothing is changed), OSError."""
     path = settings or config.claude_settings_file()
     change = HooksChange(settings=path)
     raw, data = _load(path)
     hooks = data.setdefault("hooks", {})
-    for event, (verb, timeout) in HOOKS.items():
+    for event, verb, timeout in HOOKS:
         want = {"type": "command", "command": hook_command(verb), "timeout": timeout}
         groups = hooks.setdefault(event, [])
         found = list(_ours(groups, verb))
@@ -285,7 +288,7 @@ def uninstall(settings: Path | None = None) -> HooksChange:
     if raw is None:
         return change
     hooks = data.get("hooks", {})
-    for event, (verb, _) in HOOKS.items():
+    for event, verb, _ in HOOKS:
         groups = hooks.get(event)
         if not groups:
             continue

@@ -1,25 +1,125 @@
-"""``sandman report``: the owner's digest of the shifts' reports (design, "The perpetual shift").
+"""``sandman report``: the owner's side of the shifts (design, "The perpetual shift"; docs/report.md).
 
-Only ``report serve`` exists yet: it serves the rendered site (``.site/``) on
-127.0.0.1:1705, re-rendering first so what it serves is current. It refuses a
-non-loopback address unless told ``--public``: the site shows every memory.
+- ``report``: the shifts' reports, unread first (``report_list``);
+- ``report show <shift>``: one report whole, then marked read (``show``);
+- ``report --hook``: at SessionStart, the digest of the unread reports, once (``hook``);
+- ``report serve``: serves the rendered site (``.site/``) on 127.0.0.1:1705,
+  re-rendering first so what it serves is current. It refuses a non-loopback
+  address unless told ``--public``: the site shows every memory.
 
-Module level is standard library only (``report --hook`` will live here): the
-render, which needs jinja2, markdown-it and pygit2, is imported when serving.
+The substance is sandman/machine/report.py. Module level is standard library only
+(``report --hook`` runs at every session start, tests/test_imports.py): the site's
+server and render, which need jinja2, markdown-it and pygit2, are imported when serving.
 """
 
 from __future__ import annotations
 
-from http.server import ThreadingHTTPServer
-from typing import TYPE_CHECKING
+import json
 
-from sandman import journal
+from sandman import config, journal
 from sandman.errors import InputError
 from sandman.layout import Layout
-from sandman.site.serve import is_loopback, make_server, url
+from sandman.machine import report as reports
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the hook path)
 if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
+
     from sandman.site.render import RenderStats
+
+VERB = "report"
+# SessionStart sources that show the digest: a new conversation. A resume, a fork or a compaction
+# continues one whose person was already shown it (docs/report.md, "At session start").
+DIGEST_SOURCES = ("startup", "clear", None)
+
+
+def report_list(layout: Layout) -> list[reports.ReportInfo]:
+    """Every report, unread first then newest first (machine.report.reports)."""
+    return reports.reports(layout)
+
+
+def list_line(info: reports.ReportInfo) -> str:
+    """One listing line: unread mark, shift id, repository, outcome, closed time, counts."""
+    mark = "new " if not info.read else "    "
+    return mark + reports.summary(info)
+
+
+def show(layout: Layout, shift_id: str) -> str:
+    """The text of ``shift_id``'s report.md, then marked read. Raises InputError for a malformed
+    id or a shift without a report; a read mark that cannot be written is a journal line."""
+    text = reports.report_text(layout, shift_id)
+    try:
+        reports.mark_read(layout, [shift_id])
+    except OSError as error:
+        journal.write(layout, VERB, "mark-failed", shift=shift_id, error=str(error))
+    return text
+
+
+def _payload(payload: bytes) -> dict | None:
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def hook(layout: Layout, payload: bytes) -> str | None:
+    """Answer SessionStart with the digest of the unread reports, once.
+
+    ``payload`` is the hook's stdin (``{session_id, cwd, hook_event_name, source, ...}``).
+    For ``source`` ``startup``, ``clear`` or none given, with unread reports, returns
+    ``{"systemMessage": <the person's digest>, "hookSpecificOutput": {"hookEventName":
+    "SessionStart", "additionalContext": <the model's digest>}}`` and a newline, then marks
+    the reports the person was shown read; the model's digest is at most
+    ``config.REPORT_DIGEST_UTF16`` UTF-16 code units, so it and recall's 9,000 stay under
+    Claude Code's 10,000. Returns None (print nothing) when nothing is unread, for the
+    other sources, and, with a journal line, for an unreadable payload, another
+    ``hook_event_name``, a shift session (``$SANDMAN_SHIFT`` set: the reports are the
+    owner's, not the night's) or a root without ``memories/``. A read mark that cannot be
+    written is a journal line (the digest is still printed).
+    """
+    data = _payload(payload)
+    if data is None:
+        journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
+        return None
+    session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    event = data.get("hook_event_name")
+    if event is not None and event != "SessionStart":
+        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start",
+                      event=reports.one_line(event, 80), session=session)
+        return None
+    source = data.get("source") if isinstance(data.get("source"), str) else None
+    if source not in DIGEST_SOURCES:
+        return None
+    if config.current_shift():
+        # A shift session is a Claude Code session too: the reports are the owner's news, not its.
+        journal.write(layout, VERB, "declined", hook=True, reason="shift-session", shift=config.current_shift(),
+                      session=session)
+        return None
+    if not layout.memories.is_dir():
+        journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
+        return None
+    waiting = reports.unread_reports(layout)
+    if not waiting:
+        return None
+    from sandman.verbs.recall import utf16_units
+
+    ordered = reports.worst_first(waiting)
+    context, in_context = reports.digest(ordered, config.REPORT_DIGEST_UTF16)
+    person, shown = reports.message(ordered, config.REPORT_MESSAGE_LINES)
+    reply = {"systemMessage": person}
+    if context:
+        reply["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": context}
+    seen = [info.shift for info in ordered[:shown]]
+    try:
+        reports.mark_read(layout, seen)
+        marked = len(seen)
+    except OSError as error:
+        journal.write(layout, VERB, "mark-failed", hook=True, session=session, error=str(error))
+        marked = 0
+    journal.write(layout, VERB, "digest", hook=True, session=session, source=source, unread=len(waiting),
+                  shown=shown, in_context=in_context, units=utf16_units(context), marked=marked)
+    return json.dumps(reply, ensure_ascii=False) + "\n"
 
 
 def site_search(layout: Layout, query: str) -> tuple[int, object]:
@@ -47,6 +147,7 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
     cannot be bound.
     """
     from sandman.site.render import render_site
+    from sandman.site.serve import is_loopback, make_server, url
 
     if not public and not is_loopback(host):
         raise InputError(
