@@ -420,3 +420,27 @@ def test_the_score_verb_s_weeks_render_with_their_numbers_tables_and_charts(layo
     worst = [n["label"] for key in data["worst"] for n in data["numbers"] if n["key"] == key]
     assert worst and all(label in home[home.index("Worst three of 2026-W49"):] for label in worst)
     assert_inert(layout.site / "score/2026-W49.html")
+
+
+def test_the_site_shows_sandman_report_s_read_marks_and_never_marks_one(layout, machine):
+    from sandman.machine import report
+
+    render_site(layout)
+    assert not layout.reports_read.exists()  # rendering marked nothing read
+    assert "3 unread" in text_of(layout.site / "index.html")
+
+    report.mark_read(layout, [machine.shifts[0]])
+    marks = layout.reports_read.read_bytes()
+    render_site(layout)
+
+    assert layout.reports_read.read_bytes() == marks
+    page = (layout.site / "reports.html").read_text()
+    read_row = page[page.index('<tr class="read">'):]
+    assert machine.shifts[0] in read_row[:read_row.index("</tr>")]
+    assert page.index(machine.shifts[1]) < page.index(machine.shifts[0])  # unread first
+    home = text_of(layout.site / "index.html")
+    assert "2 unread" in home and machine.shifts[0] not in home[:home.index("Worst three")]
+
+    layout.reports_read.write_text("{corrupt")  # nothing read, never a traceback
+    render_site(layout)
+    assert "3 unread" in text_of(layout.site / "index.html")

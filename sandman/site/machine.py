@@ -206,42 +206,20 @@ def _read_breaths(layout: Layout) -> list[dict]:
 
 
 def _reports(layout: Layout, machine: Machine) -> None:
-    try:
-        from sandman.machine import report
-    except ImportError:
-        report = None
+    """The shifts' reports as ``sandman report`` lists them, with its read marks (only read here)."""
+    from sandman.machine import report
+
     shifts = {shift["id"]: shift for shift in machine.shifts}
-    if report is None:
-        # Before sandman.machine.report: every shift with a report.md, read marks from .reports-read.
-        read: dict = {}
-        try:
-            marks = json.loads((layout.root / ".reports-read").read_text(encoding="utf-8"))
-            if isinstance(marks, dict) and isinstance(marks.get("read"), dict):
-                read = marks["read"]
-        except (OSError, ValueError, UnicodeDecodeError):
-            pass
-        rows = []
-        for shift in machine.shifts:  # newest first
-            if shift["report.md"] is None:
-                continue
-            meta = shift["meta"] or {}
-            rows.append({"shift": shift["id"], "repo": display_value(meta.get("repo")),
-                         "outcome": display_value(meta.get("outcome")),
-                         "opened_at": display_value(meta.get("opened_at")),
-                         "closed_at": display_value(meta.get("closed_at")), "read": shift["id"] in read,
-                         "handoff": "", "problem": "; ".join(shift["errors"])})
-    else:
-        try:
-            infos = report.reports(layout)
-            unread = report.unread(layout)
-        except (SandmanError, OSError, ValueError) as error:
-            machine.reports_error = f"the reports could not be read: {error}"
-            return
-        unread_set = set(unread)
-        rows = [{"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
-                 "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
-                 "read": info.shift not in unread_set, "handoff": display_value(getattr(info, "handoff", "")),
-                 "problem": display_value(getattr(info, "problem", ""))} for info in infos]
+    try:
+        infos = report.reports(layout)
+        unread = set(report.unread(layout))
+    except (SandmanError, OSError, ValueError) as error:
+        machine.reports_error = f"the reports could not be read: {error}"
+        return
+    rows = [{"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
+             "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
+             "read": info.shift not in unread, "handoff": display_value(getattr(info, "handoff", "")),
+             "problem": display_value(getattr(info, "problem", ""))} for info in infos]
     # Unread first, each part in the order it came (``report.reports``: newest first, as `sandman report`).
     unread_rows = [row for row in rows if not row["read"]]
     read_rows = [row for row in rows if row["read"]]
@@ -251,10 +229,8 @@ def _reports(layout: Layout, machine: Machine) -> None:
 
 
 def _proposals(layout: Layout, machine: Machine) -> None:
-    try:
-        from sandman.machine import proposals
-    except ImportError:
-        return
+    from sandman.machine import proposals
+
     try:
         # From the trail this render already read, when the module offers it: not a second read.
         read = getattr(proposals, "from_trail", None)
