@@ -536,6 +536,24 @@ def test_native_auto_memory_on_beside_recall_is_a_warning_saying_how_to_choose(h
         "--auto-memory off`; keep the native one: `sandman hooks uninstall`")
 
 
+def test_doctor_with_auto_memory_on_gives_a_verdict_not_a_traceback(healthy, isolated):
+    """A fresh user's `hooks install` leaves Claude Code's auto memory on: the memory check warns, and
+    doctor crashed naming the worst check (memory was missing from its priority list)."""
+    write_settings(isolated, {k: v for k, v in SETTINGS.items() if k != "autoMemoryEnabled"})
+    result = sandman("doctor")
+    out = result.stdout.decode() + result.stderr.decode()
+    assert result.returncode == 0, out
+    assert "WARN" in out and "memory" in out and "Traceback" not in out
+    assert doctor().worst.name == "memory"
+
+
+def test_every_check_has_a_place_in_the_priority_order(healthy):
+    from sandman.verbs.doctor import PRIORITY
+
+    assert {found.name for found in doctor().checks} <= set(PRIORITY)
+    assert set(NAMES) <= set(PRIORITY)
+
+
 @pytest.mark.parametrize("env, settings_env, status", [
     ("1", None, "ok"), ("true", None, "ok"), ("0", None, "warn"), (None, "1", "ok"), (None, "false", "warn"),
 ])

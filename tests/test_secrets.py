@@ -135,3 +135,32 @@ def test_an_aws_key_id_glued_to_other_characters_is_found(text: str) -> None:
 ])
 def test_an_aws_shaped_run_inside_a_long_upper_case_run_is_not_a_key_id(text: str) -> None:
     assert "aws-access-key-id" not in find_secrets(text)
+
+
+def test_sandmans_own_record_ids_under_a_credential_word_are_not_secrets():
+    """A breath.pass event holds `"pass": "p-…"`: the assigned-credential rule read it as a password, so the
+    day's trail file (rewritten whole at each append) was refused and every later write with it."""
+    import json
+    import secrets as random_source
+
+    from sandman.machine import breath, trail
+
+    for _ in range(200):
+        ids = {
+            "pass": f"p-20261202T013824Z-{random_source.token_hex(2)}",
+            "breath": f"b-20261202-{random_source.token_hex(5)}",
+            "id": trail.new_id(trail_now()),
+            "shift": f"s-20261202T{random_source.randbelow(2400):04d}Z",
+        }
+        assert breath.PASS_ID.fullmatch(ids["pass"]) and breath.BREATH_ID.fullmatch(ids["breath"])
+        assert trail.is_event_id(ids["id"]) and trail.is_shift_id(ids["shift"])
+        line = json.dumps({"id": ids["id"], "kind": "breath.pass", "shift": ids["shift"], "data": ids})
+        assert find_secrets(line) == [], line
+    # the exemption is for the exact shapes only: a password that merely starts like one is still refused
+    assert find_secrets('{"pass": "p-20261202T013824Z-3f2eXk9Qz7Lm"}') != []
+
+
+def trail_now():
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc)

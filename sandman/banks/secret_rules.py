@@ -68,6 +68,12 @@ def entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values()) if value else 0.0
 
 
+# sandman's own record ids (docs/BANK-FORMAT.md § trail, § shifts, § breath): an event (and so a proposal),
+# a shift, a breath, a pass. A breath event's `"pass": "p-…"` is a pass id, not a password.
+_SANDMAN_ID = re.compile(r"ev-\d{8}T\d{6}Z-[0-9a-f]{6}|s-\d{8}T\d{4}(?:\d{2})?Z|b-\d{8}-[0-9a-f]{10}"
+                         r"|p-\d{8}T\d{6}Z-[0-9a-f]{4}")
+
+
 def credential_like(value: str, minimum: int = 6) -> bool:
     """True when ``value`` (quotes and sentence punctuation trimmed) looks like a credential.
 
@@ -77,7 +83,7 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     and a mix of letters with digits or symbols.
     """
     value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
-    if len(value) < minimum or placeholder(value) or "://" in value:
+    if len(value) < minimum or placeholder(value) or "://" in value or _SANDMAN_ID.fullmatch(value):
         return False
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
         return False

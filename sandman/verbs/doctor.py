@@ -36,7 +36,7 @@ ERROR_DECISIONS = frozenset({"failed", "crashed"})
 HOOKS = {"SessionEnd": "take", "SessionStart": "recall"}  # event -> the verb whose hook it runs
 # Within one severity, the order in which problems matter: the verdict names the first.
 PRIORITY = ("root", "repository", "clean", "hooks", "claude", "env", "sync", "errors", "remote",
-            "queue", "dream", "reflect", "pending", "take", "machine")
+            "queue", "dream", "reflect", "pending", "take", "memory", "worktrees", "schedule", "machine")
 # The settings doctor parses, each with the config.py function that reads it (and raises
 # ConfigError on a bad value): the same parse the verbs run, never a copy of it.
 ENV_SETTINGS = (
@@ -68,7 +68,9 @@ class Report:
         for status in (FAIL, WARN):
             found = [check for check in self.checks if check.status == status]
             if found:
-                return min(found, key=lambda check: PRIORITY.index(check.name))
+                # A check missing from PRIORITY ranks last: naming the worst must never fail doctor.
+                return min(found, key=lambda check: PRIORITY.index(check.name) if check.name in PRIORITY
+                           else len(PRIORITY))
         return None
 
     @property
