@@ -304,5 +304,8 @@ def report_lines(filed: list[Proposal]) -> list[str]:
                   f"- approve: `sandman report approve {item.id}`",
                   f"- decline: `sandman report decline {item.id} --why \"…\"`", ""]
         if item.body.strip():
-            lines += ["```text", item.body.replace("```", "ʼʼʼ").strip(), "```", ""]
+            from sandman.machine.brief import fence_ticks
+
+            ticks = fence_ticks(item.body.strip())  # the body as written; no backtick run inside can close it
+            lines += [f"{ticks}text", item.body.strip(), ticks, ""]
     return lines[:-1] if lines and lines[-1] == "" else lines
