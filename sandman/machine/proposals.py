@@ -42,8 +42,9 @@ BODY_MAX_CHARS = 4_000
 WHY_MAX_CHARS = 300
 SUFFIX_MIN_CHARS = 4  # the shortest id suffix ``approve``/``decline`` take
 BRIEF_BODY_MAX_CHARS = 2_000  # what of each approved proposal's body the brief carries
-# C0 and C1 controls, DEL, and the Unicode line and paragraph separators (a title is one line).
-_TITLE_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls, DEL, the Unicode line and paragraph separators (a title is one line), and the
+# bidi controls (LRM/RLM, embeddings and overrides, isolates), which reorder how a title reads.
+_TITLE_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BODY_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a body keeps its newlines and tabs
 _REF = re.compile(r"[A-Za-z0-9-]+")
 
@@ -145,7 +146,8 @@ def resolve(trail: trails.Trail, ref: str) -> trails.Event:
 def _check_text(value: str | None, what: str, limit: int, bad: re.Pattern) -> str:
     text = (value or "").replace("\r\n", "\n").strip()
     if bad.search(text):
-        raise InputError(f"the proposal's {what} holds a NUL or control character; write plain text")
+        raise InputError(f"the proposal's {what} holds a NUL or control character (bidi controls included); "
+                         "write plain text")
     if len(text) > limit:
         raise InputError(f"the proposal's {what} is {len(text):,} characters; the cap is {limit:,}")
     return text
