@@ -147,6 +147,23 @@ def test_a_bad_week_is_one_line_and_writes_nothing(layout, week, message):
     assert not layout.score.exists()
 
 
+@pytest.mark.parametrize("week", ["9999-W52", "0000-W01", "0001-W01"])
+def test_a_week_at_the_calendar_edge_is_one_line_not_an_overflow_traceback(layout, week):
+    init(layout)
+    result = CliRunner().invoke(app, ["score", "--week", week])
+    assert result.exit_code == 2
+    assert result.output == f"sandman: week '{week}' is out of range: weeks from 0001-W02 to 9999-W51 are scored\n"
+    assert not layout.score.exists()
+
+
+def test_a_week_in_non_ascii_digits_is_refused_not_committed(layout):
+    init(layout)
+    result = CliRunner().invoke(app, ["score", "--week", "2026-W\u0664\u0669"])
+    assert result.exit_code == 2
+    assert "is not yyyy-Www" in result.output
+    assert not layout.score.exists()
+
+
 def test_a_malformed_meta_json_and_a_bad_trail_line_are_counted_never_a_traceback(layout, world):
     shift_id = f"s-{MONDAY:%Y%m%d}T2300Z"
     layout.shift_dir(shift_id).mkdir(parents=True)

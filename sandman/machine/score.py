@@ -46,9 +46,10 @@ from sandman.machine import week as weeks
 
 VERB = "score"
 SCHEMA = 1
-WEEK = re.compile(r"(\d{4})-W(\d{2})")
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")  # ASCII digits only: \d matches any Unicode digit
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _TOKEN = re.compile(r"\w+")
+_FIRST, _LAST = "0001-W02", "9999-W51"  # a week's window and a zone's day either side are dates
 RECURRENCE_JACCARD = 0.5  # title-token Jaccard at or above which a correction recurs
 FAMILIES = ("memory", "machine", "breath")
 
@@ -133,8 +134,14 @@ def parse_week(text: str) -> date:
         raise InputError(f"week {text!r} is not yyyy-Www (an ISO week such as 2026-W49)")
     year, number = int(match.group(1)), int(match.group(2))
     try:
-        return date.fromisocalendar(year, number, 1)
+        monday = date.fromisocalendar(year, number, 1)
+        monday - timedelta(days=1), monday + timedelta(days=8)  # its window, a zone's day either side
+        return monday
+    except OverflowError:
+        raise InputError(f"week {text!r} is out of range: weeks from {_FIRST} to {_LAST} are scored") from None
     except ValueError:
+        if year < 1:
+            raise InputError(f"week {text!r} is out of range: weeks from {_FIRST} to {_LAST} are scored") from None
         last = date(year, 12, 28).isocalendar()[1]
         raise InputError(f"week {text!r} does not exist: {year} has ISO weeks W01 to W{last:02d}") from None
 
