@@ -205,3 +205,8 @@ def test_eight_processes_appending_fifty_events_each_leave_400_whole_committed_l
                         for p in layout.trail_days())
     assert committed == "".join(p.read_text() for p in layout.trail_days())
     assert git(layout.root, "log", "--format=%s", "--grep=^Verb: trail").count("\n") == 401
+
+
+@pytest.mark.parametrize("ident", ["s-2026120\u0662T2200Z", "ev-2026120\u0662T000000Z-abcdef"])
+def test_ids_in_non_ascii_digits_are_not_ids(ident):
+    assert not trail.is_shift_id(ident) and not trail.is_event_id(ident)

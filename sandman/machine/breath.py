@@ -60,8 +60,8 @@ SOURCE_KEYS = ("name", "address", "kind", "cadence", "weight")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,31}")
 _ADDRESS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
-BREATH_ID = re.compile(r"b-\d{8}-[0-9a-f]{10}")
-PASS_ID = re.compile(r"p-\d{8}T\d{6}Z-[0-9a-f]{4}")
+BREATH_ID = re.compile(r"b-[0-9]{8}-[0-9a-f]{10}")
+PASS_ID = re.compile(r"p-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}")
 
 EXAMPLE_SOURCES = '''\
 # sandman breathe: the feeds a reading pass looks at (docs/BANK-FORMAT.md § breath).

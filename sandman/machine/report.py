@@ -38,7 +38,7 @@ from sandman.store.atomic import write_atomic
 VERB = "report"
 READ_SCHEMA = 1
 # trail.SHIFT_ID, repeated so the hook path does not import the trail (dataclasses).
-SHIFT_ID = re.compile(r"s-\d{8}T\d{4}(?:\d{2})?Z")
+SHIFT_ID = re.compile(r"s-[0-9]{8}T[0-9]{4}(?:[0-9]{2})?Z")
 UNREADABLE = "unreadable"
 HANDOFF_CHARS = 100  # of the handoff's first line, in a digest line
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
