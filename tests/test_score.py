@@ -263,3 +263,33 @@ def test_the_rest_day_brief_writes_the_full_score_of_its_week(layout, world):
 def test_distance_is_the_relative_shortfall_on_the_wrong_side_of_the_target(value, target, direction, expected):
     found = scoring.distance(value, target, direction)
     assert found == (None if expected is None else pytest.approx(expected))
+
+
+def test_a_week_whose_runs_carry_no_cost_says_cost_not_measured_not_zero(layout):
+    """Two shifts whose sessions reported no cost printed 0% and $0.00 beside "2 of 2 carry no cost",
+    the events table USD 0.0, and ten-second shifts a mean length of 0.00 h."""
+    init(layout)
+    write_machine(layout, roots=[str(layout.root.parent / "code")], time_zone="UTC", budget_usd_day=5.0)
+    at = MONDAY + timedelta(hours=23)
+    for n in range(2):
+        shift_id = f"s-{at + timedelta(hours=n):%Y%m%dT%H%M}Z"
+        folder = layout.shift_dir(shift_id)
+        folder.mkdir(parents=True)
+        opened = at + timedelta(hours=n)
+        (folder / "meta.json").write_text(json.dumps({
+            "id": shift_id, "week": WEEK, "repo": "/code/alpha", "outcome": "finished",
+            "opened_at": journal.iso(opened), "closed_at": journal.iso(opened + timedelta(seconds=12))}))
+        trails.append(layout, "shift.handoff", "done", shift=shift_id, model="claude-x")
+    result = cli("score", "--week", WEEK, "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    numbers = {n["key"]: n for n in document["numbers"]}
+    assert numbers["machine.uncosted"]["value"] == 1.0
+    assert numbers["machine.cost"]["value"] is None
+    assert numbers["machine.cost"]["detail"].startswith("not measured")
+    assert "$0.00" not in numbers["machine.cost"]["detail"]
+    assert "mean length 12 s" in numbers["shift.outcomes"]["detail"]
+    kinds = next(t for t in document["tables"] if t["key"] == "events.kind")["rows"]
+    assert kinds == [["shift.handoff", 2, None, 2]]
+    page = layout.week_score(WEEK).read_text()
+    assert "| shift.handoff | 2 |  | 2 |" in page and "0.00 h" not in page
