@@ -147,7 +147,9 @@ def _write_marks(layout: Layout, marks: dict[str, str]) -> None:
 # --- the reports ---------------------------------------------------------------------------------
 
 
-def _meta(path) -> tuple[dict | None, str | None]:
+def read_meta_file(path) -> tuple[dict | None, str | None]:
+    """A shift's ``meta.json`` at ``path`` as ``(the object, None)``, or ``(None, why)`` when it is
+    missing, unreadable, not JSON, not an object, or its commits/findings are not lists. Never raises."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
@@ -181,7 +183,7 @@ def _text(value: object) -> str | None:
 
 def _info(layout: Layout, ident: str, marks: dict[str, str]) -> ReportInfo:
     folder = layout.shift_dir(ident)
-    meta, problem = _meta(folder / "meta.json")
+    meta, problem = read_meta_file(folder / "meta.json")
     handoff = _first_line(folder / "handoff.md")
     if meta is None:
         return ReportInfo(ident, None, UNREADABLE, None, None, folder / "report.md", ident in marks,
