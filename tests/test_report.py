@@ -346,3 +346,27 @@ def test_doctor_warns_a_machine_whose_report_hook_is_missing_until_hooks_install
     install()
     [machine] = [check for check in doctor().checks if check.name == "machine"]
     assert "report --hook" not in machine.message
+
+
+def test_a_symlinked_report_md_is_refused_and_never_followed_out_of_the_root(root, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("SECRET outside the root\n")
+    folder = write_shift(root, "s-20261201T2300Z", handoff="the real handoff")
+    (folder / "report.md").unlink()
+    (folder / "report.md").symlink_to(outside)
+    (folder / "handoff.md").unlink()
+    (folder / "handoff.md").symlink_to(outside)
+    done = sandman("report", "show", "s-20261201T2300Z")
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().count("\n") == 1 and "is a symbolic link" in done.stderr.decode()
+    assert reports.reports(root) == [] and reports.unread(root) == []
+    (folder / "report.md").unlink()
+    (folder / "report.md").write_text("# Shift s-20261201T2300Z: app\n")
+    (listed,) = reports.reports(root)
+    assert listed.handoff == "" and "SECRET" not in sandman("report").stdout.decode()
+    linked = root.shift_dir("s-20261202T2300Z")
+    linked.symlink_to(folder.parent / "elsewhere")
+    (folder.parent / "elsewhere").mkdir()
+    (folder.parent / "elsewhere" / "report.md").write_text("SECRET too\n")
+    assert [info.shift for info in reports.reports(root)] == ["s-20261201T2300Z"]
+    assert sandman("report", "show", "s-20261202T2300Z").returncode == 2

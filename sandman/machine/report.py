@@ -24,9 +24,11 @@ session start (tests/test_imports.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections import namedtuple
 from datetime import datetime, timezone
 
@@ -147,13 +149,38 @@ def _write_marks(layout: Layout, marks: dict[str, str]) -> None:
 # --- the reports ---------------------------------------------------------------------------------
 
 
+def _own_bytes(path, limit: int = -1) -> bytes:
+    """The bytes of a shift folder's file at ``path``, never through a symbolic link (neither the file
+    nor its shift folder: a link could point out of the memory root). Raises OSError (ELOOP for a
+    link, EISDIR/EINVAL for what is not a regular file) and FileNotFoundError."""
+    if os.path.islink(os.path.dirname(path)):
+        raise OSError(errno.ELOOP, "the shift folder is a symbolic link", str(path))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read(limit)
+
+
+def _is_own_file(path) -> bool:
+    """True when ``path`` is a regular file reached without a symbolic link (see _own_bytes)."""
+    try:
+        return not os.path.islink(os.path.dirname(path)) and stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def read_meta_file(path) -> tuple[dict | None, str | None]:
     """A shift's ``meta.json`` at ``path`` as ``(the object, None)``, or ``(None, why)`` when it is
     missing, unreadable, not JSON, not an object, or its commits/findings are not lists. Never raises."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(_own_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return None, "meta.json is missing"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return None, "meta.json is a symbolic link (not followed)"
+        return None, f"meta.json cannot be read: {error.strerror or error}"
     except OSError as error:
         return None, f"meta.json cannot be read: {error.strerror or error}"
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -167,8 +194,7 @@ def read_meta_file(path) -> tuple[dict | None, str | None]:
 
 def _first_line(path) -> str:
     try:
-        with open(path, "rb") as handle:
-            text = handle.read(8_192).decode("utf-8", "replace")
+        text = _own_bytes(path, 8_192).decode("utf-8", "replace")
     except OSError:
         return ""
     for line in text.splitlines():
@@ -204,7 +230,7 @@ def _shift_ids(layout: Layout) -> list[str]:
         names = os.listdir(layout.shifts)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    ids = [name for name in names if is_shift_id(name) and (layout.shift_dir(name) / "report.md").is_file()]
+    ids = [name for name in names if is_shift_id(name) and _is_own_file(layout.shift_dir(name) / "report.md")]
     return sorted(ids, key=_time_key)
 
 
@@ -240,13 +266,17 @@ def report_text(layout: Layout, shift_id: str) -> str:
         raise InputError(f"{one_line(shift_id, 80)!r} is not a shift id (s-<yyyymmddTHHMM>Z); "
                          "`sandman report` lists them")
     path = layout.shift_dir(shift_id) / "report.md"
+    if os.path.islink(path) or os.path.islink(path.parent):
+        raise InputError(f"{path} is a symbolic link; sandman reads only the report it wrote")
     try:
-        return path.read_bytes().decode("utf-8", "replace")
+        return _own_bytes(path).decode("utf-8", "replace")
     except (FileNotFoundError, NotADirectoryError):
         raise InputError(f"shift {shift_id} has no report ({path} does not exist); "
                          "`sandman report` lists them") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is not a file") from None
+    except OSError as error:
+        if error.errno in (errno.EISDIR, errno.EINVAL):
+            raise InputError(f"{path} is not a file") from None
+        raise InputError(f"{path} cannot be read: {error.strerror or error}") from None
 
 
 # --- the SessionStart digest ---------------------------------------------------------------------
