@@ -719,7 +719,7 @@ def report_list(
     for info in infos:
         say(list_line(info))
     fresh = sum(1 for info in infos if not info.read)
-    say(f"{len(infos)} reports, {fresh} unread; read one: sandman report show <shift>")
+    say(f"{len(infos)} report{'' if len(infos) == 1 else 's'}, {fresh} unread; read one: sandman report show <shift>")
 
 
 @report_app.command("show", cls=PlainUsage)

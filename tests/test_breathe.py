@@ -392,3 +392,9 @@ def test_bad_machine_settings_are_one_line(world, layout):
     layout.settings_file.write_text('[machine]\nbudget_usd_day = "lots"\n')
     result = cli("breathe", "pass")
     assert result.exit_code == 2 and "budget_usd_day" in result.output
+
+
+def test_breathe_list_with_a_relative_repo_is_one_line_exit_2_not_an_empty_answer(world, layout):
+    result = cli("breathe", "list", "--repo", "relative/path")
+    assert result.exit_code == 2, result.output
+    assert result.output == "sandman: repo 'relative/path' is not an absolute path to a repository\n"

@@ -370,3 +370,9 @@ def test_a_symlinked_report_md_is_refused_and_never_followed_out_of_the_root(roo
     (folder.parent / "elsewhere" / "report.md").write_text("SECRET too\n")
     assert [info.shift for info in reports.reports(root)] == ["s-20261201T2300Z"]
     assert sandman("report", "show", "s-20261202T2300Z").returncode == 2
+
+
+def test_one_report_is_counted_in_the_singular_not_1_reports(root):
+    write_shift(root, "s-20261201T2300Z")
+    assert sandman("report").stdout.decode().splitlines()[-1] == (
+        "1 report, 1 unread; read one: sandman report show <shift>")

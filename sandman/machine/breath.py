@@ -272,9 +272,12 @@ def _repo_key(repo: str | os.PathLike[str]) -> str:
 
 def list_breaths(layout: Layout, *, repo: str | None = None, state: str | None = None,
                  source: str | None = None) -> list[Breath]:
-    """Breaths matching every filter given, oldest filed first. Raises InputError (an unknown state)."""
+    """Breaths matching every filter given, oldest filed first. Raises InputError (an unknown state,
+    a relative ``repo``: breaths name their repository by absolute path)."""
     if state is not None and state not in STATES:
         raise InputError(f"state {state!r} is not one of {', '.join(STATES)}")
+    if repo is not None and not os.path.isabs(repo):
+        raise InputError(f"repo {repo!r} is not an absolute path to a repository")
     found = all_breaths(layout)
     if repo is not None:
         found = [breath for breath in found if breath.repo == _repo_key(repo)]
