@@ -537,3 +537,13 @@ def test_shift_status_names_an_unreadable_meta_or_current_never_prints_none_or_c
         "s-20261130T2300Z unreadable: meta.json is not a JSON object",
         "s-20261130T2200Z unreadable: meta.json is not JSON",
     ]
+
+
+def test_shift_handoff_with_an_escape_is_refused_not_kept_raw_for_the_next_brief(layout, world):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", "done \x1b[2J cleared")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == "sandman: the handoff holds a NUL or control character; write plain text\n"
+    assert not (opened.folder / "handoff.md").exists()
+    assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again in plain text
+    assert sandman("shift", "handoff", "done\n\tand indented").returncode == 0

@@ -222,3 +222,10 @@ def test_trail_log_with_a_bad_filter_is_one_line_exit_2_not_an_empty_answer(layo
     result = sandman("trail", "log", *args)
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr.decode().startswith(message) and result.stderr.decode().count("\n") == 1
+
+
+def test_trail_append_refuses_an_escape_instead_of_dropping_it_silently(layout):
+    result = sandman("trail", "append", "shift.commit", "done \x1b[31m red")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == "sandman: the summary holds a NUL or control character; write plain text\n"
+    assert trail.read(layout).events == []

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 from sandman import config, journal
 from sandman.errors import InputError, PassRefused, SecretRefused
 from sandman.layout import Layout
+from sandman.marks import refuse_controls
 from sandman.machine import trail
 
 VERB = "breathe"
@@ -390,6 +391,9 @@ def _check_document(layout: Layout, document: object, names: set[str]) -> dict:
         raise InputError(f"breath source {source!r} is not in sources.toml ({', '.join(sorted(names)) or 'none'})")
     if not isinstance(body, str) or not body.strip() or len(body) > BODY_MAX_CHARS:
         raise InputError(f"breath body must be text of 1 to {BODY_MAX_CHARS:,} characters")
+    refuse_controls(title.strip(), "the breath's title", lines=False)
+    refuse_controls(address.strip(), "the breath's address", lines=False)
+    refuse_controls(body.strip().replace("\r\n", "\n"), "the breath's body", lines=True)
     scores = document["scores"]
     if not isinstance(scores, dict):
         raise InputError(f"breath scores must be an object with {', '.join(SCORES)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sandman import config, journal
 from sandman.errors import InputError, RepositoryError
 from sandman.layout import Layout
+from sandman.marks import refuse_controls
 from sandman.machine import trail as store
 from sandman.machine.trail import Event, Trail
 
@@ -29,6 +30,7 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
     """
     if "\n" in summary or "\r" in summary:
         raise InputError("the summary holds a line break; an event's summary is one line")
+    refuse_controls(summary, "the summary", lines=False)  # refused, not silently dropped
     if len(summary) > store.SUMMARY_MAX_CHARS:
         raise InputError(f"the summary is {len(summary):,} characters; the limit is {store.SUMMARY_MAX_CHARS} "
                          "(put the rest in --data)")
