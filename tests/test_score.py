@@ -293,3 +293,13 @@ def test_a_week_whose_runs_carry_no_cost_says_cost_not_measured_not_zero(layout)
     assert kinds == [["shift.handoff", 2, None, 2]]
     page = layout.week_score(WEEK).read_text()
     assert "| shift.handoff | 2 |  | 2 |" in page and "0.00 h" not in page
+
+
+def test_score_creates_a_missing_memory_root_like_every_writing_verb_not_run_init_first(layout):
+    assert not layout.root.exists()
+    result = cli("score", "--week", "2026-W10")
+    assert result.exit_code == 0, result.output
+    assert "sandman init" not in result.output
+    assert result.output.startswith("no data this week: 2026-W10")
+    assert layout.week_score("2026-W10").is_file()
+    assert git(layout.root, "status", "--porcelain") == ""
