@@ -26,6 +26,7 @@ import remember
 import search
 import secrets_ban
 import site_render
+import site_trail
 import sync_spawn
 import take
 import take_budget
@@ -33,7 +34,7 @@ import trail
 from harness import measure, progress
 
 MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, floors, secrets_ban, consensus,
-           consensus_quality, dream, site_render, trail, search)
+           consensus_quality, dream, site_render, site_trail, trail, search)
 
 
 def main(argv: list[str] | None = None) -> None:

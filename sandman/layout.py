@@ -168,6 +168,11 @@ class Layout(namedtuple("Layout", "root")):
         return self.site_state / "templates"
 
     @property
+    def site_trail_cache(self) -> Path:
+        """``.site/.state/trail.marshal``: each trail day file's events as last read, keyed by its identity."""
+        return self.site_state / "trail.marshal"
+
+    @property
     def site_lock(self) -> Path:
         """``.site/.state/render.lock``: one render writes ``.site/`` at a time."""
         return self.site_state / "render.lock"

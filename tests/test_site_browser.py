@@ -185,3 +185,125 @@ def test_an_entry_reflect_wrote_renders_and_links_its_sources(browser, layout: L
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@pytest.fixture
+def machine_served(layout: Layout, isolated, tmp_path, fake_claude, monkeypatch) -> Iterator[tuple[str, object]]:
+    from machine_root import build_machine_root
+
+    built = build_machine_root(layout, isolated, tmp_path, fake_claude, monkeypatch)
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield url(server), built
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+LINKS_JS = """() => Array.from(document.querySelectorAll('a[href], link[href], script[src], img[src]'))
+    .map(element => element.href || element.src)"""
+IDS_JS = "() => Array.from(document.querySelectorAll('[id]')).map(element => element.id)"
+
+
+def browser_crawl(watched: Watched, start: str) -> dict[str, set[str]]:
+    """Visit every page of the site reachable from ``start`` in the browser; every link, script,
+    stylesheet and image must load (HTTP 200) and every fragment must name an id on its page.
+    Returns each page visited with its ids."""
+    page = watched.page
+    origin = start.split("/", 3)[:3]
+    pages: dict[str, set[str]] = {}
+    todo, fragments, missing, fetched = [start], [], [], set()
+    while todo:
+        address = todo.pop()
+        if address in pages:
+            continue
+        response = page.goto(address)
+        if response is None or response.status != 200:
+            missing.append(f"{address}: {response.status if response else 'no response'}")
+            pages[address] = set()
+            continue
+        pages[address] = set(page.evaluate(IDS_JS))
+        for link in page.evaluate(LINKS_JS):
+            if link.split("/", 3)[:3] != origin:
+                continue  # leaves the site (an https breath address)
+            target, _, fragment = link.partition("#")
+            if fragment:
+                fragments.append((address, target, fragment))
+            if target.endswith(".html") or target.endswith("/"):
+                todo.append(target)
+            elif target not in fetched:
+                fetched.add(target)
+                if page.request.get(target).status != 200:
+                    missing.append(f"{address} -> {target}")
+    for address, target, fragment in fragments:
+        if target in pages and fragment not in pages[target]:
+            missing.append(f"{address} -> {target}#{fragment} (no such id)")
+    assert not missing, "\n".join(missing)
+    return pages
+
+
+def test_the_machine_pages_show_the_trail_reports_and_score_and_every_link_resolves(browser, machine_served) -> None:
+    from playwright.sync_api import expect
+
+    served, built = machine_served
+    watched = Watched(browser)
+    page = watched.page
+    page.goto(served)
+    unread = page.locator("#unread")
+    for shift in built.shifts:
+        expect(unread).to_contain_text(shift)
+    expect(page.locator("#worst li")).to_have_count(3)
+    expect(page.locator("#worst")).to_contain_text("The trims <number>")
+    watched.screenshot("site-machine-home.png")
+
+    unread.get_by_role("link", name=built.shifts[0]).click()
+    expect(page.locator("main > h1")).to_have_text(f"Shift {built.shifts[0]}")
+    report = page.locator("#report")
+    expect(report).to_contain_text("Hostile <script>window.__pwned = 1</script> text.")
+    expect(report).to_contain_text("[click me](javascript:window.__pwned=3)")
+    expect(report.locator("img")).to_have_count(0)
+    expect(page.locator("#events article.event")).to_have_count(4)  # start, commit, proposal, handoff together
+    watched.screenshot("site-machine-shift.png")
+
+    page.locator("header nav").get_by_role("link", name="Trail").click()
+    expect(page.locator("main > h1")).to_have_text("Trail")
+    page.get_by_role("link", name=built.revoked.day).click()
+    revoked = page.locator(f"article.event.revoked#{built.revoked.id}")
+    expect(revoked).to_contain_text("Revoked by")
+    expect(revoked).to_contain_text("the curation was <wrong>")
+    assert "line-through" in revoked.locator(".event-head").evaluate("e => getComputedStyle(e).textDecorationLine")
+    watched.screenshot("site-machine-trail.png")
+    page.locator("a[rel=next]").click()  # its child, the next day: revoked through its parent
+    expect(page.locator("article.event.revoked")).to_have_count(1)
+    expect(page.locator("article.event.revoked")).to_contain_text(built.revoke.id)
+
+    page.locator("header nav").get_by_role("link", name="Score").click()
+    page.get_by_role("link", name="2026-W49").click()
+    charts = page.locator("svg.chart")
+    expect(charts).to_have_count(4)
+    box = charts.first.bounding_box()
+    assert box and box["width"] > 100 and box["height"] > 30
+    expect(page.locator("#quorum polyline")).to_have_count(2)  # a gap for the week not measured
+    watched.screenshot("site-machine-score.png")
+
+    page.locator("header nav").get_by_role("link", name="Breaths").click()
+    expect(page.locator("a[href^='javascript' i]")).to_have_count(0)
+    expect(page.locator("main")).to_contain_text("javascript:window.__pwned=5")
+    expect(page.get_by_role("link", name="https://example.org/changelog#2.1")).to_have_count(1)
+    watched.screenshot("site-machine-breaths.png")
+    page.locator("header nav").get_by_role("link", name="Shifts").click()
+    expect(page.locator("main tbody tr")).to_have_count(3)
+    watched.screenshot("site-machine-shifts.png")
+    page.locator("header nav").get_by_role("link", name="Proposals").click()
+    proposal = page.locator("article.proposal")
+    expect(proposal).to_have_count(1)
+    expect(proposal).to_contain_text("Split <script>window.__pwned = 8</script> the parser")
+    expect(proposal.locator(".state")).to_have_text("taken")
+    expect(page.locator("a[href^='javascript' i]")).to_have_count(0)
+    watched.screenshot("site-machine-proposals.png")
+
+    visited = browser_crawl(watched, served)
+    assert len(visited) > 20
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert watched.dialogs == [] and watched.errors == []

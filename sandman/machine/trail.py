@@ -385,6 +385,11 @@ def read_file(path: Path, trail: Trail) -> None:
     except OSError:
         trail.skipped.append(f"{path}:0")
         return
+    read_data(data, path, trail)
+
+
+def read_data(data: bytes, path: Path, trail: Trail) -> None:
+    """Add the events of a day file's bytes ``data`` (read from ``path``) to ``trail``, as ``read_file``."""
     for number, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue

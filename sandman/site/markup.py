@@ -128,7 +128,7 @@ def environment(templates: Path | None = None, compiled: Path | None = None) -> 
     Every printed value is first passed through ``visible`` (markup excepted),
     then escaped. Filters: ``markdown(links)`` (the only safe markup),
     ``diff_lines``, ``href`` (a site path made relative to the page, from its
-    ``root``). ``compiled``: a folder where jinja2 keeps the compiled templates between
+    ``root``), ``link`` (``href``, or ``[path, fragment]`` with the fragment quoted). ``compiled``: a folder where jinja2 keeps the compiled templates between
     runs (its ``FileSystemBytecodeCache``, checked against each template's source, written
     by store.atomic), so a render that writes a few pages does not compile every template
     again. Raises FileNotFoundError when the templates are not installed.
@@ -152,5 +152,12 @@ def environment(templates: Path | None = None, compiled: Path | None = None) -> 
     def href_filter(context, target: str) -> str:
         return href(context["root"], target)
 
-    env.filters.update(markdown=markdown, diff_lines=diff_lines, href=href_filter)
+    @jinja2.pass_context
+    def link_filter(context, target: str | list) -> str:
+        # A site path, or [site path, fragment]: the fragment is quoted apart, so a '#' stays itself.
+        if isinstance(target, (list, tuple)):
+            return href(context["root"], target[0]) + "#" + quote(target[1], safe="")
+        return href(context["root"], target)
+
+    env.filters.update(markdown=markdown, diff_lines=diff_lines, href=href_filter, link=link_filter)
     return env

@@ -11,7 +11,8 @@ relative, so the folder works opened from disk):
                                           (each commit that touched it, with the diff)
     banks/<bank>/_archive/<stem>.html     an archived memory
     archive.html                          every superseded memory, newest first
-    score.html, reports.html              "none yet", until those verbs exist
+    trail/, shifts/, breaths/, reports.html, proposals.html, score.html, score/
+                                          the machine's pages (site.machine)
     static/<asset>                        copied from the site/ folder
 
 Memory files are ``<type>_*.md``, so no memory page can be named ``index``
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import quote
@@ -43,7 +45,11 @@ MAX_LINEAGE = 100
 @dataclass
 class Page:
     """One output file: ``kind`` is ``html`` (``template`` rendered with ``context``),
-    ``text`` (``context["text"]`` written as is) or ``asset`` (a file of site/ copied)."""
+    ``text`` (``context["text"]`` written as is) or ``asset`` (a file of site/ copied).
+
+    ``expand``, when set, turns ``context`` into what the template gets, only for a page
+    being written: ``context`` then holds a compact key of everything the page shows
+    (a trail day's file digest and the facts from elsewhere), which is what the digest covers."""
 
     path: str  # site-relative POSIX path
     kind: str
@@ -51,6 +57,7 @@ class Page:
     context: dict
     source: str  # what the page is made from, for error messages
     family: str = ""  # ``bank:<name>`` for a bank's pages: site.render may skip a family whose inputs did not change
+    expand: Callable[[dict], dict] | None = None
 
 
 def stem(filename: str) -> str:
@@ -177,11 +184,13 @@ class Lineage:
 class PageBuilder:
     """Builds every page of one snapshot (phase one: nothing is written here)."""
 
-    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None):
+    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None, lead: dict | None = None):
         """``search_chunks``: a bank family's part of the search index as an earlier render made
-        it, for the families whose inputs did not change since (site.render keeps them)."""
+        it, for the families whose inputs did not change since (site.render keeps them).
+        ``lead``: what the home page leads with (site.machine: unread reports, worst three)."""
         self.snapshot = snapshot
         self.search_chunks = dict(search_chunks or {})  # family -> its items, as JSON without the brackets
+        self.lead = lead or {}
         self.live = {
             f"{bank.name}/{_filename(source)}": source for bank in snapshot.banks for source in bank.memories
         }
@@ -199,7 +208,6 @@ class PageBuilder:
     def pages(self, assets: list[str], skip: frozenset[str] = frozenset()) -> list[Page]:
         """Return every page; the families named in ``skip`` (``bank:<name>``) are left out."""
         pages = [self._home(), self._log_index(), self._archive(), self._search_page(), self._search_index()]
-        pages += [self._placeholder("score.html", "Score", "score"), self._placeholder("reports.html", "Reports", "report")]
         pages += self._entries()
         for bank in self.snapshot.banks:
             if family_of(bank) not in skip:
@@ -239,7 +247,7 @@ class PageBuilder:
             "title": "sandman", "banks": banks,
             "live": sum(bank["live"] for bank in banks), "archived": sum(bank["archived"] for bank in banks),
             "entries": newest[: config.SITE_HOME_LOG_ENTRIES], "log_count": len(newest),
-            "queue": self.snapshot.queue,
+            "queue": self.snapshot.queue, "lead": self.lead,
         }
         return Page("index.html", "html", "home.html", context, "the memory root")
 
@@ -357,9 +365,6 @@ class PageBuilder:
                 })
         rows.sort(key=lambda row: (row["stamp"], row["bank"], row["file"]), reverse=True)
         return Page("archive.html", "html", "archive.html", {"title": "Archive", "rows": rows}, "_archive/")
-
-    def _placeholder(self, path: str, title: str, verb: str) -> Page:
-        return Page(path, "html", "placeholder.html", {"title": title, "verb": verb}, path)
 
     def _search_page(self) -> Page:
         return Page("search.html", "html", "search.html", {"title": "Search"}, "the memories")

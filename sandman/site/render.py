@@ -10,7 +10,7 @@ rewritten. Pages the last render wrote and this one no longer makes (a
 forgotten memory) are removed.
 
 What the last render knew lives in ``.site/.state/``: the manifest (page ->
-digest), the parse cache and the history cache; deleting it forces a full
+digest), the parse cache, the history cache and the trail cache (site.machine); deleting it forces a full
 render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
 """
 
@@ -32,6 +32,7 @@ from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
 from sandman.site.gather import (CACHE_FORMAT, Snapshot, SourceReader, dump_state, gather, load_json,
                                  load_source_cache, load_state)
+from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, family_inputs, family_of, root_of
 from sandman.store.atomic import write_atomic
@@ -140,7 +141,7 @@ class Writer:
             return (self.assets / page.context["asset"]).read_bytes()
         if page.kind == "text":
             return page.context["text"].encode("utf-8")
-        context = dict(page.context, root=root_of(page.path))
+        context = dict(page.expand(page.context) if page.expand else page.context, root=root_of(page.path))
         if page.template == "memory.html" and self.diffs is not None:
             context["changes"] = [
                 dict(change, diff=self.diffs.diff(change["id"], change["path"])) for change in page.context["changes"]
@@ -253,9 +254,10 @@ def _render(layout: Layout, started: float) -> RenderStats:
     # not built, digested or written (their paths are still checked, with the rest).
     families, kept = _kept_families(snapshot, fingerprint, old_families, present)
     chunks = _load_search_chunks(layout)
+    machine, lead = machine_pages(gather_machine(layout), snapshot)
     builder = PageBuilder(snapshot, {name: chunk for name, (digest, chunk) in chunks.items()
-                                     if families.get(name) == digest})
-    pages = builder.pages(asset_names, skip=frozenset(kept))
+                                     if families.get(name) == digest}, lead)
+    pages = builder.pages(asset_names, skip=frozenset(kept)) + machine
     pages += [Page(path, "kept", "", {}, name, name) for name in sorted(kept) for path in old_families[name][1]]
     planned = plan(layout, pages)
     digests = {path: old[path] if page.kind == "kept" else page_digest(fingerprint, page)
