@@ -21,8 +21,10 @@ from sandman.machine import tick
 from sandman.machine import trail as trails
 from sandman.verbs.init import init
 
+# `shift handoff` refuses control characters (an escape); a bidi override is text it keeps. A report
+# file holding an escape anyway (written by hand) is the next test's.
 HOSTILE = ("<script>alert('x')</script> done; see [the notes](javascript:alert(1)) "
-           "\x1b[31mred\x1b[0m ```` fence \u202eevil")
+           "red ```` fence \u202eevil")
 # What Claude Code documents a SessionStart reply may hold (code.claude.com/docs/en/hooks, "JSON output").
 UNIVERSAL = {"continue", "stopReason", "suppressOutput", "systemMessage", "terminalSequence", "hookSpecificOutput"}
 SESSION_START = {"hookEventName", "additionalContext", "initialUserMessage", "sessionTitle"}
@@ -219,8 +221,9 @@ def test_a_mark_that_cannot_be_written_still_prints_the_digest_and_exits_0(root,
 
 
 def test_a_hostile_report_is_fenced_as_data_and_shown_as_text(root, corpus):
-    write_shift(root, "s-20261201T2300Z", handoff="```` <script>x</script> [a](javascript:alert(1))")
+    write_shift(root, "s-20261201T2300Z", handoff="```` <script>x</script> [a](javascript:alert(1)) \x1b[31mred")
     context = hook(payload(corpus, "startup.full"))["hookSpecificOutput"]["additionalContext"]
+    assert "\x1b" not in context
     lines = context.splitlines()
     label = lines.index(reports.DIGEST_LABEL)
     fence = lines[label + 1]

@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import read_regular, write_atomic
 
 VERB = "report"
 READ_SCHEMA = 1
@@ -149,17 +149,13 @@ def _write_marks(layout: Layout, marks: dict[str, str]) -> None:
 # --- the reports ---------------------------------------------------------------------------------
 
 
-def _own_bytes(path, limit: int = -1) -> bytes:
-    """The bytes of a shift folder's file at ``path``, never through a symbolic link (neither the file
-    nor its shift folder: a link could point out of the memory root). Raises OSError (ELOOP for a
-    link, EISDIR/EINVAL for what is not a regular file) and FileNotFoundError."""
+def _own_bytes(path) -> bytes:
+    """The bytes of a shift folder's file at ``path``, never through a symbolic link (neither the file,
+    store.atomic.read_regular, nor its shift folder: a link could point out of the memory root).
+    Raises OSError (ELOOP for a link, EINVAL for what is not a regular file), FileNotFoundError."""
     if os.path.islink(os.path.dirname(path)):
         raise OSError(errno.ELOOP, "the shift folder is a symbolic link", str(path))
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return handle.read(limit)
+    return read_regular(path)
 
 
 def _is_own_file(path) -> bool:
@@ -194,7 +190,7 @@ def read_meta_file(path) -> tuple[dict | None, str | None]:
 
 def _first_line(path) -> str:
     try:
-        text = _own_bytes(path, 8_192).decode("utf-8", "replace")
+        text = _own_bytes(path)[:8_192].decode("utf-8", "replace")
     except OSError:
         return ""
     for line in text.splitlines():
