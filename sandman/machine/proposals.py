@@ -33,6 +33,7 @@ from pathlib import Path
 from sandman import config, journal
 from sandman.errors import InputError, SecretRefused
 from sandman.layout import Layout
+from sandman.marks import holds_controls, refuse_controls
 from sandman.machine import trail as trails
 
 OPEN, APPROVE, DECLINE = "proposal.open", "proposal.approve", "proposal.decline"
@@ -42,10 +43,7 @@ BODY_MAX_CHARS = 4_000
 WHY_MAX_CHARS = 300
 SUFFIX_MIN_CHARS = 4  # the shortest id suffix ``approve``/``decline`` take
 BRIEF_BODY_MAX_CHARS = 2_000  # what of each approved proposal's body the brief carries
-# C0 and C1 controls, DEL, the Unicode line and paragraph separators (a title is one line), and the
-# bidi controls (LRM/RLM, embeddings and overrides, isolates), which reorder how a title reads.
-_TITLE_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BODY_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a body keeps its newlines and tabs
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators (a title is one line).
 _REF = re.compile(r"[A-Za-z0-9-]+")
 
 
@@ -143,11 +141,9 @@ def resolve(trail: trails.Trail, ref: str) -> trails.Event:
 # --- writing --------------------------------------------------------------------------------
 
 
-def _check_text(value: str | None, what: str, limit: int, bad: re.Pattern) -> str:
+def _check_text(value: str | None, what: str, limit: int, *, lines: bool) -> str:
     text = (value or "").replace("\r\n", "\n").strip()
-    if bad.search(text):
-        raise InputError(f"the proposal's {what} holds a NUL or control character (bidi controls included); "
-                         "write plain text")
+    refuse_controls(text, f"the proposal's {what}", lines=lines)
     if len(text) > limit:
         raise InputError(f"the proposal's {what} is {len(text):,} characters; the cap is {limit:,}")
     return text
@@ -176,7 +172,7 @@ def open_shift(layout: Layout) -> dict:
         raise InputError("no shift is open: a proposal is filed by a shift session, inside its shift "
                          "($SANDMAN_SHIFT or `sandman shift status`)")
     if not trails.is_shift_id(ident):
-        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
+        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
     meta = shifts.read_meta(layout, ident)
     if meta is None:
         raise InputError(f"shift {ident} has no readable meta.json; it never opened")
@@ -187,7 +183,7 @@ def open_shift(layout: Layout) -> dict:
 
 def _check_repo(layout: Layout, repo: str, meta: dict) -> str:
     path = Path(repo)
-    if not path.is_absolute() or _TITLE_BAD.search(repo):
+    if not path.is_absolute() or holds_controls(repo, lines=False):
         raise InputError(f"--repo {repo!r} is not an absolute path")
     normal = os.path.normpath(path)
     if normal == os.path.normpath(meta.get("repo") or ""):
@@ -211,10 +207,10 @@ def propose(layout: Layout, title: str, body: str = "", *, repo: str | None = No
     written then.
     """
     meta = open_shift(layout)
-    title = _check_text(title, "title", TITLE_MAX_CHARS, _TITLE_BAD)
+    title = _check_text(title, "title", TITLE_MAX_CHARS, lines=False)
     if not title:
         raise InputError("a proposal needs --title: one line naming the work")
-    body = _check_text(body, "body", BODY_MAX_CHARS, _BODY_BAD)
+    body = _check_text(body, "body", BODY_MAX_CHARS, lines=True)
     target = _check_repo(layout, repo, meta) if repo is not None else meta["repo"]
     _refuse_secrets(title, body)
     event = trails.new_event(OPEN, title, shift=meta["id"], repo=target, data={"title": title, "body": body},
@@ -229,7 +225,7 @@ def _decide(layout: Layout, kind: str, ref: str, why: str | None, now: datetime 
 
     if config.current_shift() is not None:
         raise InputError("a shift session does not decide proposals: the owner approves or declines them")
-    why = _check_text(why, "--why", WHY_MAX_CHARS, _TITLE_BAD)
+    why = _check_text(why, "--why", WHY_MAX_CHARS, lines=False)
     if why:
         _refuse_secrets(why)
     target = resolve(trails.read(layout), ref)
