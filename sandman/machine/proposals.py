@@ -172,7 +172,7 @@ def open_shift(layout: Layout) -> dict:
         raise InputError("no shift is open: a proposal is filed by a shift session, inside its shift "
                          "($SANDMAN_SHIFT or `sandman shift status`)")
     if not trails.is_shift_id(ident):
-        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
+        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
     meta = shifts.read_meta(layout, ident)
     if meta is None:
         raise InputError(f"shift {ident} has no readable meta.json; it never opened")
