@@ -416,9 +416,11 @@ def test_a_conflict_in_a_memory_file_leaves_the_memory_root_exactly_as_it_was(la
     assert result.returncode == 1
     out = result.stdout.decode().splitlines()
     failed = [line for line in out if line.startswith("FAILED")]
+    person = git(layout.root, "rev-parse", "--short=12", "HEAD~1").strip()  # the remember, before the revoke
     assert failed == [f"FAILED memory root {layout.root}: reverting "
                       f"{failed[0].split('reverting ')[1][:12]} conflicts in "
-                      f"memories/{bank_name(isolated)}/{first.name}"]
+                      f"memories/{bank_name(isolated)}/{first.name}: commit {person} (remember: First fact) "
+                      "changed it later: revert by hand; nothing was reverted here"]
     assert git(layout.root, "rev-parse", "HEAD") == head and git(layout.root, "ls-files", "-s") == tree
     assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
     assert result.stderr == b""

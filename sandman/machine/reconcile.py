@@ -23,10 +23,10 @@ shift) are reverted, newest first:
   lines are never reverted (the trail is append-only) and nothing in
   ``_archive/`` is deleted; a commit that changed only these is not reverted.
   A conflict in any other file (real data) leaves the memory root exactly as it
-  was. The live memories
-  the reverts remove are listed as retired, and added to the retired ledger
-  (curators.retired, ``by: "reconcile <target>"``) in the same commit, so a
-  later dream does not learn them again; those they bring back are listed as
+  was, its message naming the later change to reconcile first (``_conflict``).
+  The live memories the reverts remove are listed as retired, and added to the
+  retired ledger (curators.retired, ``by: "reconcile <target>"``) in the same
+  commit, so a later dream does not learn them again; those they bring back are listed as
   restored.
 
 Each revert carries ``Reconciles: <target>``, ``Reverts: <commit>`` (the
@@ -322,6 +322,23 @@ def _only_kept(paths: list[str]) -> bool:
     return all(_kept(path, False) for path in paths)
 
 
+def _conflict(repo, tip, commit_id: str, paths: list[str]) -> git.RevertConflict:
+    """The conflict of reverting ``commit_id``, saying what to do: the newest later commit on the
+    trunk (up to ``tip``) that changed one of ``paths``: its event to revoke and reconcile first, else
+    (a commit with no ``Event:``, a person's) its commit and subject, and the revert made by hand."""
+    wanted = set(paths)
+    for found in git.walk(repo, [tip], [repo[commit_id].id]):
+        if wanted & set(git.changed_paths(repo, found.id)):
+            events = git.values(list(found.trailers), "Event")
+            if events:
+                return git.RevertConflict(commit_id, paths, f"event {events[0]} changed it later: revoke and "
+                                          f"reconcile {events[0]} first, then run this again, or revert by hand; "
+                                          "nothing was reverted here")
+            return git.RevertConflict(commit_id, paths, f"commit {found.id[:12]} ({found.subject}) changed it "
+                                      "later: revert by hand; nothing was reverted here")
+    return git.RevertConflict(commit_id, paths, "revert by hand; nothing was reverted here")
+
+
 def _plan(repo, tip, commits: list[str]) -> tuple[dict[str, bytes | None], set[str]]:
     """Revert ``commits`` (newest first) one after another onto ``tip``, in memory; return what the
     memory root's files become: ``relpath -> bytes`` or None (removed), kept paths left out, and
@@ -343,7 +360,7 @@ def _plan(repo, tip, commits: list[str]) -> tuple[dict[str, bytes | None], set[s
             conflicted = sorted({e.path for trio in (index.conflicts or ()) for e in trio if e})
             real = [path for path in conflicted if not _kept(path, False)]
             if real:
-                raise git.RevertConflict(commit_id, real)
+                raise _conflict(repo, tip, commit_id, real)
             for path in set(conflicted) | set(git.changed_paths(repo, commit_id)):
                 try:
                     ours = current[path]
