@@ -719,7 +719,7 @@ def report_list(
     for info in infos:
         say(list_line(info))
     fresh = sum(1 for info in infos if not info.read)
-    say(f"{len(infos)} reports, {fresh} unread; read one: sandman report show <shift>")
+    say(f"{len(infos)} report{'' if len(infos) == 1 else 's'}, {fresh} unread; read one: sandman report show <shift>")
 
 
 @report_app.command("show", cls=PlainUsage)
@@ -1200,17 +1200,25 @@ def shift_status(
     if json_:
         say(json.dumps(found, ensure_ascii=False, indent=2), lines=True)
         return
+    def word(value: object, missing: str = "-") -> str:
+        return value if isinstance(value, str) and value else missing
+
     current = found["current"]
-    if current:
-        say(f"open: {current.get('shift')} ({current.get('state')}) on {current.get('repo')}; "
-            f"session {current.get('session') or 'not attached'}; "
+    if current and current.get("state") == "broken":
+        say("open: unreadable: shifts/.current.json is not JSON or not an object")
+    elif current:
+        say(f"open: {word(current.get('shift'))} ({word(current.get('state'))}) on {word(current.get('repo'))}; "
+            f"session {word(current.get('session'), 'not attached')}; "
             f"{'running' if found['alive'] else 'no live process'}")
     else:
         say("no shift is open")
     if found["paused"]:
         say("paused: shifts/PAUSE exists")
     for item in found["recent"]:
-        say(f"{item['id']} {item['repo']} {item['theme']} {item['outcome'] or 'open'}")
+        if item["problem"]:
+            say(f"{item['id']} unreadable: {item['problem']}")
+        else:
+            say(f"{item['id']} {word(item['repo'])} {word(item['theme'])} {word(item['outcome'], 'open')}")
 
 
 @shift_app.command("clock")

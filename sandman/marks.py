@@ -22,6 +22,28 @@ _ONE_FIELD = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 _MANY_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 
 
+# What text a person or a session gives sandman to keep may not hold (refused, never cut or kept raw):
+# C0 controls, DEL, C1 controls and the line/paragraph separators; a text of many lines keeps newline and tab.
+_REFUSED_FIELD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_REFUSED_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def holds_controls(text: str, *, lines: bool = True) -> bool:
+    """True when ``text`` holds what refuse_controls refuses."""
+    return (_REFUSED_LINES if lines else _REFUSED_FIELD).search(text) is not None
+
+
+def refuse_controls(text: str, what: str, *, lines: bool = True) -> None:
+    """Raise InputError ("<what> holds a NUL or control character; write plain text") when ``text``
+    holds a C0 or C1 control character or DEL; ``lines`` (a body) allows newline and tab,
+    ``lines=False`` (a title, a summary) refuses them and the Unicode line separators too. The one
+    check for text sandman is given to store (proposals, shift handoffs, breaths, trail events)."""
+    if holds_controls(text, lines=lines):
+        from sandman.errors import InputError
+
+        raise InputError(f"{what} holds a NUL or control character; write plain text")
+
+
 def _mark(match: re.Match[str]) -> str:
     return f"‹U+{ord(match.group()):04X}›"
 

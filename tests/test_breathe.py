@@ -418,3 +418,20 @@ def test_reconcile_of_a_breath_adopted_later_fails_saying_which_event_changed_it
     assert b"FAILED memory root" not in sandman("reconcile", adoption.id).stdout
     assert b"FAILED memory root" not in sandman("reconcile", filing.id).stdout
     assert not layout.breath_record(filed.id).exists()
+
+
+def test_breathe_list_with_a_relative_repo_is_one_line_exit_2_not_an_empty_answer(world, layout):
+    result = cli("breathe", "list", "--repo", "relative/path")
+    assert result.exit_code == 2, result.output
+    assert result.output == "sandman: repo 'relative/path' is not an absolute path to a repository\n"
+
+
+@pytest.mark.parametrize("field", ["title", "body", "address"])
+def test_breathe_file_refuses_an_escape_instead_of_keeping_it_raw(world, layout, field):
+    value = {"title": "an \x1b]52;c;aGk=\x07 idea", "body": "line one\n\x1b[2J cleared",
+             "address": "https://example.org/\x1b[2J"}[field]
+    before = snapshot(layout)
+    result = cli("breathe", "file", stdin=json.dumps(doc(world, **{field: value})))
+    assert result.exit_code == 2, result.output
+    assert result.output == f"sandman: the breath's {field} holds a NUL or control character; write plain text\n"
+    assert snapshot(layout) == before

@@ -21,8 +21,10 @@ from sandman.machine import tick
 from sandman.machine import trail as trails
 from sandman.verbs.init import init
 
+# `shift handoff` refuses control characters (an escape); a bidi override is text it keeps. A report
+# file holding an escape anyway (written by hand) is the next test's.
 HOSTILE = ("<script>alert('x')</script> done; see [the notes](javascript:alert(1)) "
-           "\x1b[31mred\x1b[0m ```` fence \u202eevil")
+           "red ```` fence \u202eevil")
 # What Claude Code documents a SessionStart reply may hold (code.claude.com/docs/en/hooks, "JSON output").
 UNIVERSAL = {"continue", "stopReason", "suppressOutput", "systemMessage", "terminalSequence", "hookSpecificOutput"}
 SESSION_START = {"hookEventName", "additionalContext", "initialUserMessage", "sessionTitle"}
@@ -219,8 +221,9 @@ def test_a_mark_that_cannot_be_written_still_prints_the_digest_and_exits_0(root,
 
 
 def test_a_hostile_report_is_fenced_as_data_and_shown_as_text(root, corpus):
-    write_shift(root, "s-20261201T2300Z", handoff="```` <script>x</script> [a](javascript:alert(1))")
+    write_shift(root, "s-20261201T2300Z", handoff="```` <script>x</script> [a](javascript:alert(1)) \x1b[31mred")
     context = hook(payload(corpus, "startup.full"))["hookSpecificOutput"]["additionalContext"]
+    assert "\x1b" not in context
     lines = context.splitlines()
     label = lines.index(reports.DIGEST_LABEL)
     fence = lines[label + 1]
@@ -346,3 +349,33 @@ def test_doctor_warns_a_machine_whose_report_hook_is_missing_until_hooks_install
     install()
     [machine] = [check for check in doctor().checks if check.name == "machine"]
     assert "report --hook" not in machine.message
+
+
+def test_a_symlinked_report_md_is_refused_and_never_followed_out_of_the_root(root, tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("SECRET outside the root\n")
+    folder = write_shift(root, "s-20261201T2300Z", handoff="the real handoff")
+    (folder / "report.md").unlink()
+    (folder / "report.md").symlink_to(outside)
+    (folder / "handoff.md").unlink()
+    (folder / "handoff.md").symlink_to(outside)
+    done = sandman("report", "show", "s-20261201T2300Z")
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().count("\n") == 1 and "is a symbolic link" in done.stderr.decode()
+    assert reports.reports(root) == [] and reports.unread(root) == []
+    (folder / "report.md").unlink()
+    (folder / "report.md").write_text("# Shift s-20261201T2300Z: app\n")
+    (listed,) = reports.reports(root)
+    assert listed.handoff == "" and "SECRET" not in sandman("report").stdout.decode()
+    linked = root.shift_dir("s-20261202T2300Z")
+    linked.symlink_to(folder.parent / "elsewhere")
+    (folder.parent / "elsewhere").mkdir()
+    (folder.parent / "elsewhere" / "report.md").write_text("SECRET too\n")
+    assert [info.shift for info in reports.reports(root)] == ["s-20261201T2300Z"]
+    assert sandman("report", "show", "s-20261202T2300Z").returncode == 2
+
+
+def test_one_report_is_counted_in_the_singular_not_1_reports(root):
+    write_shift(root, "s-20261201T2300Z")
+    assert sandman("report").stdout.decode().splitlines()[-1] == (
+        "1 report, 1 unread; read one: sandman report show <shift>")

@@ -147,6 +147,23 @@ def test_a_bad_week_is_one_line_and_writes_nothing(layout, week, message):
     assert not layout.score.exists()
 
 
+@pytest.mark.parametrize("week", ["9999-W52", "0000-W01", "0001-W01"])
+def test_a_week_at_the_calendar_edge_is_one_line_not_an_overflow_traceback(layout, week):
+    init(layout)
+    result = CliRunner().invoke(app, ["score", "--week", week])
+    assert result.exit_code == 2
+    assert result.output == f"sandman: week '{week}' is out of range: weeks from 0001-W02 to 9999-W51 are scored\n"
+    assert not layout.score.exists()
+
+
+def test_a_week_in_non_ascii_digits_is_refused_not_committed(layout):
+    init(layout)
+    result = CliRunner().invoke(app, ["score", "--week", "2026-W\u0664\u0669"])
+    assert result.exit_code == 2
+    assert "is not yyyy-Www" in result.output
+    assert not layout.score.exists()
+
+
 def test_a_malformed_meta_json_and_a_bad_trail_line_are_counted_never_a_traceback(layout, world):
     shift_id = f"s-{MONDAY:%Y%m%d}T2300Z"
     layout.shift_dir(shift_id).mkdir(parents=True)
@@ -246,3 +263,43 @@ def test_the_rest_day_brief_writes_the_full_score_of_its_week(layout, world):
 def test_distance_is_the_relative_shortfall_on_the_wrong_side_of_the_target(value, target, direction, expected):
     found = scoring.distance(value, target, direction)
     assert found == (None if expected is None else pytest.approx(expected))
+
+
+def test_a_week_whose_runs_carry_no_cost_says_cost_not_measured_not_zero(layout):
+    """Two shifts whose sessions reported no cost printed 0% and $0.00 beside "2 of 2 carry no cost",
+    the events table USD 0.0, and ten-second shifts a mean length of 0.00 h."""
+    init(layout)
+    write_machine(layout, roots=[str(layout.root.parent / "code")], time_zone="UTC", budget_usd_day=5.0)
+    at = MONDAY + timedelta(hours=23)
+    for n in range(2):
+        shift_id = f"s-{at + timedelta(hours=n):%Y%m%dT%H%M}Z"
+        folder = layout.shift_dir(shift_id)
+        folder.mkdir(parents=True)
+        opened = at + timedelta(hours=n)
+        (folder / "meta.json").write_text(json.dumps({
+            "id": shift_id, "week": WEEK, "repo": "/code/alpha", "outcome": "finished",
+            "opened_at": journal.iso(opened), "closed_at": journal.iso(opened + timedelta(seconds=12))}))
+        trails.append(layout, "shift.handoff", "done", shift=shift_id, model="claude-x")
+    result = cli("score", "--week", WEEK, "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    numbers = {n["key"]: n for n in document["numbers"]}
+    assert numbers["machine.uncosted"]["value"] == 1.0
+    assert numbers["machine.cost"]["value"] is None
+    assert numbers["machine.cost"]["detail"].startswith("not measured")
+    assert "$0.00" not in numbers["machine.cost"]["detail"]
+    assert "mean length 12 s" in numbers["shift.outcomes"]["detail"]
+    kinds = next(t for t in document["tables"] if t["key"] == "events.kind")["rows"]
+    assert kinds == [["shift.handoff", 2, None, 2]]
+    page = layout.week_score(WEEK).read_text()
+    assert "| shift.handoff | 2 |  | 2 |" in page and "0.00 h" not in page
+
+
+def test_score_creates_a_missing_memory_root_like_every_writing_verb_not_run_init_first(layout):
+    assert not layout.root.exists()
+    result = cli("score", "--week", "2026-W10")
+    assert result.exit_code == 0, result.output
+    assert "sandman init" not in result.output
+    assert result.output.startswith("no data this week: 2026-W10")
+    assert layout.week_score("2026-W10").is_file()
+    assert git(layout.root, "status", "--porcelain") == ""

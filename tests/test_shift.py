@@ -556,3 +556,32 @@ def test_reconcile_of_a_shift_keeps_problems_md_a_later_brief_rewrote_not_a_conf
     assert f"reconcile/{first.shift}" in git(beta, "branch", "--list")
     assert "NOTES.md" not in git(beta, "ls-tree", "--name-only", f"reconcile/{first.shift}")
     assert cli("reconcile", first.shift).returncode == 0  # a second run is a no-op
+
+
+def test_shift_status_names_an_unreadable_meta_or_current_never_prints_none_or_calls_it_open(layout):
+    init(layout)
+    for ident, text in (("s-20261130T2200Z", "{not json"), ("s-20261130T2300Z", "[1]"),
+                        ("s-20261201T0000Z", json.dumps({"repo": "/code/alpha", "theme": "tests", "outcome": 5}))):
+        layout.shift_dir(ident).mkdir(parents=True)
+        (layout.shift_dir(ident) / "meta.json").write_text(text)
+    layout.shift_current.write_text("{broken")
+    result = sandman("shift", "status")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    assert "None" not in out
+    assert out.splitlines() == [
+        "open: unreadable: shifts/.current.json is not JSON or not an object",
+        "s-20261201T0000Z unreadable: meta.json's outcome is not a string",
+        "s-20261130T2300Z unreadable: meta.json is not a JSON object",
+        "s-20261130T2200Z unreadable: meta.json is not JSON",
+    ]
+
+
+def test_shift_handoff_with_an_escape_is_refused_not_kept_raw_for_the_next_brief(layout, world):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", "done \x1b[2J cleared")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == "sandman: the handoff holds a NUL or control character; write plain text\n"
+    assert not (opened.folder / "handoff.md").exists()
+    assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again in plain text
+    assert sandman("shift", "handoff", "done\n\tand indented").returncode == 0

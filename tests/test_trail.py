@@ -205,3 +205,27 @@ def test_eight_processes_appending_fifty_events_each_leave_400_whole_committed_l
                         for p in layout.trail_days())
     assert committed == "".join(p.read_text() for p in layout.trail_days())
     assert git(layout.root, "log", "--format=%s", "--grep=^Verb: trail").count("\n") == 401
+
+
+@pytest.mark.parametrize("ident", ["s-2026120\u0662T2200Z", "ev-2026120\u0662T000000Z-abcdef"])
+def test_ids_in_non_ascii_digits_are_not_ids(ident):
+    assert not trail.is_shift_id(ident) and not trail.is_event_id(ident)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kind", "Bad Kind"], "sandman: kind 'Bad Kind' is not a family or <family>.<what> in lower case"),
+    (["--repo", "relative/path"], "sandman: repo 'relative/path' is not an absolute path"),
+    (["--shift", "s-x"], "sandman: shift 's-x' is not a shift id"),
+])
+def test_trail_log_with_a_bad_filter_is_one_line_exit_2_not_an_empty_answer(layout, args, message):
+    trail.append(layout, "shift.commit", "an event a typo would hide")
+    result = sandman("trail", "log", *args)
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode().startswith(message) and result.stderr.decode().count("\n") == 1
+
+
+def test_trail_append_refuses_an_escape_instead_of_dropping_it_silently(layout):
+    result = sandman("trail", "append", "shift.commit", "done \x1b[31m red")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == "sandman: the summary holds a NUL or control character; write plain text\n"
+    assert trail.read(layout).events == []

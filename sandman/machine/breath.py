@@ -40,6 +40,7 @@ from urllib.parse import urlsplit, urlunsplit
 from sandman import config, journal
 from sandman.errors import InputError, PassRefused, SecretRefused
 from sandman.layout import Layout
+from sandman.marks import refuse_controls
 from sandman.machine import trail
 
 VERB = "breathe"
@@ -60,8 +61,8 @@ SOURCE_KEYS = ("name", "address", "kind", "cadence", "weight")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,31}")
 _ADDRESS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+")
-BREATH_ID = re.compile(r"b-\d{8}-[0-9a-f]{10}")
-PASS_ID = re.compile(r"p-\d{8}T\d{6}Z-[0-9a-f]{4}")
+BREATH_ID = re.compile(r"b-[0-9]{8}-[0-9a-f]{10}")
+PASS_ID = re.compile(r"p-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}")
 
 EXAMPLE_SOURCES = '''\
 # sandman breathe: the feeds a reading pass looks at (docs/BANK-FORMAT.md § breath).
@@ -272,9 +273,12 @@ def _repo_key(repo: str | os.PathLike[str]) -> str:
 
 def list_breaths(layout: Layout, *, repo: str | None = None, state: str | None = None,
                  source: str | None = None) -> list[Breath]:
-    """Breaths matching every filter given, oldest filed first. Raises InputError (an unknown state)."""
+    """Breaths matching every filter given, oldest filed first. Raises InputError (an unknown state,
+    a relative ``repo``: breaths name their repository by absolute path)."""
     if state is not None and state not in STATES:
         raise InputError(f"state {state!r} is not one of {', '.join(STATES)}")
+    if repo is not None and not os.path.isabs(repo):
+        raise InputError(f"repo {repo!r} is not an absolute path to a repository")
     found = all_breaths(layout)
     if repo is not None:
         found = [breath for breath in found if breath.repo == _repo_key(repo)]
@@ -387,6 +391,9 @@ def _check_document(layout: Layout, document: object, names: set[str]) -> dict:
         raise InputError(f"breath source {source!r} is not in sources.toml ({', '.join(sorted(names)) or 'none'})")
     if not isinstance(body, str) or not body.strip() or len(body) > BODY_MAX_CHARS:
         raise InputError(f"breath body must be text of 1 to {BODY_MAX_CHARS:,} characters")
+    refuse_controls(title.strip(), "the breath's title", lines=False)
+    refuse_controls(address.strip(), "the breath's address", lines=False)
+    refuse_controls(body.strip().replace("\r\n", "\n"), "the breath's body", lines=True)
     scores = document["scores"]
     if not isinstance(scores, dict):
         raise InputError(f"breath scores must be an object with {', '.join(SCORES)}")

@@ -33,6 +33,7 @@ from pathlib import Path
 from sandman import config, journal
 from sandman.errors import InputError, SecretRefused
 from sandman.layout import Layout
+from sandman.marks import holds_controls, refuse_controls
 from sandman.machine import trail as trails
 
 OPEN, APPROVE, DECLINE = "proposal.open", "proposal.approve", "proposal.decline"
@@ -43,8 +44,6 @@ WHY_MAX_CHARS = 300
 SUFFIX_MIN_CHARS = 4  # the shortest id suffix ``approve``/``decline`` take
 BRIEF_BODY_MAX_CHARS = 2_000  # what of each approved proposal's body the brief carries
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators (a title is one line).
-_TITLE_BAD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-_BODY_BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # a body keeps its newlines and tabs
 _REF = re.compile(r"[A-Za-z0-9-]+")
 
 
@@ -142,10 +141,9 @@ def resolve(trail: trails.Trail, ref: str) -> trails.Event:
 # --- writing --------------------------------------------------------------------------------
 
 
-def _check_text(value: str | None, what: str, limit: int, bad: re.Pattern) -> str:
+def _check_text(value: str | None, what: str, limit: int, *, lines: bool) -> str:
     text = (value or "").replace("\r\n", "\n").strip()
-    if bad.search(text):
-        raise InputError(f"the proposal's {what} holds a NUL or control character; write plain text")
+    refuse_controls(text, f"the proposal's {what}", lines=lines)
     if len(text) > limit:
         raise InputError(f"the proposal's {what} is {len(text):,} characters; the cap is {limit:,}")
     return text
@@ -185,7 +183,7 @@ def open_shift(layout: Layout) -> dict:
 
 def _check_repo(layout: Layout, repo: str, meta: dict) -> str:
     path = Path(repo)
-    if not path.is_absolute() or _TITLE_BAD.search(repo):
+    if not path.is_absolute() or holds_controls(repo, lines=False):
         raise InputError(f"--repo {repo!r} is not an absolute path")
     normal = os.path.normpath(path)
     if normal == os.path.normpath(meta.get("repo") or ""):
@@ -209,10 +207,10 @@ def propose(layout: Layout, title: str, body: str = "", *, repo: str | None = No
     written then.
     """
     meta = open_shift(layout)
-    title = _check_text(title, "title", TITLE_MAX_CHARS, _TITLE_BAD)
+    title = _check_text(title, "title", TITLE_MAX_CHARS, lines=False)
     if not title:
         raise InputError("a proposal needs --title: one line naming the work")
-    body = _check_text(body, "body", BODY_MAX_CHARS, _BODY_BAD)
+    body = _check_text(body, "body", BODY_MAX_CHARS, lines=True)
     target = _check_repo(layout, repo, meta) if repo is not None else meta["repo"]
     _refuse_secrets(title, body)
     event = trails.new_event(OPEN, title, shift=meta["id"], repo=target, data={"title": title, "body": body},
@@ -227,7 +225,7 @@ def _decide(layout: Layout, kind: str, ref: str, why: str | None, now: datetime 
 
     if config.current_shift() is not None:
         raise InputError("a shift session does not decide proposals: the owner approves or declines them")
-    why = _check_text(why, "--why", WHY_MAX_CHARS, _TITLE_BAD)
+    why = _check_text(why, "--why", WHY_MAX_CHARS, lines=False)
     if why:
         _refuse_secrets(why)
     target = resolve(trails.read(layout), ref)

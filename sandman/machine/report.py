@@ -24,21 +24,23 @@ session start (tests/test_imports.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 from collections import namedtuple
 from datetime import datetime, timezone
 
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import read_regular, write_atomic
 
 VERB = "report"
 READ_SCHEMA = 1
 # trail.SHIFT_ID, repeated so the hook path does not import the trail (dataclasses).
-SHIFT_ID = re.compile(r"s-\d{8}T\d{4}(?:\d{2})?Z")
+SHIFT_ID = re.compile(r"s-[0-9]{8}T[0-9]{4}(?:[0-9]{2})?Z")
 UNREADABLE = "unreadable"
 HANDOFF_CHARS = 100  # of the handoff's first line, in a digest line
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -147,11 +149,34 @@ def _write_marks(layout: Layout, marks: dict[str, str]) -> None:
 # --- the reports ---------------------------------------------------------------------------------
 
 
-def _meta(path) -> tuple[dict | None, str | None]:
+def _own_bytes(path) -> bytes:
+    """The bytes of a shift folder's file at ``path``, never through a symbolic link (neither the file,
+    store.atomic.read_regular, nor its shift folder: a link could point out of the memory root).
+    Raises OSError (ELOOP for a link, EINVAL for what is not a regular file), FileNotFoundError."""
+    if os.path.islink(os.path.dirname(path)):
+        raise OSError(errno.ELOOP, "the shift folder is a symbolic link", str(path))
+    return read_regular(path)
+
+
+def _is_own_file(path) -> bool:
+    """True when ``path`` is a regular file reached without a symbolic link (see _own_bytes)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        return not os.path.islink(os.path.dirname(path)) and stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def read_meta_file(path) -> tuple[dict | None, str | None]:
+    """A shift's ``meta.json`` at ``path`` as ``(the object, None)``, or ``(None, why)`` when it is
+    missing, unreadable, not JSON, not an object, or its commits/findings are not lists. Never raises."""
+    try:
+        data = json.loads(_own_bytes(path).decode("utf-8"))
     except FileNotFoundError:
         return None, "meta.json is missing"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return None, "meta.json is a symbolic link (not followed)"
+        return None, f"meta.json cannot be read: {error.strerror or error}"
     except OSError as error:
         return None, f"meta.json cannot be read: {error.strerror or error}"
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -165,8 +190,7 @@ def _meta(path) -> tuple[dict | None, str | None]:
 
 def _first_line(path) -> str:
     try:
-        with open(path, "rb") as handle:
-            text = handle.read(8_192).decode("utf-8", "replace")
+        text = _own_bytes(path)[:8_192].decode("utf-8", "replace")
     except OSError:
         return ""
     for line in text.splitlines():
@@ -181,7 +205,7 @@ def _text(value: object) -> str | None:
 
 def _info(layout: Layout, ident: str, marks: dict[str, str]) -> ReportInfo:
     folder = layout.shift_dir(ident)
-    meta, problem = _meta(folder / "meta.json")
+    meta, problem = read_meta_file(folder / "meta.json")
     handoff = _first_line(folder / "handoff.md")
     if meta is None:
         return ReportInfo(ident, None, UNREADABLE, None, None, folder / "report.md", ident in marks,
@@ -202,7 +226,7 @@ def _shift_ids(layout: Layout) -> list[str]:
         names = os.listdir(layout.shifts)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    ids = [name for name in names if is_shift_id(name) and (layout.shift_dir(name) / "report.md").is_file()]
+    ids = [name for name in names if is_shift_id(name) and _is_own_file(layout.shift_dir(name) / "report.md")]
     return sorted(ids, key=_time_key)
 
 
@@ -238,13 +262,17 @@ def report_text(layout: Layout, shift_id: str) -> str:
         raise InputError(f"{one_line(shift_id, 80)!r} is not a shift id (s-<yyyymmddTHHMM>Z); "
                          "`sandman report` lists them")
     path = layout.shift_dir(shift_id) / "report.md"
+    if os.path.islink(path) or os.path.islink(path.parent):
+        raise InputError(f"{path} is a symbolic link; sandman reads only the report it wrote")
     try:
-        return path.read_bytes().decode("utf-8", "replace")
+        return _own_bytes(path).decode("utf-8", "replace")
     except (FileNotFoundError, NotADirectoryError):
         raise InputError(f"shift {shift_id} has no report ({path} does not exist); "
                          "`sandman report` lists them") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is not a file") from None
+    except OSError as error:
+        if error.errno in (errno.EISDIR, errno.EINVAL):
+            raise InputError(f"{path} is not a file") from None
+        raise InputError(f"{path} cannot be read: {error.strerror or error}") from None
 
 
 # --- the SessionStart digest ---------------------------------------------------------------------

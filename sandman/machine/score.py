@@ -46,9 +46,10 @@ from sandman.machine import week as weeks
 
 VERB = "score"
 SCHEMA = 1
-WEEK = re.compile(r"(\d{4})-W(\d{2})")
-_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+WEEK = re.compile(r"([0-9]{4})-W([0-9]{2})")  # ASCII digits only: \d matches any Unicode digit
+_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _TOKEN = re.compile(r"\w+")
+_FIRST, _LAST = "0001-W02", "9999-W51"  # a week's window and a zone's day either side are dates
 RECURRENCE_JACCARD = 0.5  # title-token Jaccard at or above which a correction recurs
 FAMILIES = ("memory", "machine", "breath")
 
@@ -133,8 +134,14 @@ def parse_week(text: str) -> date:
         raise InputError(f"week {text!r} is not yyyy-Www (an ISO week such as 2026-W49)")
     year, number = int(match.group(1)), int(match.group(2))
     try:
-        return date.fromisocalendar(year, number, 1)
+        monday = date.fromisocalendar(year, number, 1)
+        monday - timedelta(days=1), monday + timedelta(days=8)  # its window, a zone's day either side
+        return monday
+    except OverflowError:
+        raise InputError(f"week {text!r} is out of range: weeks from {_FIRST} to {_LAST} are scored") from None
     except ValueError:
+        if year < 1:
+            raise InputError(f"week {text!r} is out of range: weeks from {_FIRST} to {_LAST} are scored") from None
         last = date(year, 12, 28).isocalendar()[1]
         raise InputError(f"week {text!r} does not exist: {year} has ISO weeks W01 to W{last:02d}") from None
 
@@ -290,7 +297,7 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
             detail=f"{abstained[mind]} of {calls[mind]} call(s)" + (f": {_counts(reasons[mind])}" if reasons[mind] else "")))
 
     spend: Counter = Counter()
-    unknown = 0
+    unknown = known = 0
     for line in lines:
         for key, value in line.facts.items():
             if key.startswith("cost_"):
@@ -301,6 +308,8 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
                 if not math.isfinite(dollars) or dollars < 0:
                     unknown += 1  # "unknown" (the CLI reported none), or a value that is not money
                     dollars = 0.0
+                else:
+                    known += 1
                 spend[line.at.date().isoformat()] += dollars
     cap = config.daily_budget_usd()
     total = sum(spend.values())
@@ -310,10 +319,11 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
                    + (f"; {unknown} call(s) reported no cost" if unknown else ""))
     numbers.append(Number(
         "memory.cost", "Mind cost against the daily budget", "memory",
-        None if cap is None or not spend else peak / cap, "share", 1.0, "down",
-        detail=(cost_detail + f" (budget ${cap:.2f} a UTC day)") if cap is not None and spend else
-        (cost_detail + "; no $SANDMAN_DAILY_BUDGET_USD set" if spend else "no mind ran this week")))
-    if spend:
+        None if cap is None or not known else peak / cap, "share", 1.0, "down",
+        detail=(f"not measured: all {unknown} call(s) reported no cost" if spend and not known else
+                (cost_detail + f" (budget ${cap:.2f} a UTC day)") if cap is not None and spend else
+                (cost_detail + "; no $SANDMAN_DAILY_BUDGET_USD set" if spend else "no mind ran this week"))))
+    if known:
         tables.append(Table("memory.cost_by_day", "Mind cost by UTC day", ["day", "USD"],
                             [[day, round(value, 4)] for day, value in sorted(spend.items())]))
 
@@ -381,6 +391,14 @@ def _hours(meta: dict) -> float | None:
     return None if opened is None or closed is None else (closed - opened).total_seconds() / 3600
 
 
+def _length(hours: float) -> str:
+    """A shift's length for a reader: seconds under a minute, minutes under an hour, else hours."""
+    seconds = hours * 3600
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 3600 else f"{hours:.2f} h"
+
+
 def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events: list[trails.Event],
              before: list[trails.Event], trail: trails.Trail, tables: list[Table], notes: list[str]) -> list[Number]:
     from sandman.machine import pick
@@ -408,12 +426,12 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
     numbers.append(Number(
         "shift.outcomes", "Shifts not abandoned", "machine",
         _share(sum(1 for m in closed if m.get("outcome") != "abandoned"), len(closed)), "share", 0.9, "up",
-        detail=(f"{_counts(outcomes)}; mean length {mean:.2f} h" if mean is not None else _counts(outcomes))
+        detail=(f"{_counts(outcomes)}; mean length {_length(mean)}" if mean is not None else _counts(outcomes))
         if metas else "no shift this week"))
     if metas:
-        tables.append(Table("shift.list", "Shifts", ["shift", "repository", "theme", "outcome", "hours", "USD"],
+        tables.append(Table("shift.list", "Shifts", ["shift", "repository", "theme", "outcome", "length", "USD"],
                             [[m.get("id"), m.get("repo"), m.get("theme"), m.get("outcome") or "open",
-                              None if _hours(m) is None else round(_hours(m), 2), m.get("cost_usd")] for m in metas]))
+                              None if _hours(m) is None else _length(_hours(m)), m.get("cost_usd")] for m in metas]))
 
     machine_events = [e for e in events if e.kind.startswith(("shift.", "breath."))]
     by_day: Counter = Counter()
@@ -425,12 +443,15 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
     cap = settings.budget_usd_day
     peak_day, peak = max(by_day.items(), key=lambda kv: kv[1]) if by_day else (None, 0.0)
     total = sum(by_day.values())
+    costed = [e for e in machine_events if e.cost_usd is not None]  # a cost of $0.00 is still measured
     numbers.append(Number(
         "machine.cost", "Machine cost against the daily budget", "machine",
-        None if cap is None or not machine_events else peak / cap, "share", 1.0, "down",
-        detail=(f"${total:.2f} this week" + (f", highest night {peak_day} ${peak:.2f}" if peak_day else "")
-                + (f" (budget ${cap:.2f} a day)" if cap is not None else "; no machine.budget_usd_day set"))
-        if machine_events else "no shift or breath event this week"))
+        None if cap is None or not costed else peak / cap, "share", 1.0, "down",
+        detail=("no shift or breath event this week" if not machine_events else
+                f"not measured: none of {len(machine_events)} shift or breath event(s) carries a cost"
+                if not costed else
+                f"${total:.2f} this week" + (f", highest night {peak_day} ${peak:.2f}" if peak_day else "")
+                + (f" (budget ${cap:.2f} a day)" if cap is not None else "; no machine.budget_usd_day set"))))
 
     ran = [e for e in events if (e.model and e.kind != "shift.start") or e.kind in ("shift.handoff", "breath.close")]
     uncosted = [e for e in ran if e.cost_usd is None]
@@ -551,12 +572,14 @@ def compute(layout: Layout, week: str) -> Score:
     score.numbers = numbers
     for name, attr in (("kind", "kind"), ("repository", "repo"), ("model", "model")):
         counts: Counter = Counter(str(getattr(e, attr) or "(none)") for e in in_week)
-        costs: Counter = Counter()
+        costs: dict[str, float] = {}  # only the keys whose events carried a cost: no cost is not $0
         for event in in_week:
-            costs[str(getattr(event, attr) or "(none)")] += event.cost_usd or 0.0
+            if event.cost_usd is not None:
+                key = str(getattr(event, attr) or "(none)")
+                costs[key] = costs.get(key, 0.0) + event.cost_usd
         if counts:
             score.tables.append(Table(f"events.{name}", f"Events by {name}", [name, "events", "USD", "no cost"],
-                                      [[key, count, round(costs[key], 4),
+                                      [[key, count, round(costs[key], 4) if key in costs else None,
                                         sum(1 for e in in_week if str(getattr(e, attr) or "(none)") == key
                                             and e.cost_usd is None)]
                                        for key, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]))

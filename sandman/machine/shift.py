@@ -643,16 +643,25 @@ def answered(result: dict | None) -> bool:
 
 
 def status(layout: Layout) -> dict:
-    """The open shift (``current``, ``meta``) and the newest closed ones (``recent``: id, repo, outcome)."""
+    """The open shift (``current``, ``meta``) and the newest ones (``recent``: id, repo, theme,
+    outcome (None: open), problem (why its meta.json is unreadable, else None; then the rest are None))."""
+    from sandman.machine.report import read_meta_file
+
     current = read_current(layout)
     meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
     recent = []
     if layout.shifts.is_dir():
         for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
             if trails.is_shift_id(folder.name):
-                other = read_meta(layout, folder.name) or {}
-                recent.append({"id": folder.name, "repo": other.get("repo"), "theme": other.get("theme"),
-                               "outcome": other.get("outcome")})
+                other, problem = read_meta_file(folder / "meta.json")
+                other = other or {}
+                outcome = other.get("outcome")
+                if problem is None and outcome is not None and not isinstance(outcome, str):
+                    problem = "meta.json's outcome is not a string"
+                text = {key: value if problem is None and isinstance(value, str) else None
+                        for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
+                                           ("outcome", outcome))}
+                recent.append({"id": folder.name, **text, "problem": problem})
     alive = bool(current) and pid_alive(current.get("pid"))
     return {"current": current, "alive": alive, "meta": meta, "recent": recent,
             "paused": layout.shift_pause.exists()}

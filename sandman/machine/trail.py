@@ -58,8 +58,8 @@ from sandman.errors import InputError
 from sandman.layout import Layout
 
 VERB = "trail"
-EVENT_ID = re.compile(r"ev-(\d{8})T(\d{6})Z-[0-9a-f]{6}")
-SHIFT_ID = re.compile(r"s-\d{8}T\d{4}(?:\d{2})?Z")
+EVENT_ID = re.compile(r"ev-([0-9]{8})T([0-9]{6})Z-[0-9a-f]{6}")
+SHIFT_ID = re.compile(r"s-[0-9]{8}T[0-9]{4}(?:[0-9]{2})?Z")
 KIND = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+)*")
 REVOKE = "revoke"
 RECONCILE = "reconcile"

@@ -50,7 +50,7 @@ from sandman.layout import Layout
 VERB = "schedule"
 KINDS = ("systemd", "launchd", "cron")
 DEFAULT_AT = "03:30"
-_AT = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")
+_AT = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
 LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve", "shift": "org.sandman.shift"}
 SHIFT_TICK_S = 300  # seconds between shift ticks; `shift run` does nothing outside the night window
 ENABLE_TIMEOUT_S = 30

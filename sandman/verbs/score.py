@@ -17,12 +17,10 @@ from sandman.machine import score as scoring
 def score(layout: Layout, week: str | None = None, *, json_: bool = False,
           now: datetime | None = None) -> tuple[str, str | None]:
     """Score ``week`` (default: this week), commit ``score/<week>.md`` and ``.json``; return
-    ``(the page or the JSON text, commit id or None when unchanged)``. Raises InputError (a bad
-    week, no memory root), ConfigError, LockBusy, RepositoryError."""
-    from sandman.errors import InputError
-
-    if not layout.root.is_dir():
-        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    ``(the page or the JSON text, commit id or None when unchanged)``. A missing memory root is
+    created by the commit, as every writing verb does (banks.commit.bank_transaction); its week is
+    then empty. Raises InputError (a bad week), ConfigError, LockBusy, RepositoryError,
+    ForeignRepository."""
     chosen = scoring.current_week(layout, now) if week is None else week
     scoring.parse_week(chosen)  # a bad week is refused before anything is read
     computed = scoring.compute(layout, chosen)

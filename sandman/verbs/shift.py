@@ -49,6 +49,16 @@ def brief(layout: Layout, *, path: str | None = None) -> tuple[shifts.Opened, st
         held.release()
 
 
+def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False) -> shifts.Closed:
+    """Close the open shift with the session's handoff ``text`` (machine.shift.handoff). Raises
+    InputError for a handoff holding a control character other than newline and tab (it would be
+    kept raw in handoff.md and the next shift's brief), and what machine.shift.handoff raises."""
+    from sandman.marks import refuse_controls
+
+    refuse_controls((text or "").replace("\r\n", "\n"), "the handoff", lines=True)
+    return shifts.handoff(layout, text, abandoned=abandoned, truncate=truncate)
+
+
 def run(layout: Layout) -> tick.Tick:
     return tick.run(layout)
 
@@ -56,6 +66,5 @@ def run(layout: Layout) -> tick.Tick:
 attach = shifts.attach
 status = shifts.status
 clock = shifts.clock
-handoff = shifts.handoff
 profile = shifts.profile
 targets = shifts.write_targets

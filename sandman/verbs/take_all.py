@@ -71,7 +71,7 @@ REASONS = {
     "failed": "the take failed; the transcript stays where it was",
 }
 
-_DURATION = re.compile(r"(\d+)\s*([smhdw])")
+_DURATION = re.compile(r"([0-9]+)\s*([smhdw])", re.ASCII)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sandman import config, journal
 from sandman.errors import InputError, RepositoryError
 from sandman.layout import Layout
+from sandman.marks import refuse_controls
 from sandman.machine import trail as store
 from sandman.machine.trail import Event, Trail
 
@@ -29,6 +30,7 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
     """
     if "\n" in summary or "\r" in summary:
         raise InputError("the summary holds a line break; an event's summary is one line")
+    refuse_controls(summary, "the summary", lines=False)  # refused, not silently dropped
     if len(summary) > store.SUMMARY_MAX_CHARS:
         raise InputError(f"the summary is {len(summary):,} characters; the limit is {store.SUMMARY_MAX_CHARS} "
                          "(put the rest in --data)")
@@ -46,8 +48,18 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
 
 def log(layout: Layout, *, since: str | None = None, kind: str | None = None, repo: str | None = None,
         shift: str | None = None) -> tuple[Trail, Trail]:
-    """Return ``(the events filtered, the whole trail)``: the whole trail says which are revoked."""
+    """Return ``(the events filtered, the whole trail)``: the whole trail says which are revoked.
+    Raises InputError for a filter no event could match (a kind or family not in lower case, a
+    relative repository, a malformed shift id), so a typo is not an empty answer."""
+    import os
+
     since = store.check_day(since) if since is not None else None
+    if kind is not None and not store.KIND.fullmatch(kind):
+        raise InputError(f"kind {kind!r} is not a family or <family>.<what> in lower case (shift, dream.commit)")
+    if repo is not None and not os.path.isabs(repo):
+        raise InputError(f"repo {repo!r} is not an absolute path; the trail names repositories by absolute path")
+    if shift is not None and not store.is_shift_id(shift):
+        raise InputError(f"shift {shift!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
     whole = store.read(layout)
     return store.select(whole, since=since, kind=kind, repo=repo, shift=shift), whole
 
