@@ -533,6 +533,44 @@ def test_regression_report_md_said_the_handoff_was_as_written_but_turned_backtic
     assert "````text\n" + body + "\n````\n" in text
 
 
+def test_reconcile_of_a_shift_keeps_problems_md_a_later_brief_rewrote_not_a_conflict(layout, world, fake_claude):
+    """Every weekday brief rewrites breath/problems.md; reverting the shift's shift.start commit
+    conflicted there on every run (FAILED memory root ...: conflicts in breath/problems.md)."""
+    from sandman.machine import breath
+
+    beta = world["beta"]
+    trails.append(layout, "shift.start", "an older shift", shift="s-20261120T2300Z", repo=str(world["alpha"]))
+    breath.init(layout, now=TUESDAY_NIGHT - timedelta(days=1))
+    idea = breath.file_breath(layout, _breath(beta, "Beta idea", "https://example.org/b"),
+                              now=TUESDAY_NIGHT - timedelta(hours=1))
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--spike", idea.id]})
+    first = tick.run(layout, now=TUESDAY_NIGHT)
+    assert first.decision == "started" and shifts.read_meta(layout, first.shift)["repo"] == str(beta)
+    wait_for_session(layout)
+    assert json.loads(layout.breath_record(idea.id).read_text())["state"] == "spiked"
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK)]})
+    second = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))  # closes the first, opens the next
+    assert second.closed == first.shift and second.decision == "started", second.reason
+    wait_for_session(layout)
+    problems = layout.breath_problems.read_text()
+    assert second.shift in problems  # the second brief rewrote it
+    git(beta, "merge", "-q", "--ff-only", f"shift/{first.shift}")  # the owner took the night's work
+    assert cli("trail", "revoke", first.shift, "--why", "bad night").returncode == 0
+    head = git(layout.root, "rev-parse", "HEAD").strip()
+
+    done = cli("reconcile", first.shift)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    reverts = git(layout.root, "log", "--format=%H", f"--grep=Reconciles: {first.shift}", f"{head}..HEAD").split()
+    assert len(reverts) == 1 and "Reverts: " in git(layout.root, "log", "-1", "--format=%B", reverts[0])
+    assert layout.breath_problems.read_text() == problems  # as the newer brief left it
+    assert json.loads(layout.breath_record(idea.id).read_text())["state"] == "filed"  # real data reverted
+    assert git(layout.root, "status", "--porcelain") == ""
+    assert f"reconcile/{first.shift}" in git(beta, "branch", "--list")
+    assert "NOTES.md" not in git(beta, "ls-tree", "--name-only", f"reconcile/{first.shift}")
+    assert cli("reconcile", first.shift).returncode == 0  # a second run is a no-op
+
+
 def test_shift_status_names_an_unreadable_meta_or_current_never_prints_none_or_calls_it_open(layout):
     init(layout)
     for ident, text in (("s-20261130T2200Z", "{not json"), ("s-20261130T2300Z", "[1]"),
