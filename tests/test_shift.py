@@ -520,6 +520,19 @@ def test_the_commit_recipe_in_docs_shift_md_survives_bash_word_splitting(layout,
     assert trails.find(layout, trailers[0][len("Event: "):]).parent == start.id
 
 
+def test_regression_report_md_said_the_handoff_was_as_written_but_turned_backticks_into_quotes():
+    from sandman.machine.proposals import Proposal
+
+    handoff = "Fixed it:\n```python\nx = 1\n```\nand ```` four too."
+    body = "Plan:\n```\nstep\n```"
+    filed = [Proposal(id="ev-20261202T010000Z-abcdef", shift="s-20261202T0100Z", repo="/r", title="Big",
+                      body=body, state="open", opened_at="2026-12-02T01:00:00Z")]
+    text = shifts.report_text({"id": "s-20261202T0100Z", "repo": "/r"}, handoff, [], [], filed)
+    assert "ʼ" not in text
+    assert "`````text\n" + handoff + "\n`````\n" in text  # a fence longer than the 4-tick run inside
+    assert "````text\n" + body + "\n````\n" in text
+
+
 def test_reconcile_of_a_shift_keeps_problems_md_a_later_brief_rewrote_not_a_conflict(layout, world, fake_claude):
     """Every weekday brief rewrites breath/problems.md; reverting the shift's shift.start commit
     conflicted there on every run (FAILED memory root ...: conflicts in breath/problems.md)."""
