@@ -34,7 +34,7 @@ import re
 from collections import namedtuple
 from datetime import datetime, timedelta, timezone
 
-from sandman import config, handoff, journal
+from sandman import config, handoff, hookpayload, journal
 from sandman.banks.listing import Bank, memory_body, read_bank, read_bank_head, scalar, split_frontmatter
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -542,14 +542,6 @@ def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
 # --- the SessionStart hook ---------------------------------------------------
 
 
-def _payload(payload: bytes) -> dict | None:
-    try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: JSON nested 100,000 deep
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _is_utf8(text: str) -> bool:
     """False for text holding lone surrogates (a JSON ``"\ud800"``): no real path is spelled so."""
     try:
@@ -595,19 +587,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     Raises only what recall raises on a broken root (OSError), which hook.py
     journals.
     """
-    data = _payload(payload)
-    if data is None:
-        journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
+    started = hookpayload.session_start(layout, VERB, payload)
+    if started is None:
         return None
-    session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
-    event = data.get("hook_event_name")
-    if event != "SessionStart":
-        # Registered on another event (or a payload that names none, which Claude Code never sends),
-        # its output would land where no surface belongs.
-        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start",
-                      event=None if event is None else str(event)[:80],
-                      session=session)
-        return None
+    data, session = started
     cwd = data.get("cwd")
     if cwd is None:  # a payload without the field: the hook process's project, as Claude Code names it
         cwd = config.claude_project_dir()

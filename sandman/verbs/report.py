@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from sandman import config, journal
+from sandman import config, hookpayload, journal
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.machine import report as reports
@@ -55,14 +55,6 @@ def show(layout: Layout, shift_id: str) -> str:
     return text
 
 
-def _payload(payload: bytes) -> dict | None:
-    try:
-        data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def hook(layout: Layout, payload: bytes) -> str | None:
     """Answer SessionStart with the digest of the unread reports, once.
 
@@ -79,17 +71,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     owner's, not the night's) or a root without ``memories/``. A read mark that cannot be
     written is a journal line (the digest is still printed).
     """
-    data = _payload(payload)
-    if data is None:
-        journal.write(layout, VERB, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
+    started = hookpayload.session_start(layout, VERB, payload)
+    if started is None:
         return None
-    session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
-    event = data.get("hook_event_name")
-    if event != "SessionStart":
-        # A payload without the name is not a SessionStart either (as recall --hook): Claude Code names it.
-        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start",
-                      event=None if event is None else reports.one_line(event, 80), session=session)
-        return None
+    data, session = started
     source = data.get("source") if isinstance(data.get("source"), str) else None
     if source not in DIGEST_SOURCES:
         return None
