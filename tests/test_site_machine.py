@@ -444,3 +444,54 @@ def test_the_site_shows_sandman_report_s_read_marks_and_never_marks_one(layout, 
     layout.reports_read.write_text("{corrupt")  # nothing read, never a traceback
     render_site(layout)
     assert "3 unread" in text_of(layout.site / "index.html")
+
+
+def test_served_site_goes_stale_after_a_read_mark_is_fixed(machine, layout) -> None:
+    """A served index follows the read marks: `report serve` re-renders before answering."""
+    import http.client
+    import threading
+
+    from sandman.machine import report
+    from sandman.verbs.report import open_server
+
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def index() -> str:
+        connection = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+        try:
+            connection.request("GET", "/index.html")
+            response = connection.getresponse()
+            assert response.status == 200
+            return response.read().decode("utf-8")
+        finally:
+            connection.close()
+
+    try:
+        assert 'id="unread"' in index()
+        report.mark_read(layout, report.unread(layout))
+        assert 'id="unread"' not in index()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_failing_render_keeps_the_last_good_site_served_and_is_journaled(layout) -> None:
+    from sandman.site.fresh import Refresher
+    from sandman.verbs.init import init
+
+    init(layout)
+    calls = []
+
+    def render(_layout):
+        calls.append(1)
+        raise OSError("disk full")
+
+    refresher = Refresher(layout, render, every=3600.0)
+    refresher.rendered()
+    assert refresher.refresh() is False and calls == []  # nothing changed: no render
+    (layout.root / ".reports-read").write_text("{}")
+    assert refresher.refresh() is False and calls == [1]  # changed: tried, failed, did not raise
+    assert "serve-render-failed" in "".join(path.read_text() for path in layout.trace.glob("report-*.log"))
