@@ -296,9 +296,15 @@ def _contract_modules(monkeypatch, reports=None, unread=None, proposals=None, fa
     from collections import namedtuple
 
     import sandman.machine
+    from sandman.machine import report as real
 
-    info = namedtuple("ReportInfo", "shift repo outcome opened_at closed_at path read")
+    def info(*row):
+        return real.ReportInfo(*row, *(0, 0, 0, "", None)[len(row) - 7:])
+
     report = types.ModuleType("sandman.machine.report")
+    # The ordering and wording of `sandman report` itself (one place: machine/report.py).
+    for name in ("worst_first", "severity", "counts", "UNREADABLE"):
+        setattr(report, name, getattr(real, name))
 
     def listing(layout):
         if fail:
@@ -495,3 +501,32 @@ def test_a_failing_render_keeps_the_last_good_site_served_and_is_journaled(layou
     (layout.root / ".reports-read").write_text("{}")
     assert refresher.refresh() is False and calls == [1]  # changed: tried, failed, did not raise
     assert "serve-render-failed" in "".join(path.read_text() for path in layout.trace.glob("report-*.log"))
+
+
+def test_report_entries_show_only_id_outcome_and_repo_fixed_they_show_counts_revoked_and_worst_first(layout, monkeypatch):
+    from sandman.machine import trail as trails
+
+    init(layout)
+    shifts = ("s-20261128T2300Z", "s-20261129T2300Z", "s-20261130T2300Z", "s-20261201T2300Z")
+    with bank_transaction(layout, verb="shift", subject="four shifts") as tx:
+        for shift in shifts:
+            tx.write_file(layout.shift_dir(shift) / "meta.json", json.dumps({"id": shift, "outcome": "finished"}))
+            tx.write_file(layout.shift_dir(shift) / "report.md", f"# Shift {shift}\n")
+    trails.append(layout, "shift.start", "a shift", shift=shifts[3], repo="/code/d")
+    trails.revoke(layout, shifts[3], "it broke the build")
+    # shift, repo, outcome, opened, closed, path, read, commits, unresolved, findings, handoff, problem
+    rows = [(shifts[3], "/code/d", "handed-off", "", "", "", False, 3, 1, 0, "", None),  # newest, one not resolving
+            (shifts[2], "/code/c", "finished", "", "", "", False, 1, 0, 0, "", None),    # good news
+            (shifts[1], "/code/b", "finished", "", "", "", False, 0, 0, 2, "", None),    # findings
+            (shifts[0], "/code/a", "abandoned", "", "", "", False, 0, 0, 0, "", None)]   # oldest, worst
+    _contract_modules(monkeypatch, reports=rows, unread=list(reversed(shifts)))
+    render_site(layout)
+    crawl(layout.site)
+    for page in ("reports.html", "index.html"):
+        text = text_of(layout.site / page)
+        order = [text.index(shift) for shift in (shifts[0], shifts[3], shifts[1], shifts[2])]
+        assert order == sorted(order), page  # abandoned, then newest first among the troubled, then the rest
+        assert "3 commits (1 not resolving) · 0 findings" in text and "0 commits · 2 findings" in text, page
+        revoked_row = text[text.index(shifts[3]):text.index(shifts[1])]
+        assert "revoked" in revoked_row, page
+        assert "revoked" not in text[text.index(shifts[1]):text.index(shifts[1]) + 200], page

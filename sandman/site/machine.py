@@ -216,15 +216,21 @@ def _reports(layout: Layout, machine: Machine) -> None:
     except (SandmanError, OSError, ValueError) as error:
         machine.reports_error = f"the reports could not be read: {error}"
         return
-    rows = [{"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
-             "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
-             "read": info.shift not in unread, "handoff": display_value(getattr(info, "handoff", "")),
-             "problem": display_value(getattr(info, "problem", ""))} for info in infos]
-    # Unread first, each part in the order it came (``report.reports``: newest first, as `sandman report`).
-    unread_rows = [row for row in rows if not row["read"]]
-    read_rows = [row for row in rows if row["read"]]
-    for row in unread_rows + read_rows:
-        row["url"] = [shift_path(row["shift"]), "report"] if row["shift"] in shifts else None
+    def row(info) -> dict:
+        return {"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
+                "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
+                "read": info.shift not in unread, "handoff": display_value(getattr(info, "handoff", "")),
+                "problem": display_value(getattr(info, "problem", "")),
+                # What `sandman report` says of it (report.summary), and the digest's worst news mark.
+                "counts": "" if info.outcome == report.UNREADABLE else report.counts(info),
+                "bad": report.severity(info) < 2,
+                "revoked": machine.trail.revocation(info.shift) is not None}
+
+    # Unread first, each part worst first as the SessionStart digest orders it (report.worst_first).
+    unread_rows = [row(info) for info in report.worst_first([info for info in infos if info.shift in unread])]
+    read_rows = [row(info) for info in report.worst_first([info for info in infos if info.shift not in unread])]
+    for row_ in unread_rows + read_rows:
+        row_["url"] = [shift_path(row_["shift"]), "report"] if row_["shift"] in shifts else None
     machine.reports = unread_rows + read_rows
 
 
