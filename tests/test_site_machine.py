@@ -504,8 +504,6 @@ def test_a_failing_render_keeps_the_last_good_site_served_and_is_journaled(layou
 
 
 def test_report_entries_show_only_id_outcome_and_repo_fixed_they_show_counts_revoked_and_worst_first(layout, monkeypatch):
-    from sandman.machine import trail as trails
-
     init(layout)
     shifts = ("s-20261128T2300Z", "s-20261129T2300Z", "s-20261130T2300Z", "s-20261201T2300Z")
     with bank_transaction(layout, verb="shift", subject="four shifts") as tx:
@@ -530,3 +528,15 @@ def test_report_entries_show_only_id_outcome_and_repo_fixed_they_show_counts_rev
         revoked_row = text[text.index(shifts[3]):text.index(shifts[1])]
         assert "revoked" in revoked_row, page
         assert "revoked" not in text[text.index(shifts[1]):text.index(shifts[1]) + 200], page
+
+
+def test_home_worst_three_were_never_explained_fixed_they_say_what_they_are_with_direction_and_target(layout):
+    init(layout)
+    write_scores(layout)
+    render_site(layout)
+    home = text_of(layout.site / "index.html")
+    assert "The three measured numbers furthest from their targets" in home
+    assert "70%, target ≥ 80% (higher is better)" in home
+    assert "4, target ≤ 0 (lower is better)" in home
+    week = text_of(layout.site / f"score/{WEEKS[2]}.html")
+    assert "70%, target ≥ 80%" in week

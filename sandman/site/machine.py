@@ -683,6 +683,9 @@ def number_view(number: dict) -> dict:
         **number, "shown": _show(number["value"], number["unit"]),
         "target_shown": _show(number["target"], number["unit"]) if number["target"] is not None else "",
         "better": "higher" if number["direction"] == "up" else "lower" if number["direction"] == "down" else "",
+        # The target with its direction: "≤ 10%" (lower is better), "≥ 80%" (higher is better).
+        "goal": "" if number["target"] is None else (
+            {"up": "≥ ", "down": "≤ "}.get(number["direction"], "") + _show(number["target"], number["unit"])),
         "met": number["distance"] == 0 if number["distance"] is not None else None,
     }
 
