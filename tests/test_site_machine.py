@@ -241,7 +241,7 @@ def test_a_malformed_score_file_name_never_becomes_a_page(layout):
 def test_the_chart_leaves_gaps_for_weeks_not_measured_and_draws_the_target():
     drawn = chart([("2026-W47", 1.0), ("2026-W48", None), ("2026-W49", 3.0), ("2026-W50", 2.0)], 2.0, "2026-W49")
     assert len(drawn["segments"]) == 2 and drawn["segments"][0].count(",") == 1
-    assert drawn["target_y"] == round((drawn["height"]) / 2, 1)
+    assert drawn["target_y"] == round((drawn["top"] + drawn["bottom"]) / 2, 1)
     assert [point["current"] for point in drawn["points"]] == [False, True, False]
     flat = chart([("2026-W47", None)], None, "2026-W47")
     assert flat["segments"] == [] and flat["target_y"] is None and flat["gaps"] == 1
@@ -540,3 +540,16 @@ def test_home_worst_three_were_never_explained_fixed_they_say_what_they_are_with
     assert "4, target ≤ 0 (lower is better)" in home
     week = text_of(layout.site / f"score/{WEEKS[2]}.html")
     assert "70%, target ≥ 80%" in week
+
+
+def test_chart_range_label_overlapped_the_last_dot_and_axis_used_fractions_fixed_unit_labels_and_week_ticks():
+    drawn = chart([("2026-W47", 1.0), ("2026-W48", None), ("2026-W49", 0.9)], 0.8, "2026-W49", "share")
+    assert (drawn["high_shown"], drawn["low_shown"]) == ("100%", "80%")
+    assert [point["shown"] for point in drawn["points"]] == ["100%", "90%"]
+    assert [(tick["week"], tick["anchor"]) for tick in drawn["ticks"]] == [("2026-W47", "start"), ("2026-W49", "end")]
+    # Every dot is inside the plot, below the top margin, left of the right one and above the week ticks.
+    for point in drawn["points"]:
+        assert drawn["left"] <= point["x"] <= drawn["right"] and drawn["top"] <= point["y"] <= drawn["bottom"]
+    assert drawn["bottom"] + 10 < drawn["height"]
+    dollars = chart([("2026-W49", 2.0)], 2.0, "2026-W49", "USD")
+    assert dollars["high_shown"] == "$3.00" and [tick["anchor"] for tick in dollars["ticks"]] == ["middle"]

@@ -49,7 +49,9 @@ WEEK_FILE = re.compile(r"(\d{4}-W\d{2})\.json")
 WORST_ON_HOME = 3
 HOME_UNREAD = 10
 SHIFT_FILES = ("brief.md", "handoff.md", "report.md")
-CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 320, 120, 14
+CHART_WIDTH, CHART_HEIGHT = 320, 132
+# The plot's margins inside the chart: the y-axis labels on the left, the week ticks below.
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 44, 12, 10, 24
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -630,7 +632,7 @@ class MachinePages:
             numbers = []
             for number in score["numbers"]:
                 series = [(other["week"], _value_of(other, number["key"])) for other in self.machine.scores]
-                numbers.append({**number_view(number), "chart": chart(series, number["target"], score["week"])})
+                numbers.append({**number_view(number), "chart": chart(series, number["target"], score["week"], number["unit"])})
             worst = set(score["worst"])
             context = {
                 "title": f"Score {score['week']}", "week": score["week"], "error": score["error"],
@@ -690,26 +692,30 @@ def number_view(number: dict) -> dict:
     }
 
 
-def chart(series: list[tuple[str, float | None]], target: float | None, current: str) -> dict:
-    """Return the geometry of one number's SVG line chart across weeks (template score_week.html).
+def chart(series: list[tuple[str, float | None]], target: float | None, current: str, unit: str = "") -> dict:
+    """Return the geometry of one number's SVG line chart across weeks (template _machine.html).
 
     ``series`` is ``(week, value or None)`` oldest first; a None is a gap in
-    the line. ``target`` is drawn as a dashed horizontal line. Coordinates are
-    in SVG user units of a ``CHART_WIDTH`` x ``CHART_HEIGHT`` box, rounded to
-    tenths so equal data gives equal contexts.
+    the line. ``target`` is drawn as a dashed horizontal line. ``unit`` is the
+    number's (score contract): the y-axis labels and each point's title are shown
+    in it ("100%", "$2.00"). The weeks are ticked along the bottom: the first,
+    the last and the current. Coordinates are in SVG user units of a
+    ``CHART_WIDTH`` x ``CHART_HEIGHT`` box, rounded to tenths so equal data gives
+    equal contexts.
     """
     values = [value for _, value in series if value is not None]
     span = values + ([target] if target is not None else [])
     low, high = (min(span), max(span)) if span else (0.0, 1.0)
     if high == low:
-        low, high = low - 1, high + 1
-    inner_w, inner_h = CHART_WIDTH - 2 * CHART_PAD, CHART_HEIGHT - 2 * CHART_PAD
+        step = 0.1 if unit == "share" else 1
+        low, high = low - step, high + step
+    inner_w, inner_h = CHART_WIDTH - CHART_LEFT - CHART_RIGHT, CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
 
     def x_of(i: int) -> float:
-        return round(CHART_PAD + (inner_w * i / (len(series) - 1) if len(series) > 1 else inner_w / 2), 1)
+        return round(CHART_LEFT + (inner_w * i / (len(series) - 1) if len(series) > 1 else inner_w / 2), 1)
 
     def y_of(value: float) -> float:
-        return round(CHART_PAD + inner_h * (high - value) / (high - low), 1)
+        return round(CHART_TOP + inner_h * (high - value) / (high - low), 1)
 
     segments, run, points = [], [], []
     for i, (week, value) in enumerate(series):
@@ -720,13 +726,24 @@ def chart(series: list[tuple[str, float | None]], target: float | None, current:
             continue
         x, y = x_of(i), y_of(value)
         run.append(f"{x},{y}")
-        points.append({"x": x, "y": y, "week": week, "value": value, "current": week == current})
+        points.append({"x": x, "y": y, "week": week, "value": value, "shown": _show(value, unit),
+                       "current": week == current})
     if run:
         segments.append(" ".join(run))
+    last = len(series) - 1
+    ticked = sorted({0, last} | {i for i, (week, _) in enumerate(series) if week == current}) if series else []
+    ticks = [{"x": x_of(i), "week": series[i][0],
+              "anchor": "middle" if last == 0 or 0 < i < last else "start" if i == 0 else "end"}
+             for i in ticked]
+    # A current week too close to the first or last would print over its label.
+    ticks = [tick for tick in ticks if tick["anchor"] != "middle" or last == 0 or
+             min(tick["x"] - x_of(0), x_of(last) - tick["x"]) >= 60]
     return {
         "width": CHART_WIDTH, "height": CHART_HEIGHT, "segments": segments, "points": points,
+        "left": CHART_LEFT, "right": CHART_WIDTH - CHART_RIGHT, "top": CHART_TOP, "bottom": CHART_TOP + inner_h,
         "target_y": y_of(target) if target is not None else None,
-        "low": low, "high": high, "low_shown": f"{low:.3g}", "high_shown": f"{high:.3g}", "weeks": [week for week, _ in series],
+        "low": low, "high": high, "low_shown": _show(low, unit), "high_shown": _show(high, unit),
+        "low_y": y_of(low), "high_y": y_of(high), "weeks": [week for week, _ in series], "ticks": ticks,
         "first": series[0][0] if series else "", "last": series[-1][0] if series else "",
         "gaps": sum(1 for _, value in series if value is None),
     }
