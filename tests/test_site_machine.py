@@ -553,3 +553,17 @@ def test_chart_range_label_overlapped_the_last_dot_and_axis_used_fractions_fixed
     assert drawn["bottom"] + 10 < drawn["height"]
     dollars = chart([("2026-W49", 2.0)], 2.0, "2026-W49", "USD")
     assert dollars["high_shown"] == "$3.00" and [tick["anchor"] for tick in dollars["ticks"]] == ["middle"]
+
+
+def test_shift_with_unreadable_meta_said_open_in_its_header_fixed_it_says_unreadable(machine, layout):
+    render_site(layout)
+    page = (layout.site / f"shifts/{BROKEN_SHIFT}.html").read_text()
+    lede = text_of_html(page[page.index('<p class="lede">'):page.index("</p>", page.index('<p class="lede">'))])
+    assert "unreadable" in lede and "open" not in lede
+    assert "meta.json is not JSON" in text_of_html(page)
+    index = text_of(layout.site / "shifts/index.html")
+    assert "open" not in index[index.index(BROKEN_SHIFT):index.index(BROKEN_SHIFT) + 120]
+
+
+def text_of_html(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", markup))

@@ -480,7 +480,7 @@ class MachinePages:
         cost = _number(meta.get("cost_usd"))
         return {
             "id": shift["id"], "url": shift_path(shift["id"]), "ok": shift["meta"] is not None,
-            "repo": display_value(meta.get("repo")), "outcome": display_value(meta.get("outcome")) or "open",
+            "repo": display_value(meta.get("repo")), "outcome": (display_value(meta.get("outcome")) or "open") if shift["meta"] is not None else "unreadable",
             "theme": display_value(meta.get("theme")), "opened_at": display_value(meta.get("opened_at")),
             "closed_at": display_value(meta.get("closed_at")), "cost": "" if cost is None else f"${cost:.2f}",
             "revoked": revoke is not None,
