@@ -567,3 +567,20 @@ def test_shift_with_unreadable_meta_said_open_in_its_header_fixed_it_says_unread
 
 def text_of_html(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+def test_shift_report_showed_a_stale_proposal_state_fixed_it_says_snapshot_and_links_the_live_state(machine, layout):
+    from sandman.machine import proposals
+
+    render_site(layout)
+    crawl(layout.site)  # every proposals.html#<id> anchor exists
+    (proposal,) = proposals.proposals(layout)
+    assert proposal.state == "taken"
+    anchor = f'href="../proposals.html#{proposal.id}"'
+    carrier = (layout.site / f"shifts/{proposal.taken_by}.html").read_text()
+    assert "as the shift wrote it at handoff" in text_of_html(carrier)
+    assert "This shift's brief carried the approved proposal(s)" in text_of_html(carrier)
+    assert anchor in carrier and "taken" in text_of_html(carrier[carrier.index(anchor):][:600])
+    day = proposal.opened_at[:10]
+    trail_day = (layout.site / f"trail/{day}.html").read_text()
+    assert f'href="../proposals.html#{proposal.id}"' in trail_day

@@ -472,7 +472,20 @@ class MachinePages:
                 "id": revoke.id, "url": self.event_url(revoke.id), "why": display_value(revoke.data.get("why")),
             },
             "commits": self.commits.get(event.id, []),
+            # A proposal's live state is on proposals.html (listed there unless revoked).
+            "proposal_url": ["proposals.html", event.id if event.kind == "proposal.open" else event.parent]
+            if event.kind.startswith("proposal.") and revoke is None
+            and (event.kind == "proposal.open" or event.parent in self.event_day) else None,
         }
+
+    def named_proposals(self, text: str, carried: object) -> list[dict]:
+        """The listed proposals a shift's report names (or its meta.json's ``proposals`` carried),
+        in order of first mention, each with its live state and its anchor on proposals.html."""
+        listed = {item["id"]: item for item in self.machine.proposals}
+        ids = [match.group(0) for match in trails.EVENT_ID.finditer(text)]
+        ids += [ident for ident in carried if isinstance(ident, str)] if isinstance(carried, list) else []
+        return [{"id": ident, "title": listed[ident]["title"], "state": listed[ident]["state"],
+                 "url": ["proposals.html", ident]} for ident in dict.fromkeys(ids) if ident in listed]
 
     def shift_summary(self, shift: dict) -> dict:
         meta = shift["meta"] or {}
@@ -567,6 +580,7 @@ class MachinePages:
                                       meta.get("handoff_event"), str) else None)},
                 "commits": commits, "findings": [display_value(f) for f in findings],
                 "brief": shift["brief.md"], "handoff": shift["handoff.md"], "report": shift["report.md"],
+                "report_proposals": self.named_proposals(shift["report.md"] or "", meta.get("proposals")),
                 "unread": shift["id"] in unread,
                 "revocation": None if revoke is None else {"id": revoke.id, "url": self.event_url(revoke.id),
                                                            "why": display_value(revoke.data.get("why"))},
