@@ -584,3 +584,23 @@ def test_shift_report_showed_a_stale_proposal_state_fixed_it_says_snapshot_and_l
     day = proposal.opened_at[:10]
     trail_day = (layout.site / f"trail/{day}.html").read_text()
     assert f'href="../proposals.html#{proposal.id}"' in trail_day
+
+
+def test_trail_event_listed_only_memory_root_commits_fixed_it_lists_the_repository_commits_trail_show_finds(
+        machine, layout):
+    from sandman.verbs import trail as trail_verb
+
+    render_site(layout)
+    whole = trails.read(layout)
+    checked = 0
+    for event in whole.events:
+        if whole.descendants(event.id):
+            continue  # trail show also lists a descendant's commits; the site lists those on the descendant
+        page = (layout.site / f"trail/{event.day}.html").read_text()
+        start = page.index(f'id="{event.id}"')
+        row = text_of_html(page[start:page.index("</article>", start)])
+        for repo, commit, subject in trail_verb.show(layout, event.id).commits:
+            if repo != str(layout.root):
+                assert repo in row and commit[:12] in row and subject in row, event.id
+                checked += 1
+    assert checked, "the machine root's shifts commit in their repositories with an Event: trailer"

@@ -72,6 +72,8 @@ class Machine:
     proposals: list[dict] = field(default_factory=list)
     proposals_error: str = ""
     scores: list[dict] = field(default_factory=list)  # oldest week first
+    # event id -> [(repository, commit id, subject)] in the other known repositories (as `trail show`)
+    repo_commits: dict[str, list] = field(default_factory=dict)
 
 
 def _text(path: Path) -> tuple[str | None, str]:
@@ -319,7 +321,18 @@ def gather_machine(layout: Layout) -> Machine:
     _reports(layout, machine)
     _proposals(layout, machine)
     machine.scores = _read_scores(layout)
+    _repo_commits(layout, machine)
     return machine
+
+
+def _repo_commits(layout: Layout, machine: Machine) -> None:
+    """The commits of the other known repositories that carry an event (machine.repositories)."""
+    from sandman.machine import repositories
+
+    try:
+        machine.repo_commits, _ = repositories.carried_events(layout, machine.trail)
+    except (SandmanError, OSError):  # bad [machine] roots: the events show their memory-root commits only
+        machine.repo_commits = {}
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -445,6 +458,7 @@ class MachinePages:
         its revocation, whether its shift and parent (or revoke target) have pages, its commits."""
         revoke = self.revoked.get(event.id)
         if revoke is None and event.kind != trails.REVOKE and event.id not in self.commits \
+                and event.id not in self.machine.repo_commits \
                 and (event.shift is None or event.shift not in self.shift_ids) \
                 and (event.parent is None or event.parent not in self.event_day):
             return None
@@ -453,9 +467,9 @@ class MachinePages:
             [revoke.id, self.event_day.get(revoke.id), display_value(revoke.data.get("why"))] if revoke else None,
             self.shift_url(event.shift) is not None, self.event_day.get(event.parent or ""),
             [self.event_url(target), self.shift_url(target)] if isinstance(target, str) else None,
-            self.commits.get(event.id),
+            self.commits.get(event.id), self.machine.repo_commits.get(event.id),
         ]
-        return None if found == [None, False, None, None, None] else found
+        return None if found == [None, False, None, None, None, None] else found
 
     def event(self, event: trails.Event) -> dict:
         revoke = self.revoked.get(event.id)
@@ -472,6 +486,8 @@ class MachinePages:
                 "id": revoke.id, "url": self.event_url(revoke.id), "why": display_value(revoke.data.get("why")),
             },
             "commits": self.commits.get(event.id, []),
+            "repo_commits": [{"repo": display_value(repo), "short": commit[:12], "subject": display_value(subject)}
+                             for repo, commit, subject in self.machine.repo_commits.get(event.id, [])],
             # A proposal's live state is on proposals.html (listed there unless revoked).
             "proposal_url": ["proposals.html", event.id if event.kind == "proposal.open" else event.parent]
             if event.kind.startswith("proposal.") and revoke is None
