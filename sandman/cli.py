@@ -724,7 +724,7 @@ def report_list(
 
 @report_app.command("show", cls=PlainUsage)
 def report_show(
-    shift: Annotated[str, typer.Argument(metavar="SHIFT", help="A shift id, s-<yyyymmddTHHMM>Z.")],
+    shift: Annotated[str, typer.Argument(metavar="SHIFT", help="A shift id, s-<yyyymmddTHHMM[SS]>Z.")],
 ) -> None:
     """Print one shift's report.md and mark it read."""
     from sandman.verbs.report import show

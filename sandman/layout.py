@@ -30,6 +30,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/.current.json       the open shift (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
+    ├── .reports-read.lock         held while a read mark is chosen and written (report, report --hook)
     ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
@@ -307,6 +308,11 @@ class Layout(namedtuple("Layout", "root")):
     def reports_read(self) -> Path:
         """``.reports-read``: which shifts' reports the owner has read (runtime, never versioned)."""
         return self.root / ".reports-read"
+
+    @property
+    def reports_read_lock(self) -> Path:
+        """``.reports-read.lock``: held around reading, choosing and writing read marks (runtime)."""
+        return self.root / ".reports-read.lock"
 
     @property
     def shift_pause(self) -> Path:

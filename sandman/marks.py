@@ -24,7 +24,9 @@ _MANY_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 
 # What text a person or a session gives sandman to keep may not hold (refused, never cut or kept raw):
 # C0 controls, DEL, C1 controls and the line/paragraph separators; a text of many lines keeps newline and tab.
-_REFUSED_FIELD = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# One line (a title, a summary) also may not hold a bidirectional mark, override or isolate: it would
+# reorder how the line reads, and it could only be kept as a ``‹U+202E›`` mark.
+_REFUSED_FIELD = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
 _REFUSED_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -36,7 +38,8 @@ def holds_controls(text: str, *, lines: bool = True) -> bool:
 def refuse_controls(text: str, what: str, *, lines: bool = True) -> None:
     """Raise InputError ("<what> holds a NUL or control character; write plain text") when ``text``
     holds a C0 or C1 control character or DEL; ``lines`` (a body) allows newline and tab,
-    ``lines=False`` (a title, a summary) refuses them and the Unicode line separators too. The one
+    ``lines=False`` (a title, a summary) refuses them, the Unicode line separators and the bidi
+    marks, overrides and isolates (U+061C, U+200E/F, U+202A–E, U+2066–9) too. The one
     check for text sandman is given to store (proposals, shift handoffs, breaths, trail events)."""
     if holds_controls(text, lines=lines):
         from sandman.errors import InputError

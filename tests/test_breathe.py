@@ -394,6 +394,32 @@ def test_bad_machine_settings_are_one_line(world, layout):
     assert result.exit_code == 2 and "budget_usd_day" in result.output
 
 
+def test_reconcile_of_a_breath_adopted_later_fails_saying_which_event_changed_it_and_what_to_do(world, layout):
+    """Revoking a breath's filing after its adoption always failed with a bare `conflicts in
+    breath/breaths/<id>.json` and no hint; it still fails with nothing changed, and says what to do."""
+    from helpers import sandman
+
+    filed = breath.file_breath(layout, doc(world), now=T0)
+    breath.move(layout, filed.id, "adopt", now=T0 + timedelta(days=1))
+    (filing,) = [e for e in trail.read(layout).events if e.kind == "breath.file"]
+    (adoption,) = [e for e in trail.read(layout).events if e.kind == "breath.adopt"]
+    assert sandman("trail", "revoke", filing.id, "--why", "a bad source").returncode == 0
+    before = snapshot(layout)
+
+    done = sandman("reconcile", filing.id)
+
+    assert done.returncode == 1 and done.stderr == b""
+    (failed,) = [line for line in done.stdout.decode().splitlines() if line.startswith("FAILED memory root")]
+    assert f"conflicts in breath/breaths/{filed.id}.json: event {adoption.id} changed it later: " in failed
+    assert f"revoke and reconcile {adoption.id} first, then run this again, or revert by hand" in failed
+    assert snapshot(layout) == before and git(layout.root, "status", "--porcelain") == ""
+    # what the line says works: the later event reconciled first, the first reconcile runs again
+    assert sandman("trail", "revoke", adoption.id, "--why", "follows the filing").returncode == 0
+    assert b"FAILED memory root" not in sandman("reconcile", adoption.id).stdout
+    assert b"FAILED memory root" not in sandman("reconcile", filing.id).stdout
+    assert not layout.breath_record(filed.id).exists()
+
+
 def test_breathe_list_with_a_relative_repo_is_one_line_exit_2_not_an_empty_answer(world, layout):
     result = cli("breathe", "list", "--repo", "relative/path")
     assert result.exit_code == 2, result.output

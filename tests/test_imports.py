@@ -218,6 +218,7 @@ def test_report_hook_with_a_digest_imports_nothing_heavy_or_slow(tmp_path, layou
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps({"id": "s-20261201T2300Z", "repo": "/r", "outcome": "finished"}))
     (folder / "report.md").write_text("# Shift s-20261201T2300Z: r\n")
-    stdin = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}).encode()
+    stdin = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup",
+                        "hook_event_name": "SessionStart"}).encode()
     assert loaded("report", "--hook", stdin=stdin, watch=HEAVY + SLOW_STDLIB) == []
     assert layout.reports_read.is_file()  # the digest was printed and marked read

@@ -68,7 +68,8 @@ def test_a_filed_proposal_reaches_the_report_and_once_approved_is_the_next_night
     section = report.split("## Proposals\n", 1)[1]
     assert f"### {HOSTILE_TITLE}" in section  # markdown text: the site renders it with raw HTML off
     assert f"`sandman report approve {filed.id}`" in section and f"sandman report decline {filed.id}" in section
-    assert "(none" not in section and "```\nsteps```" not in section  # the body cannot close its fence
+    assert "(none" not in section
+    assert f"````text\n{filed.body}\n````\n" in section  # kept as written; a 3-tick run cannot close its fence
 
     listed = cli("report", "proposals")
     assert listed.returncode == 0 and f"open     {filed.id} alpha — {HOSTILE_TITLE}" in listed.stdout
@@ -276,3 +277,11 @@ def test_the_rest_day_files_a_proposal_for_a_repository_and_the_next_night_picks
     assert sunday.repo == str(beta)  # alpha was never shifted: without the proposal it would come first
     states = {item.id: item.state for item in proposals.proposals(layout)}
     assert states == {on_root.id: "approved", for_beta.id: "taken"}  # the memory root is never picked
+
+
+@pytest.mark.parametrize("mark", ["\u202e", "\u202a", "\u2066", "\u2069", "\u200e", "\u200f"])
+def test_regression_a_bidi_override_in_a_title_was_stored_as_a_literal_marker(layout, world, mark):
+    open_by_hand(layout, world["alpha"])
+    before = snapshot(layout)
+    one_line_error(invoke("report", "propose", "--title", f"Split {mark}the parser"), "control character")
+    assert proposals.proposals(layout) == [] and snapshot(layout) == before

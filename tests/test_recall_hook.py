@@ -210,7 +210,8 @@ def test_the_typer_command_routes_hook_to_the_hook_entry_point(layout, corpus, p
 
 def test_a_cwd_with_a_lone_surrogate_is_skipped_not_a_crash(layout, project) -> None:
     sandman("remember", "Anything.", "--cwd", str(project))
-    done = sandman("recall", "--hook", stdin=b'{"session_id": "a", "cwd": "/tmp/\\ud800x"}')
+    done = sandman("recall", "--hook",
+                   stdin=b'{"session_id": "a", "hook_event_name": "SessionStart", "cwd": "/tmp/\\ud800x"}')
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "recall skipped hook=true reason=no-cwd session=a" in journal(layout)
 

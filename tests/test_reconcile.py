@@ -416,9 +416,11 @@ def test_a_conflict_in_a_memory_file_leaves_the_memory_root_exactly_as_it_was(la
     assert result.returncode == 1
     out = result.stdout.decode().splitlines()
     failed = [line for line in out if line.startswith("FAILED")]
+    person = git(layout.root, "rev-parse", "--short=12", "HEAD~1").strip()  # the remember, before the revoke
     assert failed == [f"FAILED memory root {layout.root}: reverting "
                       f"{failed[0].split('reverting ')[1][:12]} conflicts in "
-                      f"memories/{bank_name(isolated)}/{first.name}"]
+                      f"memories/{bank_name(isolated)}/{first.name}: commit {person} (remember: First fact) "
+                      "changed it later: revert by hand; nothing was reverted here"]
     assert git(layout.root, "rev-parse", "HEAD") == head and git(layout.root, "ls-files", "-s") == tree
     assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
     assert result.stderr == b""
@@ -454,3 +456,31 @@ def test_reconcile_killed_mid_run_is_rolled_back_by_the_next_reconcile_not_refus
     assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
     subjects = git(layout.root, "log", "--format=%s", f"{head.strip()}..HEAD").splitlines()
     assert subjects[-1] == f"reconcile: revert 6 commits of {event_id}"  # no `recover` commit of the half
+
+
+def test_reconcile_keeps_derived_snapshots_a_later_commit_rewrote_not_a_conflict(layout, isolated):
+    """breath/problems.md and a week's score page are rewritten whole by their writers; reverting an
+    older commit that wrote them conflicted with the newer version. They are kept; the memory goes."""
+    from sandman.banks.names import bank_name
+
+    def snapshots(event: trail.Event, text: str, memory: str | None = None) -> None:
+        with bank_transaction(layout, verb="shift", subject=text, trailers=trail.trailers(event)) as tx:
+            for path in (layout.breath_problems, layout.week_score("2026-W49"), layout.week_score_json("2026-W49")):
+                tx.write_file(path, f"{text}\n")
+            if memory:
+                tx.write_memory(bank_name(isolated), Memory(name=memory, description="d", type="project",
+                                                            body="b\n"), directory=str(isolated))
+            trail.write(tx, event)
+
+    event = trail.new_event("shift.start", "first", shift="s-20261201T0210Z")
+    snapshots(event, "first brief", memory="Night fact")
+    snapshots(trail.new_event("shift.start", "second", shift="s-20261202T0210Z"), "second brief")
+    trail.revoke(layout, "s-20261201T0210Z", "bad night")
+
+    result = sandman("reconcile", "s-20261201T0210Z")
+
+    assert result.returncode == 0, result.stdout
+    assert layout.breath_problems.read_text() == "second brief\n"
+    assert layout.week_score("2026-W49").read_text() == layout.week_score_json("2026-W49").read_text() == "second brief\n"
+    assert b"retired: memories/" in result.stdout and not list(layout.bank(bank_name(isolated)).glob("project_*.md"))
+    assert git(layout.root, "status", "--porcelain") == ""

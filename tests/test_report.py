@@ -351,6 +351,78 @@ def test_doctor_warns_a_machine_whose_report_hook_is_missing_until_hooks_install
     assert "report --hook" not in machine.message
 
 
+def test_regression_concurrent_session_starts_printed_the_digest_several_times(root, corpus, tmp_path):
+    # 10 real `report --hook` processes at once: each imports the hook, says it is ready and blocks
+    # reading a pipe; once all are ready the test writes 10 bytes and they run the hook together.
+    # Before the fix, over 5 rounds the digest was printed 2, 1, 7, 10 and 6 times.
+    import os
+    import subprocess
+    import sys
+
+    start = (corpus / "hooks" / "session-start.startup.live-2.1.332.json").read_bytes()
+    runner = ("import os, sys\nfrom sandman import hook\nfrom sandman.verbs import report, recall\n"
+              "gate = int(sys.argv[1])\nprint('ready', file=sys.stderr, flush=True)\nos.read(gate, 1)\n"
+              "sys.exit(hook.main(['report']))\n")
+    for round_ in range(5):
+        for n in range(5):
+            write_shift(root, f"s-2026120{round_ + 1}T0{n}00Z")
+        gate_read, gate_write = os.pipe()
+        procs = [subprocess.Popen([sys.executable, "-c", runner, str(gate_read)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(gate_read,))
+                 for _ in range(10)]
+        os.close(gate_read)
+        for proc in procs:
+            proc.stdin.write(start)
+            proc.stdin.close()
+            assert proc.stderr.readline() == b"ready\n"
+        os.write(gate_write, b"x" * 10)
+        os.close(gate_write)
+        outs = [(proc.stdout.read(), proc.stderr.read(), proc.wait(timeout=120)) for proc in procs]
+        assert all(code == 0 and err == b"" for _, err, code in outs), outs
+        assert sum(1 for out, _, _ in outs if out) == 1, [out[:60] for out, _, _ in outs]
+        assert reports.unread(root) == []
+
+
+def test_regression_a_hook_that_cannot_get_the_marks_lock_prints_nothing_and_says_why(root, corpus):
+    write_shift(root, "s-20261201T2300Z")
+    lock = reports.marks_lock(root)
+    try:
+        assert hook(payload(corpus, "startup.live-2.1.332")) is None
+    finally:
+        lock.release()
+    assert "report skipped hook=true reason=marks-busy" in journal_text(root)
+    assert reports.unread(root) == ["s-20261201T2300Z"]
+
+
+@pytest.mark.parametrize("stdin", [b"{}", b'{"hook_event_name": null}', b'{"source": "startup"}', b'{"a": 1}'])
+def test_regression_a_payload_without_hook_event_name_got_the_digest_and_marked_all_read(root, stdin):
+    write_shift(root, "s-20261201T2300Z")
+    assert hook(stdin) is None
+    assert "report skipped hook=true reason=not-session-start" in journal_text(root)
+    assert reports.unread(root) == ["s-20261201T2300Z"]
+    done = sandman("recall", "--hook", stdin=stdin)  # recall --hook decides the same way
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_regression_a_killed_marks_write_left_its_temp_file_forever(root, corpus):
+    write_shift(root, "s-20261201T2300Z")
+    orphan = root.root / f"..reports-read.{'ab' * 16}.tmp"
+    orphan.write_text('{"schema": 1, "read": {}}')
+    other = root.root / f".other.{'ab' * 16}.tmp"  # not .reports-read's: left alone
+    other.write_text("x")
+    assert hook(payload(corpus, "startup.live-2.1.332")) is not None
+    assert not orphan.exists() and other.exists()
+    assert reports.unread(root) == []
+
+
+def test_regression_a_malformed_shift_id_message_hid_that_ids_may_carry_seconds(root):
+    done = sandman("report", "show", "../../etc")
+    assert done.returncode == 2
+    assert "not a shift id (s-<yyyymmddTHHMM[SS]>Z)" in done.stderr.decode()
+    write_shift(root, "s-20261202T013751Z")
+    assert sandman("report", "show", "s-20261202T013751Z").returncode == 0
+
+
 def test_a_symlinked_report_md_is_refused_and_never_followed_out_of_the_root(root, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("SECRET outside the root\n")

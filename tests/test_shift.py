@@ -520,6 +520,57 @@ def test_the_commit_recipe_in_docs_shift_md_survives_bash_word_splitting(layout,
     assert trails.find(layout, trailers[0][len("Event: "):]).parent == start.id
 
 
+def test_regression_report_md_said_the_handoff_was_as_written_but_turned_backticks_into_quotes():
+    from sandman.machine.proposals import Proposal
+
+    handoff = "Fixed it:\n```python\nx = 1\n```\nand ```` four too."
+    body = "Plan:\n```\nstep\n```"
+    filed = [Proposal(id="ev-20261202T010000Z-abcdef", shift="s-20261202T0100Z", repo="/r", title="Big",
+                      body=body, state="open", opened_at="2026-12-02T01:00:00Z")]
+    text = shifts.report_text({"id": "s-20261202T0100Z", "repo": "/r"}, handoff, [], [], filed)
+    assert "ʼ" not in text
+    assert "`````text\n" + handoff + "\n`````\n" in text  # a fence longer than the 4-tick run inside
+    assert "````text\n" + body + "\n````\n" in text
+
+
+def test_reconcile_of_a_shift_keeps_problems_md_a_later_brief_rewrote_not_a_conflict(layout, world, fake_claude):
+    """Every weekday brief rewrites breath/problems.md; reverting the shift's shift.start commit
+    conflicted there on every run (FAILED memory root ...: conflicts in breath/problems.md)."""
+    from sandman.machine import breath
+
+    beta = world["beta"]
+    trails.append(layout, "shift.start", "an older shift", shift="s-20261120T2300Z", repo=str(world["alpha"]))
+    breath.init(layout, now=TUESDAY_NIGHT - timedelta(days=1))
+    idea = breath.file_breath(layout, _breath(beta, "Beta idea", "https://example.org/b"),
+                              now=TUESDAY_NIGHT - timedelta(hours=1))
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--spike", idea.id]})
+    first = tick.run(layout, now=TUESDAY_NIGHT)
+    assert first.decision == "started" and shifts.read_meta(layout, first.shift)["repo"] == str(beta)
+    wait_for_session(layout)
+    assert json.loads(layout.breath_record(idea.id).read_text())["state"] == "spiked"
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK)]})
+    second = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))  # closes the first, opens the next
+    assert second.closed == first.shift and second.decision == "started", second.reason
+    wait_for_session(layout)
+    problems = layout.breath_problems.read_text()
+    assert second.shift in problems  # the second brief rewrote it
+    git(beta, "merge", "-q", "--ff-only", f"shift/{first.shift}")  # the owner took the night's work
+    assert cli("trail", "revoke", first.shift, "--why", "bad night").returncode == 0
+    head = git(layout.root, "rev-parse", "HEAD").strip()
+
+    done = cli("reconcile", first.shift)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    reverts = git(layout.root, "log", "--format=%H", f"--grep=Reconciles: {first.shift}", f"{head}..HEAD").split()
+    assert len(reverts) == 1 and "Reverts: " in git(layout.root, "log", "-1", "--format=%B", reverts[0])
+    assert layout.breath_problems.read_text() == problems  # as the newer brief left it
+    assert json.loads(layout.breath_record(idea.id).read_text())["state"] == "filed"  # real data reverted
+    assert git(layout.root, "status", "--porcelain") == ""
+    assert f"reconcile/{first.shift}" in git(beta, "branch", "--list")
+    assert "NOTES.md" not in git(beta, "ls-tree", "--name-only", f"reconcile/{first.shift}")
+    assert cli("reconcile", first.shift).returncode == 0  # a second run is a no-op
+
+
 def test_shift_status_names_an_unreadable_meta_or_current_never_prints_none_or_calls_it_open(layout):
     init(layout)
     for ident, text in (("s-20261130T2200Z", "{not json"), ("s-20261130T2300Z", "[1]"),

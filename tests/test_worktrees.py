@@ -96,7 +96,8 @@ def test_the_hook_recalls_the_main_worktree_bank_for_a_worktree_cwd(layout, repo
 
     main, feature, _ = repo
     remember(layout, "The app builds with make.", cwd=str(main))
-    payload = json.dumps({"session_id": "s1", "cwd": str(feature), "source": "startup"}).encode()
+    payload = json.dumps({"session_id": "s1", "cwd": str(feature), "source": "startup",
+                          "hook_event_name": "SessionStart"}).encode()
     done = sandman("recall", "--hook", stdin=payload)
     assert "The app builds with make." in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 

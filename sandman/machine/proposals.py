@@ -172,7 +172,7 @@ def open_shift(layout: Layout) -> dict:
         raise InputError("no shift is open: a proposal is filed by a shift session, inside its shift "
                          "($SANDMAN_SHIFT or `sandman shift status`)")
     if not trails.is_shift_id(ident):
-        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
+        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
     meta = shifts.read_meta(layout, ident)
     if meta is None:
         raise InputError(f"shift {ident} has no readable meta.json; it never opened")
@@ -302,5 +302,8 @@ def report_lines(filed: list[Proposal]) -> list[str]:
                   f"- approve: `sandman report approve {item.id}`",
                   f"- decline: `sandman report decline {item.id} --why \"…\"`", ""]
         if item.body.strip():
-            lines += ["```text", item.body.replace("```", "ʼʼʼ").strip(), "```", ""]
+            from sandman.machine.brief import fence_ticks
+
+            ticks = fence_ticks(item.body.strip())  # the body as written; no backtick run inside can close it
+            lines += [f"{ticks}text", item.body.strip(), ticks, ""]
     return lines[:-1] if lines and lines[-1] == "" else lines

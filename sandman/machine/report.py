@@ -35,12 +35,15 @@ from datetime import datetime, timezone
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
-from sandman.store.atomic import read_regular, write_atomic
+from sandman.store.atomic import read_regular, sweep_temps, write_atomic
+from sandman.store.runlock import RunLock
 
 VERB = "report"
 READ_SCHEMA = 1
 # trail.SHIFT_ID, repeated so the hook path does not import the trail (dataclasses).
 SHIFT_ID = re.compile(r"s-[0-9]{8}T[0-9]{4}(?:[0-9]{2})?Z")
+SHIFT_ID_FORM = "s-<yyyymmddTHHMM[SS]>Z"
+MARK_WAIT_S = 2.0  # how long `report show` waits for the read marks' lock (the hook does not wait)
 UNREADABLE = "unreadable"
 HANDOFF_CHARS = 100  # of the handoff's first line, in a digest line
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -98,8 +101,11 @@ def _time_key(shift_id: str) -> str:
 # --- read marks ----------------------------------------------------------------------------------
 
 
-def read_marks(layout: Layout) -> dict[str, str]:
-    """``.reports-read``'s ``read`` map; missing or corrupt: ``{}`` (corrupt: a journal line)."""
+def read_marks(layout: Layout, *, locked: bool = False) -> dict[str, str]:
+    """``.reports-read``'s ``read`` map; missing or corrupt: ``{}`` (corrupt: a journal line).
+
+    A corrupt file is rewritten empty under the marks' lock: at once when the caller
+    holds it (``locked``), else only if it is free (journal ``action=not-rebuilt: busy`` when not)."""
     try:
         raw = layout.reports_read.read_bytes()
     except FileNotFoundError:
@@ -114,31 +120,70 @@ def read_marks(layout: Layout) -> dict[str, str]:
     marks = data.get("read") if isinstance(data, dict) and data.get("schema") == READ_SCHEMA else None
     if not isinstance(marks, dict):
         try:
-            _write_marks(layout, {})
-            action = "rebuilt"
+            lock = None if locked else marks_lock(layout, 0)
+        except OSError:
+            lock = None
+        try:
+            if locked or lock is not None:
+                _write_marks(layout, {})
+                action = "rebuilt"
+            else:
+                action = "not-rebuilt: busy"
         except OSError as error:
             action = f"not-rebuilt: {error}"
+        finally:
+            if lock is not None:
+                lock.release()
         journal.write(layout, VERB, "read-marks-corrupt", file=str(layout.reports_read), bytes=len(raw),
                       action=action)
         return {}
     return {key: value for key, value in marks.items() if is_shift_id(key) and isinstance(value, str)}
 
 
-def mark_read(layout: Layout, shift_ids, now: datetime | None = None) -> None:
+def marks_lock(layout: Layout, wait_s: float = 0.0) -> RunLock | None:
+    """Take ``.reports-read.lock`` (flock; the kernel frees it when its holder dies), trying
+    for up to ``wait_s`` seconds; return the held lock (call ``release``) or None when busy.
+    Raises OSError when the lock file cannot be opened."""
+    import time  # here: only a waiting caller needs it
+
+    lock = RunLock(layout.reports_read_lock)
+    deadline = time.monotonic() + wait_s
+    while not lock.acquire():
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+    return lock
+
+
+def mark_read(layout: Layout, shift_ids, now: datetime | None = None, *, locked: bool = False) -> None:
     """Record ``shift_ids`` (an iterable of shift ids) as read at ``now`` (default: the current
     time) in ``.reports-read``, written atomically; ids already marked keep their first time.
-    Raises
-    InputError for a value that is not a shift id, OSError when the file cannot be written."""
+
+    Reading, merging and writing happen under ``.reports-read.lock`` (``locked``: the caller
+    holds it; else it is taken, waiting up to ``MARK_WAIT_S`` seconds), which also makes any
+    temp file of ``.reports-read`` a killed writer's: those are deleted. Raises InputError
+    for a value that is not a shift id, OSError when the file cannot be written, and
+    BlockingIOError (an OSError) when the lock stays busy."""
     ids = list(shift_ids)
     bad = [ident for ident in ids if not is_shift_id(ident)]
     if bad:
-        raise InputError(f"{one_line(bad[0], 80)!r} is not a shift id (s-<yyyymmddTHHMM>Z)")
-    marks = read_marks(layout)
-    stamp = journal.iso(now or datetime.now(timezone.utc))
-    fresh = [ident for ident in ids if ident not in marks]
-    for ident in fresh:
-        marks[ident] = stamp
-    _write_marks(layout, marks)
+        raise InputError(f"{one_line(bad[0], 80)!r} is not a shift id ({SHIFT_ID_FORM})")
+    lock = None
+    if not locked:
+        lock = marks_lock(layout, MARK_WAIT_S)
+        if lock is None:
+            raise BlockingIOError(f"{layout.reports_read_lock} stayed busy for {MARK_WAIT_S:g} s")
+    try:
+        marks = read_marks(layout, locked=True)
+        stamp = journal.iso(now or datetime.now(timezone.utc))
+        fresh = [ident for ident in ids if ident not in marks]
+        for ident in fresh:
+            marks[ident] = stamp
+        sweep_temps(layout.reports_read)
+        _write_marks(layout, marks)
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def _write_marks(layout: Layout, marks: dict[str, str]) -> None:
@@ -241,9 +286,10 @@ def reports(layout: Layout) -> list[ReportInfo]:
     return [info for info in infos if not info.read] + [info for info in infos if info.read]
 
 
-def unread_reports(layout: Layout) -> list[ReportInfo]:
-    """The unread reports, oldest first; reads only their shifts' files (the SessionStart path)."""
-    marks = read_marks(layout)
+def unread_reports(layout: Layout, *, locked: bool = False) -> list[ReportInfo]:
+    """The unread reports, oldest first; reads only their shifts' files (the SessionStart path).
+    ``locked``: the caller holds ``.reports-read.lock`` (``marks_lock``)."""
+    marks = read_marks(layout, locked=locked)
     return [_info(layout, ident, marks) for ident in _shift_ids(layout) if ident not in marks]
 
 
@@ -259,7 +305,7 @@ def report_text(layout: Layout, shift_id: str) -> str:
     Raises InputError for a malformed id or a shift without a report.
     """
     if not is_shift_id(shift_id):
-        raise InputError(f"{one_line(shift_id, 80)!r} is not a shift id (s-<yyyymmddTHHMM>Z); "
+        raise InputError(f"{one_line(shift_id, 80)!r} is not a shift id ({SHIFT_ID_FORM}); "
                          "`sandman report` lists them")
     path = layout.shift_dir(shift_id) / "report.md"
     if os.path.islink(path) or os.path.islink(path.parent):

@@ -496,6 +496,9 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
     proposals (machine.proposals.Proposal) the shift filed, for its ``## Proposals`` section."""
     from sandman.machine import proposals as proposing
 
+    # Kept as written (only its outer blank space trimmed), in a fence no backtick run inside can close.
+    handoff = handoff_text.strip() or "(no handoff)"
+    ticks = briefing.fence_ticks(handoff)
     lines = [f"# Shift {meta['id']}: {Path(meta['repo']).name}", "",
              f"- repository: {meta['repo']}",
              f"- branch: {meta.get('branch') or '(none: the rest day)'}",
@@ -505,7 +508,7 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
              f"- session: {meta.get('session') or 'unknown'}",
              f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}",
              "", "## What was done", "", "The session's handoff, as it wrote it:", "",
-             "```text", (handoff_text.replace("```", "ʼʼʼ").strip() or "(no handoff)"), "```", "",
+             f"{ticks}text", handoff, ticks, "",
              "## Commits", ""]
     lines += [f"- {c['commit'][:12]} {c['subject']} — Event: {', '.join(c['events']) or 'none'}"
               + ("" if c["resolves"] else " (does not resolve)") for c in commits] or ["(none)"]

@@ -138,7 +138,7 @@ def check_target(value: str) -> str:
     if is_event_id(value) or is_shift_id(value):
         return value
     raise InputError(f"{value!r} is neither an event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx) nor a shift id "
-                     "(s-YYYYMMDDTHHMMZ); `sandman trail log` lists them")
+                     "(s-<yyyymmddTHHMM[SS]>Z); `sandman trail log` lists them")
 
 
 def new_id(moment: datetime) -> str:
@@ -177,7 +177,7 @@ def new_event(
     if parent is not None and not is_event_id(parent):
         raise InputError(f"parent {parent!r} is not an event id (ev-YYYYMMDDTHHMMSSZ-xxxxxx)")
     if shift is not None and not is_shift_id(shift):
-        raise InputError(f"shift {shift!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
+        raise InputError(f"shift {shift!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
     if repo is not None:
         path = Path(repo)
         if not path.is_absolute() or _CONTROL.search(str(path)):

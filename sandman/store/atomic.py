@@ -63,6 +63,34 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, *, durable: b
         fsync_dir(path.parent)
 
 
+def sweep_temps(path: Path, older_than: float | None = None) -> int:
+    """Delete the temp files ``write_atomic(path, ...)`` left behind (``.<name>.<32 hex>.tmp``
+    beside ``path``); with ``older_than`` (epoch seconds) only those last modified before it.
+
+    For a caller holding the lock every writer of ``path`` holds, so any such temp file is
+    a killed writer's. Returns how many were deleted; never raises (OSError is skipped).
+    """
+    prefix = f".{path.name}."
+    try:
+        entries = [entry for entry in os.scandir(path.parent)
+                   if entry.name.startswith(prefix) and TEMP_NAME.fullmatch(entry.name)
+                   and len(entry.name) == len(prefix) + 36]
+    except OSError:
+        return 0
+    swept = 0
+    for entry in entries:
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if older_than is not None and entry.stat(follow_symlinks=False).st_mtime >= older_than:
+                continue
+            os.unlink(entry.path)
+            swept += 1
+        except OSError:
+            pass
+    return swept
+
+
 def fsync_dir(directory: Path) -> None:
     """Flush a directory's entries to disk (best effort; some filesystems refuse)."""
     try:

@@ -217,9 +217,9 @@ def changed_paths(repo: pygit2.Repository, commit_id: str) -> list[str]:
 class RevertConflict(RepositoryError):
     """Reverting a commit onto a tip conflicts; ``paths`` are the conflicted files."""
 
-    def __init__(self, commit_id: str, paths: list[str]):
+    def __init__(self, commit_id: str, paths: list[str], hint: str = ""):
         self.paths = paths
-        super().__init__(f"reverting {commit_id[:12]} conflicts in {', '.join(paths)}")
+        super().__init__(f"reverting {commit_id[:12]} conflicts in {', '.join(paths)}" + (f": {hint}" if hint else ""))
 
 
 def reverted_entries(repo: pygit2.Repository, commit_id: str, onto: pygit2.Oid,

@@ -587,7 +587,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     startup context (docs/recall.md, "Compaction"). ``resume`` and ``fork``
     get the short note of ``resumed``: their context still holds the surface.
     Returns None, with a journal line, for an unreadable payload, a
-    ``hook_event_name`` other than SessionStart, a payload without an absolute
+    ``hook_event_name`` missing or other than SessionStart, a payload without an absolute
     ``cwd``, and a root without ``memories/``. A new session (startup or
     clear) also starts the background sync when the settings ask for it;
     every start but a compaction starts the backstop for missed endings,
@@ -601,9 +601,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
     event = data.get("hook_event_name")
-    if event is not None and event != "SessionStart":
-        # Registered on another event, its output would land where no surface belongs.
-        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start", event=str(event)[:80],
+    if event != "SessionStart":
+        # Registered on another event (or a payload that names none, which Claude Code never sends),
+        # its output would land where no surface belongs.
+        journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start",
+                      event=None if event is None else str(event)[:80],
                       session=session)
         return None
     cwd = data.get("cwd")

@@ -70,7 +70,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     For ``source`` ``startup``, ``clear`` or none given, with unread reports, returns
     ``{"systemMessage": <the person's digest>, "hookSpecificOutput": {"hookEventName":
     "SessionStart", "additionalContext": <the model's digest>}}`` and a newline, then marks
-    the reports the person was shown read; the model's digest is at most
+    the reports the person was shown read (chosen and marked under ``.reports-read.lock``,
+    taken without waiting, so concurrent starts print it once); the model's digest is at most
     ``config.REPORT_DIGEST_UTF16`` UTF-16 code units, so it and recall's 9,000 stay under
     Claude Code's 10,000. Returns None (print nothing) when nothing is unread, for the
     other sources, and, with a journal line, for an unreadable payload, another
@@ -84,9 +85,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
     event = data.get("hook_event_name")
-    if event is not None and event != "SessionStart":
+    if event != "SessionStart":
+        # A payload without the name is not a SessionStart either (as recall --hook): Claude Code names it.
         journal.write(layout, VERB, "skipped", hook=True, reason="not-session-start",
-                      event=reports.one_line(event, 80), session=session)
+                      event=None if event is None else reports.one_line(event, 80), session=session)
         return None
     source = data.get("source") if isinstance(data.get("source"), str) else None
     if source not in DIGEST_SOURCES:
@@ -99,24 +101,38 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if not layout.memories.is_dir():
         journal.write(layout, VERB, "skipped", hook=True, reason="no-root", root=str(layout.root), session=session)
         return None
-    waiting = reports.unread_reports(layout)
-    if not waiting:
+    # Choosing the unread reports and marking them read is one step under the marks' lock: of
+    # sessions starting at once, one shows the digest. The hook never waits for it.
+    try:
+        lock = reports.marks_lock(layout, 0)
+    except OSError as error:
+        journal.write(layout, VERB, "skipped", hook=True, reason="marks-lock-failed", error=str(error),
+                      session=session)
         return None
+    if lock is None:
+        journal.write(layout, VERB, "skipped", hook=True, reason="marks-busy", session=session)
+        return None
+    try:
+        waiting = reports.unread_reports(layout, locked=True)
+        if not waiting:
+            return None
+        ordered = reports.worst_first(waiting)
+        context, in_context = reports.digest(ordered, config.REPORT_DIGEST_UTF16)
+        person, shown = reports.message(ordered, config.REPORT_MESSAGE_LINES)
+        seen = [info.shift for info in ordered[:shown]]
+        try:
+            reports.mark_read(layout, seen, locked=True)
+            marked = len(seen)
+        except OSError as error:
+            journal.write(layout, VERB, "mark-failed", hook=True, session=session, error=str(error))
+            marked = 0
+    finally:
+        lock.release()
     from sandman.verbs.recall import utf16_units
 
-    ordered = reports.worst_first(waiting)
-    context, in_context = reports.digest(ordered, config.REPORT_DIGEST_UTF16)
-    person, shown = reports.message(ordered, config.REPORT_MESSAGE_LINES)
     reply = {"systemMessage": person}
     if context:
         reply["hookSpecificOutput"] = {"hookEventName": "SessionStart", "additionalContext": context}
-    seen = [info.shift for info in ordered[:shown]]
-    try:
-        reports.mark_read(layout, seen)
-        marked = len(seen)
-    except OSError as error:
-        journal.write(layout, VERB, "mark-failed", hook=True, session=session, error=str(error))
-        marked = 0
     journal.write(layout, VERB, "digest", hook=True, session=session, source=source, unread=len(waiting),
                   shown=shown, in_context=in_context, units=utf16_units(context), marked=marked)
     return json.dumps(reply, ensure_ascii=False) + "\n"

@@ -59,7 +59,7 @@ def log(layout: Layout, *, since: str | None = None, kind: str | None = None, re
     if repo is not None and not os.path.isabs(repo):
         raise InputError(f"repo {repo!r} is not an absolute path; the trail names repositories by absolute path")
     if shift is not None and not store.is_shift_id(shift):
-        raise InputError(f"shift {shift!r} is not a shift id (s-YYYYMMDDTHHMMZ)")
+        raise InputError(f"shift {shift!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
     whole = store.read(layout)
     return store.select(whole, since=since, kind=kind, repo=repo, shift=shift), whole
 

@@ -7,7 +7,8 @@ it does what the brief's charter says a commit takes. It reads the start event
 ``shift.commit`` event with ``sandman trail append``, asks ``sandman trail
 trailers`` for the lines, edits ``NOTES.md`` and commits with those trailers.
 Arguments: ``--untrailered`` adds a second commit with no ``Event:``;
-``--handoff TEXT`` calls ``sandman shift handoff`` itself; ``--propose TITLE``
+``--handoff TEXT`` calls ``sandman shift handoff`` itself; ``--spike BREATH`` spikes a breath
+with ``sandman breathe spike`` (a change in the memory root carrying ``Shift:``); ``--propose TITLE``
 (with ``--propose-body TEXT``) files a proposal with ``sandman report propose``. ``$FAKE_SHIFT_SANDMAN``
 is the python that runs sandman (the test's). Prints what it did: the reply.
 """
@@ -47,6 +48,8 @@ def main() -> int:
         body = sys.argv[sys.argv.index("--propose-body") + 1] if "--propose-body" in sys.argv else ""
         print("Proposed " + sandman("report", "propose", "--title", sys.argv[sys.argv.index("--propose") + 1],
                                     "--body-file", "-", stdin=body) + ".")
+    if "--spike" in sys.argv:
+        sandman("breathe", "spike", sys.argv[sys.argv.index("--spike") + 1])
     if "--handoff" in sys.argv:
         sandman("shift", "handoff", "-", stdin=sys.argv[sys.argv.index("--handoff") + 1])
     print(f"Edited NOTES.md under {event}.")
