@@ -590,6 +590,7 @@ DOCTOR_UNPUSHED_LATE_HOURS = 24  # local commits unpushed this long after the la
 SITE_HOST = "127.0.0.1"
 SITE_PORT = 1705
 SITE_RENDER_LOCK_TIMEOUT_S = 300.0
+SITE_SERVE_REFRESH_S = 30.0  # report serve re-renders at least this often (seconds) when pages are asked for
 SITE_HOME_LOG_ENTRIES = 7  # the newest voyage entries the home page shows
 
 # --- reflect: the voyage log and bank upkeep (issue 6) --------------------------

@@ -241,7 +241,7 @@ def test_a_malformed_score_file_name_never_becomes_a_page(layout):
 def test_the_chart_leaves_gaps_for_weeks_not_measured_and_draws_the_target():
     drawn = chart([("2026-W47", 1.0), ("2026-W48", None), ("2026-W49", 3.0), ("2026-W50", 2.0)], 2.0, "2026-W49")
     assert len(drawn["segments"]) == 2 and drawn["segments"][0].count(",") == 1
-    assert drawn["target_y"] == round((drawn["height"]) / 2, 1)
+    assert drawn["target_y"] == round((drawn["top"] + drawn["bottom"]) / 2, 1)
     assert [point["current"] for point in drawn["points"]] == [False, True, False]
     flat = chart([("2026-W47", None)], None, "2026-W47")
     assert flat["segments"] == [] and flat["target_y"] is None and flat["gaps"] == 1
@@ -296,9 +296,15 @@ def _contract_modules(monkeypatch, reports=None, unread=None, proposals=None, fa
     from collections import namedtuple
 
     import sandman.machine
+    from sandman.machine import report as real
 
-    info = namedtuple("ReportInfo", "shift repo outcome opened_at closed_at path read")
+    def info(*row):
+        return real.ReportInfo(*row, *(0, 0, 0, "", None)[len(row) - 7:])
+
     report = types.ModuleType("sandman.machine.report")
+    # The ordering and wording of `sandman report` itself (one place: machine/report.py).
+    for name in ("worst_first", "severity", "counts", "UNREADABLE"):
+        setattr(report, name, getattr(real, name))
 
     def listing(layout):
         if fail:
@@ -444,3 +450,157 @@ def test_the_site_shows_sandman_report_s_read_marks_and_never_marks_one(layout, 
     layout.reports_read.write_text("{corrupt")  # nothing read, never a traceback
     render_site(layout)
     assert "3 unread" in text_of(layout.site / "index.html")
+
+
+def test_served_site_goes_stale_after_a_read_mark_is_fixed(machine, layout) -> None:
+    """A served index follows the read marks: `report serve` re-renders before answering."""
+    import http.client
+    import threading
+
+    from sandman.machine import report
+    from sandman.verbs.report import open_server
+
+    server, _ = open_server(layout, host="127.0.0.1", port=0, public=False)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def index() -> str:
+        connection = http.client.HTTPConnection(*server.server_address[:2], timeout=30)
+        try:
+            connection.request("GET", "/index.html")
+            response = connection.getresponse()
+            assert response.status == 200
+            return response.read().decode("utf-8")
+        finally:
+            connection.close()
+
+    try:
+        assert 'id="unread"' in index()
+        report.mark_read(layout, report.unread(layout))
+        assert 'id="unread"' not in index()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_failing_render_keeps_the_last_good_site_served_and_is_journaled(layout) -> None:
+    from sandman.site.fresh import Refresher
+    from sandman.verbs.init import init
+
+    init(layout)
+    calls = []
+
+    def render(_layout):
+        calls.append(1)
+        raise OSError("disk full")
+
+    refresher = Refresher(layout, render, every=3600.0)
+    refresher.rendered()
+    assert refresher.refresh() is False and calls == []  # nothing changed: no render
+    (layout.root / ".reports-read").write_text("{}")
+    assert refresher.refresh() is False and calls == [1]  # changed: tried, failed, did not raise
+    assert "serve-render-failed" in "".join(path.read_text() for path in layout.trace.glob("report-*.log"))
+
+
+def test_report_entries_show_only_id_outcome_and_repo_fixed_they_show_counts_revoked_and_worst_first(layout, monkeypatch):
+    init(layout)
+    shifts = ("s-20261128T2300Z", "s-20261129T2300Z", "s-20261130T2300Z", "s-20261201T2300Z")
+    with bank_transaction(layout, verb="shift", subject="four shifts") as tx:
+        for shift in shifts:
+            tx.write_file(layout.shift_dir(shift) / "meta.json", json.dumps({"id": shift, "outcome": "finished"}))
+            tx.write_file(layout.shift_dir(shift) / "report.md", f"# Shift {shift}\n")
+    trails.append(layout, "shift.start", "a shift", shift=shifts[3], repo="/code/d")
+    trails.revoke(layout, shifts[3], "it broke the build")
+    # shift, repo, outcome, opened, closed, path, read, commits, unresolved, findings, handoff, problem
+    rows = [(shifts[3], "/code/d", "handed-off", "", "", "", False, 3, 1, 0, "", None),  # newest, one not resolving
+            (shifts[2], "/code/c", "finished", "", "", "", False, 1, 0, 0, "", None),    # good news
+            (shifts[1], "/code/b", "finished", "", "", "", False, 0, 0, 2, "", None),    # findings
+            (shifts[0], "/code/a", "abandoned", "", "", "", False, 0, 0, 0, "", None)]   # oldest, worst
+    _contract_modules(monkeypatch, reports=rows, unread=list(reversed(shifts)))
+    render_site(layout)
+    crawl(layout.site)
+    for page in ("reports.html", "index.html"):
+        text = text_of(layout.site / page)
+        order = [text.index(shift) for shift in (shifts[0], shifts[3], shifts[1], shifts[2])]
+        assert order == sorted(order), page  # abandoned, then newest first among the troubled, then the rest
+        assert "3 commits (1 not resolving) · 0 findings" in text and "0 commits · 2 findings" in text, page
+        revoked_row = text[text.index(shifts[3]):text.index(shifts[1])]
+        assert "revoked" in revoked_row, page
+        assert "revoked" not in text[text.index(shifts[1]):text.index(shifts[1]) + 200], page
+
+
+def test_home_worst_three_were_never_explained_fixed_they_say_what_they_are_with_direction_and_target(layout):
+    init(layout)
+    write_scores(layout)
+    render_site(layout)
+    home = text_of(layout.site / "index.html")
+    assert "The three measured numbers furthest from their targets" in home
+    assert "70%, target ≥ 80% (higher is better)" in home
+    assert "4, target ≤ 0 (lower is better)" in home
+    week = text_of(layout.site / f"score/{WEEKS[2]}.html")
+    assert "70%, target ≥ 80%" in week
+
+
+def test_chart_range_label_overlapped_the_last_dot_and_axis_used_fractions_fixed_unit_labels_and_week_ticks():
+    drawn = chart([("2026-W47", 1.0), ("2026-W48", None), ("2026-W49", 0.9)], 0.8, "2026-W49", "share")
+    assert (drawn["high_shown"], drawn["low_shown"]) == ("100%", "80%")
+    assert [point["shown"] for point in drawn["points"]] == ["100%", "90%"]
+    assert [(tick["week"], tick["anchor"]) for tick in drawn["ticks"]] == [("2026-W47", "start"), ("2026-W49", "end")]
+    # Every dot is inside the plot, below the top margin, left of the right one and above the week ticks.
+    for point in drawn["points"]:
+        assert drawn["left"] <= point["x"] <= drawn["right"] and drawn["top"] <= point["y"] <= drawn["bottom"]
+    assert drawn["bottom"] + 10 < drawn["height"]
+    dollars = chart([("2026-W49", 2.0)], 2.0, "2026-W49", "USD")
+    assert dollars["high_shown"] == "$3.00" and [tick["anchor"] for tick in dollars["ticks"]] == ["middle"]
+
+
+def test_shift_with_unreadable_meta_said_open_in_its_header_fixed_it_says_unreadable(machine, layout):
+    render_site(layout)
+    page = (layout.site / f"shifts/{BROKEN_SHIFT}.html").read_text()
+    lede = text_of_html(page[page.index('<p class="lede">'):page.index("</p>", page.index('<p class="lede">'))])
+    assert "unreadable" in lede and "open" not in lede
+    assert "meta.json is not JSON" in text_of_html(page)
+    index = text_of(layout.site / "shifts/index.html")
+    assert "open" not in index[index.index(BROKEN_SHIFT):index.index(BROKEN_SHIFT) + 120]
+
+
+def text_of_html(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+def test_shift_report_showed_a_stale_proposal_state_fixed_it_says_snapshot_and_links_the_live_state(machine, layout):
+    from sandman.machine import proposals
+
+    render_site(layout)
+    crawl(layout.site)  # every proposals.html#<id> anchor exists
+    (proposal,) = proposals.proposals(layout)
+    assert proposal.state == "taken"
+    anchor = f'href="../proposals.html#{proposal.id}"'
+    carrier = (layout.site / f"shifts/{proposal.taken_by}.html").read_text()
+    assert "as the shift wrote it at handoff" in text_of_html(carrier)
+    assert "This shift's brief carried the approved proposal(s)" in text_of_html(carrier)
+    assert anchor in carrier and "taken" in text_of_html(carrier[carrier.index(anchor):][:600])
+    day = proposal.opened_at[:10]
+    trail_day = (layout.site / f"trail/{day}.html").read_text()
+    assert f'href="../proposals.html#{proposal.id}"' in trail_day
+
+
+def test_trail_event_listed_only_memory_root_commits_fixed_it_lists_the_repository_commits_trail_show_finds(
+        machine, layout):
+    from sandman.verbs import trail as trail_verb
+
+    render_site(layout)
+    whole = trails.read(layout)
+    checked = 0
+    for event in whole.events:
+        if whole.descendants(event.id):
+            continue  # trail show also lists a descendant's commits; the site lists those on the descendant
+        page = (layout.site / f"trail/{event.day}.html").read_text()
+        start = page.index(f'id="{event.id}"')
+        row = text_of_html(page[start:page.index("</article>", start)])
+        for repo, commit, subject in trail_verb.show(layout, event.id).commits:
+            if repo != str(layout.root):
+                assert repo in row and commit[:12] in row and subject in row, event.id
+                checked += 1
+    assert checked, "the machine root's shifts commit in their repositories with an Event: trailer"

@@ -350,12 +350,16 @@ def summary(info: ReportInfo) -> str:
     parts = [info.shift, info.repo_name, info.outcome.upper() if severity(info) == 0 else info.outcome]
     if info.closed_at:
         parts.append("closed " + one_line(info.closed_at, 30))
+    parts.append(counts(info))
+    return " · ".join(parts)
+
+
+def counts(info: ReportInfo) -> str:
+    """A report's counts as ``summary`` shows them: "2 commits (1 not resolving) · 0 findings"."""
     commits = _plural(info.commits, "commit")
     if info.unresolved:
         commits += f" ({info.unresolved} not resolving)"
-    parts.append(commits)
-    parts.append(_plural(info.findings, "finding"))
-    return " · ".join(parts)
+    return f"{commits} · {_plural(info.findings, 'finding')}"
 
 
 DIGEST_LABEL = ("[data: shift reports from shifts/<id>/meta.json and handoff.md, written by unattended "

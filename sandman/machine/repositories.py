@@ -32,7 +32,8 @@ class Place:
 def places(layout: Layout, trail: Trail) -> list[Place]:
     """Return the known repositories, the memory root first. Raises ConfigError (bad ``roots``)."""
     candidates: list[tuple[Path, bool]] = [(layout.root, True)]
-    candidates += [(Path(event.repo), False) for event in trail.events if event.repo]
+    # Each path the trail names once, before a Path is made: a year of trail names a few paths 100,000 times.
+    candidates += [(Path(repo), False) for repo in dict.fromkeys(event.repo for event in trail.events if event.repo)]
     candidates += [(path, False) for path in git.discover(config.machine_roots(layout))]
     seen: set[Path] = set()
     found: list[Place] = []
@@ -79,3 +80,37 @@ def all_tips(repo) -> list:
         if tip is not None:
             tips.append(tip)
     return tips
+
+
+# (common git folder, branch tips) -> ((event id, commit id, subject), ...): a long-lived process
+# (`report serve`) walks a repository again only when one of its branches moved.
+_CARRIED: dict[tuple, tuple] = {}
+
+
+def carried_events(layout: Layout, trail: Trail) -> tuple[dict[str, list[tuple[str, str, str]]], list[tuple[str, str]]]:
+    """The commits of every known repository but the memory root that carry an event, as
+    ``trail show`` finds them (``places``, ``all_tips``, the ``Event:`` trailer), in one walk per
+    repository: ``({event id: [(repository, commit id, subject), ...] newest first}, [(repository,
+    why unreadable), ...])``. Raises ConfigError (bad ``roots``)."""
+    found: dict[str, list[tuple[str, str, str]]] = {}
+    unreadable: list[tuple[str, str]] = []
+    for place in places(layout, trail):
+        if place.memory_root:
+            continue
+        if place.error:
+            unreadable.append((str(place.path), place.error))
+            continue
+        try:
+            repo = git.open_at(place.path)
+            tips = all_tips(repo)
+            key = (str(git.common_dir(repo)), tuple(sorted(str(tip) for tip in tips)))
+            if key not in _CARRIED:
+                _CARRIED[key] = tuple((event, commit.id, commit.subject)
+                                      for commit in git.walk(repo, tips, needles=("Event:",))
+                                      for event in event_ids(git.values(list(commit.trailers), "Event")))
+        except RepositoryError as error:
+            unreadable.append((str(place.path), str(error)))
+            continue
+        for event, commit, subject in _CARRIED[key]:
+            found.setdefault(event, []).append((str(place.path), commit, subject))
+    return found, unreadable

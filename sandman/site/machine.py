@@ -49,7 +49,9 @@ WEEK_FILE = re.compile(r"(\d{4}-W\d{2})\.json")
 WORST_ON_HOME = 3
 HOME_UNREAD = 10
 SHIFT_FILES = ("brief.md", "handoff.md", "report.md")
-CHART_WIDTH, CHART_HEIGHT, CHART_PAD = 320, 120, 14
+CHART_WIDTH, CHART_HEIGHT = 320, 132
+# The plot's margins inside the chart: the y-axis labels on the left, the week ticks below.
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 44, 12, 10, 24
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -70,6 +72,8 @@ class Machine:
     proposals: list[dict] = field(default_factory=list)
     proposals_error: str = ""
     scores: list[dict] = field(default_factory=list)  # oldest week first
+    # event id -> [(repository, commit id, subject)] in the other known repositories (as `trail show`)
+    repo_commits: dict[str, list] = field(default_factory=dict)
 
 
 def _text(path: Path) -> tuple[str | None, str]:
@@ -216,15 +220,21 @@ def _reports(layout: Layout, machine: Machine) -> None:
     except (SandmanError, OSError, ValueError) as error:
         machine.reports_error = f"the reports could not be read: {error}"
         return
-    rows = [{"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
-             "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
-             "read": info.shift not in unread, "handoff": display_value(getattr(info, "handoff", "")),
-             "problem": display_value(getattr(info, "problem", ""))} for info in infos]
-    # Unread first, each part in the order it came (``report.reports``: newest first, as `sandman report`).
-    unread_rows = [row for row in rows if not row["read"]]
-    read_rows = [row for row in rows if row["read"]]
-    for row in unread_rows + read_rows:
-        row["url"] = [shift_path(row["shift"]), "report"] if row["shift"] in shifts else None
+    def row(info) -> dict:
+        return {"shift": info.shift, "repo": display_value(info.repo), "outcome": display_value(info.outcome),
+                "opened_at": display_value(info.opened_at), "closed_at": display_value(info.closed_at),
+                "read": info.shift not in unread, "handoff": display_value(getattr(info, "handoff", "")),
+                "problem": display_value(getattr(info, "problem", "")),
+                # What `sandman report` says of it (report.summary), and the digest's worst news mark.
+                "counts": "" if info.outcome == report.UNREADABLE else report.counts(info),
+                "bad": report.severity(info) < 2,
+                "revoked": machine.trail.revocation(info.shift) is not None}
+
+    # Unread first, each part worst first as the SessionStart digest orders it (report.worst_first).
+    unread_rows = [row(info) for info in report.worst_first([info for info in infos if info.shift in unread])]
+    read_rows = [row(info) for info in report.worst_first([info for info in infos if info.shift not in unread])]
+    for row_ in unread_rows + read_rows:
+        row_["url"] = [shift_path(row_["shift"]), "report"] if row_["shift"] in shifts else None
     machine.reports = unread_rows + read_rows
 
 
@@ -311,7 +321,18 @@ def gather_machine(layout: Layout) -> Machine:
     _reports(layout, machine)
     _proposals(layout, machine)
     machine.scores = _read_scores(layout)
+    _repo_commits(layout, machine)
     return machine
+
+
+def _repo_commits(layout: Layout, machine: Machine) -> None:
+    """The commits of the other known repositories that carry an event (machine.repositories)."""
+    from sandman.machine import repositories
+
+    try:
+        machine.repo_commits, _ = repositories.carried_events(layout, machine.trail)
+    except (SandmanError, OSError):  # bad [machine] roots: the events show their memory-root commits only
+        machine.repo_commits = {}
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -437,6 +458,7 @@ class MachinePages:
         its revocation, whether its shift and parent (or revoke target) have pages, its commits."""
         revoke = self.revoked.get(event.id)
         if revoke is None and event.kind != trails.REVOKE and event.id not in self.commits \
+                and event.id not in self.machine.repo_commits \
                 and (event.shift is None or event.shift not in self.shift_ids) \
                 and (event.parent is None or event.parent not in self.event_day):
             return None
@@ -445,9 +467,9 @@ class MachinePages:
             [revoke.id, self.event_day.get(revoke.id), display_value(revoke.data.get("why"))] if revoke else None,
             self.shift_url(event.shift) is not None, self.event_day.get(event.parent or ""),
             [self.event_url(target), self.shift_url(target)] if isinstance(target, str) else None,
-            self.commits.get(event.id),
+            self.commits.get(event.id), self.machine.repo_commits.get(event.id),
         ]
-        return None if found == [None, False, None, None, None] else found
+        return None if found == [None, False, None, None, None, None] else found
 
     def event(self, event: trails.Event) -> dict:
         revoke = self.revoked.get(event.id)
@@ -464,7 +486,22 @@ class MachinePages:
                 "id": revoke.id, "url": self.event_url(revoke.id), "why": display_value(revoke.data.get("why")),
             },
             "commits": self.commits.get(event.id, []),
+            "repo_commits": [{"repo": display_value(repo), "short": commit[:12], "subject": display_value(subject)}
+                             for repo, commit, subject in self.machine.repo_commits.get(event.id, [])],
+            # A proposal's live state is on proposals.html (listed there unless revoked).
+            "proposal_url": ["proposals.html", event.id if event.kind == "proposal.open" else event.parent]
+            if event.kind.startswith("proposal.") and revoke is None
+            and (event.kind == "proposal.open" or event.parent in self.event_day) else None,
         }
+
+    def named_proposals(self, text: str, carried: object) -> list[dict]:
+        """The listed proposals a shift's report names (or its meta.json's ``proposals`` carried),
+        in order of first mention, each with its live state and its anchor on proposals.html."""
+        listed = {item["id"]: item for item in self.machine.proposals}
+        ids = [match.group(0) for match in trails.EVENT_ID.finditer(text)]
+        ids += [ident for ident in carried if isinstance(ident, str)] if isinstance(carried, list) else []
+        return [{"id": ident, "title": listed[ident]["title"], "state": listed[ident]["state"],
+                 "url": ["proposals.html", ident]} for ident in dict.fromkeys(ids) if ident in listed]
 
     def shift_summary(self, shift: dict) -> dict:
         meta = shift["meta"] or {}
@@ -472,7 +509,7 @@ class MachinePages:
         cost = _number(meta.get("cost_usd"))
         return {
             "id": shift["id"], "url": shift_path(shift["id"]), "ok": shift["meta"] is not None,
-            "repo": display_value(meta.get("repo")), "outcome": display_value(meta.get("outcome")) or "open",
+            "repo": display_value(meta.get("repo")), "outcome": (display_value(meta.get("outcome")) or "open") if shift["meta"] is not None else "unreadable",
             "theme": display_value(meta.get("theme")), "opened_at": display_value(meta.get("opened_at")),
             "closed_at": display_value(meta.get("closed_at")), "cost": "" if cost is None else f"${cost:.2f}",
             "revoked": revoke is not None,
@@ -559,6 +596,7 @@ class MachinePages:
                                       meta.get("handoff_event"), str) else None)},
                 "commits": commits, "findings": [display_value(f) for f in findings],
                 "brief": shift["brief.md"], "handoff": shift["handoff.md"], "report": shift["report.md"],
+                "report_proposals": self.named_proposals(shift["report.md"] or "", meta.get("proposals")),
                 "unread": shift["id"] in unread,
                 "revocation": None if revoke is None else {"id": revoke.id, "url": self.event_url(revoke.id),
                                                            "why": display_value(revoke.data.get("why"))},
@@ -624,7 +662,7 @@ class MachinePages:
             numbers = []
             for number in score["numbers"]:
                 series = [(other["week"], _value_of(other, number["key"])) for other in self.machine.scores]
-                numbers.append({**number_view(number), "chart": chart(series, number["target"], score["week"])})
+                numbers.append({**number_view(number), "chart": chart(series, number["target"], score["week"], number["unit"])})
             worst = set(score["worst"])
             context = {
                 "title": f"Score {score['week']}", "week": score["week"], "error": score["error"],
@@ -677,30 +715,37 @@ def number_view(number: dict) -> dict:
         **number, "shown": _show(number["value"], number["unit"]),
         "target_shown": _show(number["target"], number["unit"]) if number["target"] is not None else "",
         "better": "higher" if number["direction"] == "up" else "lower" if number["direction"] == "down" else "",
+        # The target with its direction: "≤ 10%" (lower is better), "≥ 80%" (higher is better).
+        "goal": "" if number["target"] is None else (
+            {"up": "≥ ", "down": "≤ "}.get(number["direction"], "") + _show(number["target"], number["unit"])),
         "met": number["distance"] == 0 if number["distance"] is not None else None,
     }
 
 
-def chart(series: list[tuple[str, float | None]], target: float | None, current: str) -> dict:
-    """Return the geometry of one number's SVG line chart across weeks (template score_week.html).
+def chart(series: list[tuple[str, float | None]], target: float | None, current: str, unit: str = "") -> dict:
+    """Return the geometry of one number's SVG line chart across weeks (template _machine.html).
 
     ``series`` is ``(week, value or None)`` oldest first; a None is a gap in
-    the line. ``target`` is drawn as a dashed horizontal line. Coordinates are
-    in SVG user units of a ``CHART_WIDTH`` x ``CHART_HEIGHT`` box, rounded to
-    tenths so equal data gives equal contexts.
+    the line. ``target`` is drawn as a dashed horizontal line. ``unit`` is the
+    number's (score contract): the y-axis labels and each point's title are shown
+    in it ("100%", "$2.00"). The weeks are ticked along the bottom: the first,
+    the last and the current. Coordinates are in SVG user units of a
+    ``CHART_WIDTH`` x ``CHART_HEIGHT`` box, rounded to tenths so equal data gives
+    equal contexts.
     """
     values = [value for _, value in series if value is not None]
     span = values + ([target] if target is not None else [])
     low, high = (min(span), max(span)) if span else (0.0, 1.0)
     if high == low:
-        low, high = low - 1, high + 1
-    inner_w, inner_h = CHART_WIDTH - 2 * CHART_PAD, CHART_HEIGHT - 2 * CHART_PAD
+        step = 0.1 if unit == "share" else 1
+        low, high = low - step, high + step
+    inner_w, inner_h = CHART_WIDTH - CHART_LEFT - CHART_RIGHT, CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
 
     def x_of(i: int) -> float:
-        return round(CHART_PAD + (inner_w * i / (len(series) - 1) if len(series) > 1 else inner_w / 2), 1)
+        return round(CHART_LEFT + (inner_w * i / (len(series) - 1) if len(series) > 1 else inner_w / 2), 1)
 
     def y_of(value: float) -> float:
-        return round(CHART_PAD + inner_h * (high - value) / (high - low), 1)
+        return round(CHART_TOP + inner_h * (high - value) / (high - low), 1)
 
     segments, run, points = [], [], []
     for i, (week, value) in enumerate(series):
@@ -711,13 +756,24 @@ def chart(series: list[tuple[str, float | None]], target: float | None, current:
             continue
         x, y = x_of(i), y_of(value)
         run.append(f"{x},{y}")
-        points.append({"x": x, "y": y, "week": week, "value": value, "current": week == current})
+        points.append({"x": x, "y": y, "week": week, "value": value, "shown": _show(value, unit),
+                       "current": week == current})
     if run:
         segments.append(" ".join(run))
+    last = len(series) - 1
+    ticked = sorted({0, last} | {i for i, (week, _) in enumerate(series) if week == current}) if series else []
+    ticks = [{"x": x_of(i), "week": series[i][0],
+              "anchor": "middle" if last == 0 or 0 < i < last else "start" if i == 0 else "end"}
+             for i in ticked]
+    # A current week too close to the first or last would print over its label.
+    ticks = [tick for tick in ticks if tick["anchor"] != "middle" or last == 0 or
+             min(tick["x"] - x_of(0), x_of(last) - tick["x"]) >= 60]
     return {
         "width": CHART_WIDTH, "height": CHART_HEIGHT, "segments": segments, "points": points,
+        "left": CHART_LEFT, "right": CHART_WIDTH - CHART_RIGHT, "top": CHART_TOP, "bottom": CHART_TOP + inner_h,
         "target_y": y_of(target) if target is not None else None,
-        "low": low, "high": high, "low_shown": f"{low:.3g}", "high_shown": f"{high:.3g}", "weeks": [week for week, _ in series],
+        "low": low, "high": high, "low_shown": _show(low, unit), "high_shown": _show(high, unit),
+        "low_y": y_of(low), "high_y": y_of(high), "weeks": [week for week, _ in series], "ticks": ticks,
         "first": series[0][0] if series else "", "last": series[-1][0] if series else "",
         "gaps": sum(1 for _, value in series if value is None),
     }

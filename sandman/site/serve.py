@@ -83,6 +83,9 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
         if not Path(self.translate_path(self.path)).resolve().is_relative_to(top):
             self.send_error(403, "Refused: the path leads outside the site")
             return None
+        refresh = getattr(self.server, "refresh", None)
+        if refresh is not None:
+            refresh()  # bring the site up to date first (site.fresh.Refresher; never raises)
         return super().send_head()
 
     def _search(self, search):
@@ -127,6 +130,7 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allowed_hosts: frozenset[str] | None = None  # Host headers answered; None: any (--public)
     search = None  # query -> (HTTP status, JSON value) for /search.json; None: not answered
+    refresh = None  # called before a file is served (site.fresh.Refresher.refresh); None: never
 
 
 class _Server6(_Server):
@@ -138,11 +142,12 @@ def _authority(host: str, port: int) -> str:
 
 
 def make_server(site: Path, host: str, port: int, *, public: bool = False,
-                search=None) -> http.server.ThreadingHTTPServer:
+                search=None, refresh=None) -> http.server.ThreadingHTTPServer:
     """Bind a threading HTTP server for ``site`` on ``host:port`` (0: any free port).
 
     ``search`` (a query -> ``(status, JSON value)`` function) answers
-    ``/search.json?q=``. Unless ``public``, it answers only requests whose Host header is
+    ``/search.json?q=``; ``refresh`` (no arguments, never raises) is called before a file
+    is served, to bring the site up to date. Unless ``public``, it answers only requests whose Host header is
     ``<host>:<port>``, ``<bound address>:<port>`` or ``localhost:<port>``
     (421 otherwise; a request without Host is served). It is bound, not yet
     serving: call ``serve_forever``. Raises OSError when the address cannot be
@@ -156,6 +161,7 @@ def make_server(site: Path, host: str, port: int, *, public: bool = False,
         error.filename = error.filename or _authority(host, port)  # "Address already in use (127.0.0.1:1705)"
         raise
     server.search = search
+    server.refresh = refresh
     bound, bound_port = server.server_address[:2]
     server.allowed_hosts = None if public else frozenset(
         _authority(name.lower(), bound_port) for name in (bound, host, "localhost")

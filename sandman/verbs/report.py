@@ -143,10 +143,14 @@ def site_search(layout: Layout, query: str) -> tuple[int, object]:
 def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[ThreadingHTTPServer, RenderStats]:
     """Re-render the site if stale and bind a server for it; return the server (not yet serving).
 
+    The server re-renders before answering a page when the root changed since
+    (sandman.site.fresh); a render that fails then keeps the last good site served.
+
     Raises InputError for a non-loopback ``host`` without ``public`` (nothing is
     rendered or bound then), the errors of render_site, OSError when the address
     cannot be bound.
     """
+    from sandman.site.fresh import Refresher
     from sandman.site.render import render_site
     from sandman.site.serve import is_loopback, make_server, url
 
@@ -155,8 +159,11 @@ def open_server(layout: Layout, *, host: str, port: int, public: bool) -> tuple[
             f"refusing to serve on {host}: it is not a loopback address, so anyone who can reach it "
             "would read every memory; use 127.0.0.1, or pass --public to mean it"
         )
+    refresher = Refresher(layout, render_site)
     stats = render_site(layout)
-    server = make_server(layout.site, host, port, public=public, search=lambda query: site_search(layout, query))
+    refresher.rendered()
+    server = make_server(layout.site, host, port, public=public, search=lambda query: site_search(layout, query),
+                         refresh=refresher.refresh)
     journal.write(layout, "report", "serving", url=url(server), public=public, written=stats.written)
     return server, stats
 
