@@ -23,6 +23,7 @@ import consensus_quality
 import dream
 import recall
 import remember
+import report_hook
 import search
 import secrets_ban
 import site_render
@@ -33,8 +34,8 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, backstop, sync_spawn, remember, cli_help, floors, secrets_ban, consensus,
-           consensus_quality, dream, site_render, site_trail, trail, search)
+MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, secrets_ban,
+           consensus, consensus_quality, dream, site_render, site_trail, trail, search)
 
 
 def main(argv: list[str] | None = None) -> None:

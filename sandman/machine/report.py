@@ -222,8 +222,6 @@ def read_meta_file(path) -> tuple[dict | None, str | None]:
         if error.errno == errno.ELOOP:
             return None, "meta.json is a symbolic link (not followed)"
         return None, f"meta.json cannot be read: {error.strerror or error}"
-    except OSError as error:
-        return None, f"meta.json cannot be read: {error.strerror or error}"
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None, "meta.json is not JSON"
     if not isinstance(data, dict):
