@@ -19,6 +19,7 @@ from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.machine import pick as picking
 from sandman.machine import proposals
+from sandman.machine import report as reporting
 from sandman.machine import shift as shifts
 from sandman.machine import tick
 from sandman.machine import trail as trails
@@ -70,6 +71,11 @@ def test_a_filed_proposal_reaches_the_report_and_once_approved_is_the_next_night
     assert f"`sandman report approve {filed.id}`" in section and f"sandman report decline {filed.id}" in section
     assert "(none" not in section
     assert f"````text\n{filed.body}\n````\n" in section  # kept as written; a 3-tick run cannot close its fence
+
+    assert shifts.read_meta(layout, started.shift)["proposals_filed"] == [filed.id]
+    # The owner hears of it at the next session start, without the hook reading the trail.
+    [info] = reporting.unread_reports(layout)
+    assert info.proposals == 1 and "1 proposal filed (sandman report proposals)" in reporting.summary(info)
 
     listed = cli("report", "proposals")
     assert listed.returncode == 0 and f"open     {filed.id} alpha — {HOSTILE_TITLE}" in listed.stdout

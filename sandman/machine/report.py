@@ -50,7 +50,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u206
 
 
 class ReportInfo(namedtuple("ReportInfo", "shift repo outcome opened_at closed_at path read "
-                                          "commits unresolved findings handoff problem")):
+                                          "commits unresolved findings handoff problem proposals",
+                            defaults=(0,))):
     """One shift's report.
 
     ``shift`` (id), ``repo`` (the repository's path as meta.json has it, or None),
@@ -59,7 +60,8 @@ class ReportInfo(namedtuple("ReportInfo", "shift repo outcome opened_at closed_a
     ``path`` (Path of report.md), ``read`` (bool), ``commits`` / ``unresolved`` /
     ``findings`` (counts; ``unresolved``: commits whose ``Event:`` is not on the trail),
     ``handoff`` (the handoff's first line, one-lined, at most 100 characters, or ""),
-    ``problem`` (why meta.json is unreadable, else None).
+    ``problem`` (why meta.json is unreadable, else None), ``proposals`` (how many proposals
+    the shift filed, from meta.json's ``proposals_filed``; 0 for shifts closed before it existed).
     """
 
     __slots__ = ()
@@ -260,7 +262,8 @@ def _info(layout: Layout, ident: str, marks: dict[str, str]) -> ReportInfo:
         opened_at=_text(meta.get("opened_at")), closed_at=_text(meta.get("closed_at")),
         path=folder / "report.md", read=ident in marks, commits=len(commits),
         unresolved=sum(1 for c in commits if not (isinstance(c, dict) and c.get("resolves"))),
-        findings=len(meta.get("findings") or []), handoff=handoff, problem=None)
+        findings=len(meta.get("findings") or []), handoff=handoff, problem=None,
+        proposals=len(filed) if isinstance(filed := meta.get("proposals_filed"), list) else 0)
 
 
 def _shift_ids(layout: Layout) -> list[str]:
@@ -357,7 +360,10 @@ def counts(info: ReportInfo) -> str:
     commits = _plural(info.commits, "commit")
     if info.unresolved:
         commits += f" ({info.unresolved} not resolving)"
-    return f"{commits} · {_plural(info.findings, 'finding')}"
+    text = f"{commits} · {_plural(info.findings, 'finding')}"
+    if info.proposals:
+        text += f" · {_plural(info.proposals, 'proposal')} filed (sandman report proposals)"
+    return text
 
 
 DIGEST_LABEL = ("[data: shift reports from shifts/<id>/meta.json and handoff.md, written by unattended "

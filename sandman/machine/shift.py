@@ -577,6 +577,7 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     meta["handoff_event"] = event.id
     folder = layout.shift_dir(shift_id)
     filed = proposing.of_shift(trails.read(layout), shift_id)
+    meta["proposals_filed"] = [proposal.id for proposal in filed]  # the digest counts them without the trail
     with bank_transaction(layout, verb=VERB, subject=f"close {shift_id}: {outcome}",
                           trailers=trails.trailers(event)) as tx:
         tx.write_file(folder / "handoff.md", text + "\n")
