@@ -77,7 +77,7 @@ def stamp(layout: Layout) -> tuple:
             files = []
         shifts.append((entry.name, tuple(sorted(files))))
     trail_day = _newest(layout.trail, 3)
-    return (_head(layout), _identity(layout.root / ".reports-read"), _identity(layout.shift_current),
+    return (_head(layout), _identity(layout.reports_read), _identity(layout.shift_current),
             tuple(shifts), str(trail_day), _identity(trail_day) if trail_day else None)
 
 
