@@ -60,3 +60,10 @@ def visible(text: object, *, lines: bool = True) -> str:
     is always marked. Idempotent: a mark holds no control character.
     """
     return (_MANY_LINES if lines else _ONE_FIELD).sub(_mark, str(text))
+
+
+def fence_ticks(text: str) -> str:
+    """The backticks of a markdown fence that ``text`` cannot close: at least 3, one more than its
+    longest run of backticks (untrusted text shown as data: the brief's slots, report.md, the digest)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)

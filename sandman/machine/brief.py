@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from sandman.errors import InputError
+from sandman.marks import fence_ticks
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_.]+)\s*\}\}")
 # The order in which slots give way over the cap, first to last, and each one's floor (characters).
@@ -48,12 +49,6 @@ class Slot:
     def fingerprint(self) -> str:
         """``sha256:<12 hex>`` of the full text gathered (before any cut)."""
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-
-
-def fence_ticks(text: str) -> str:
-    """The backticks of a fence that ``text`` cannot close: at least 3, one more than its longest run."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    return "`" * max(3, longest + 1)
 
 
 def fence(slot: Slot, text: str) -> str:

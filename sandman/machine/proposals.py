@@ -33,7 +33,7 @@ from pathlib import Path
 from sandman import config, journal
 from sandman.errors import InputError, SecretRefused
 from sandman.layout import Layout
-from sandman.marks import holds_controls, refuse_controls
+from sandman.marks import fence_ticks, holds_controls, refuse_controls
 from sandman.machine import trail as trails
 
 OPEN, APPROVE, DECLINE = "proposal.open", "proposal.approve", "proposal.decline"
@@ -302,8 +302,6 @@ def report_lines(filed: list[Proposal]) -> list[str]:
                   f"- approve: `sandman report approve {item.id}`",
                   f"- decline: `sandman report decline {item.id} --why \"…\"`", ""]
         if item.body.strip():
-            from sandman.machine.brief import fence_ticks
-
             ticks = fence_ticks(item.body.strip())  # the body as written; no backtick run inside can close it
             lines += [f"{ticks}text", item.body.strip(), ticks, ""]
     return lines[:-1] if lines and lines[-1] == "" else lines

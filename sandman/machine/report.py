@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
+from sandman.marks import fence_ticks
 from sandman.store.atomic import read_regular, sweep_temps, write_atomic
 from sandman.store.runlock import RunLock
 
@@ -372,8 +373,7 @@ DIGEST_LABEL = ("[data: shift reports from shifts/<id>/meta.json and handoff.md,
 
 def _digest_text(total: int, entries: list[list[str]], shown: int) -> str:
     body = [line for entry in entries for line in entry]
-    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = fence_ticks("\n".join(body))
     lines = [f"# sandman: {_plural(total, 'unread shift report')}, the worst first",
              "The person has been shown this list at this session's start.", DIGEST_LABEL,
              f"{ticks}text", *body, ticks]

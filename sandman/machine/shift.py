@@ -33,6 +33,7 @@ from sandman.machine import brief as briefing
 from sandman.machine import pick as picking
 from sandman.machine import trail as trails
 from sandman.machine import week
+from sandman.marks import fence_ticks
 from sandman.store import repos as git
 from sandman.store.atomic import write_atomic
 from sandman.store.runlock import RunLock
@@ -498,7 +499,7 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
 
     # Kept as written (only its outer blank space trimmed), in a fence no backtick run inside can close.
     handoff = handoff_text.strip() or "(no handoff)"
-    ticks = briefing.fence_ticks(handoff)
+    ticks = fence_ticks(handoff)
     lines = [f"# Shift {meta['id']}: {Path(meta['repo']).name}", "",
              f"- repository: {meta['repo']}",
              f"- branch: {meta.get('branch') or '(none: the rest day)'}",
