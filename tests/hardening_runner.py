@@ -2,6 +2,8 @@
 
 A trial of tests/test_hardening_crashes.py must be cheap: an interpreter that
 imports sandman costs ~0.4 s, a fork of one that did costs milliseconds. The
+secrets ban's library (betterleaks, Go) is not loaded before the fork: each
+child loads it itself. The
 runner reads one JSON command per line on stdin::
 
     {"verb": "dream", "log": "<file>", "signal": "<fifo>"}
@@ -60,11 +62,12 @@ def child(command: dict) -> None:
 
 
 def main() -> None:
-    from sandman.banks.secrets import find_secrets
-
-    find_secrets("warm up")  # betterleaks loads its library and compiles its rules on first use: once here, not in every child
     for line in sys.stdin:
         command = json.loads(line)
+        # betterleaks is a Go shared library, and the Go runtime does not survive a fork without
+        # exec: a child calling into a runtime its parent started can hang for ever (it did, in
+        # CI). So each child loads it on its first scan; the parent never does.
+        assert "betterleaks" not in sys.modules, "the runner loaded betterleaks before forking"
         pid = os.fork()
         if pid == 0:
             child(command)
