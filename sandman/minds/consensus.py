@@ -97,63 +97,51 @@ def filing_bank(proposals: Sequence[Proposal], quorum: int = config.DREAM_QUORUM
 
 def _near(members: list[int], found: list[Evidence], sizes: list[int]):
     """Return ``near(x)``: the positions ``y > x`` in ``members``, ascending, of the proposals
-    whose tokens meet ``x``'s as ``same()`` needs at the least, ``6·|a∩b| ≥ |a|+|b|``.
+    whose tokens meet ``x``'s often enough that ``same()`` might hold: every ``y`` sharing a
+    token with ``6·|a∩b| ≥ |a|+|b|``, and the few more that share as many tokens with ``x``
+    but are longer than the shortest member (``same()`` turns those down by its own count).
 
     Counted for every ``y`` at once: each token is a bit mask over the members, and the
     shared-token counts of ``x`` against all of them are a bit-sliced sum of its tokens'
-    masks (one bit plane per binary digit), so the work per proposal grows with its
-    tokens, not with the members.
+    masks (one bit plane per binary digit), compared with one threshold plane by plane, so
+    the work per proposal grows with its tokens, not with the members.
     """
     postings: dict[str, int] = {}
-    by_size: dict[int, int] = {}
     for y, i in enumerate(members):
         for token in found[i].tokens:
             postings[token] = postings.get(token, 0) | (1 << y)
-        by_size[sizes[i]] = by_size.get(sizes[i], 0) | (1 << y)
     everyone = (1 << len(members)) - 1
-    largest = max(by_size, default=0)
-    at_most = []  # at_most[s]: the members with at most s tokens
-    running = 0
-    for size in range(largest + 1):
-        running |= by_size.get(size, 0)
-        at_most.append(running)
-
-    def up_to(size: int) -> int:
-        return 0 if size < 0 else at_most[min(size, largest)]
+    shortest = min((sizes[i] for i in members), default=0)
 
     def near(x: int) -> list[int]:
         i = members[x]
+        after = x + 1  # bit b of a plane below is member after + b: those before x are shifted out
         planes: list[int] = []  # planes[k]: the members whose shared count has bit k set
         for token in found[i].tokens:
-            carry = postings[token]
+            carry = postings[token] >> after
+            if not carry:
+                continue
             for k in range(len(planes)):
                 planes[k], carry = planes[k] ^ carry, planes[k] & carry
                 if not carry:
                     break
             if carry:
                 planes.append(carry)
-        size, chosen = sizes[i], 0
-        # 6·count ≥ size + other ⇔ count ≥ ceil((size + other) / 6) =: need; each need holds
-        # for one run of other sizes: 6·(need-1) - size < other ≤ 6·need - size.
-        for need in range(-(-size // 6), -(-(size + largest) // 6) + 1):
-            others = up_to(6 * need - size) & ~up_to(6 * (need - 1) - size)
-            if not others:
-                continue
-            # The members whose count is at least need: compare the planes with need, top bit first.
-            equal, greater = everyone, 0
-            for k in range(max(len(planes), need.bit_length()) - 1, -1, -1):
-                plane = planes[k] if k < len(planes) else 0
-                if (need >> k) & 1:
-                    equal &= plane
-                else:
-                    greater |= equal & plane
-                    equal &= ~plane
-            chosen |= others & (greater | equal)
-        chosen &= ~((2 << x) - 1)  # only the members after x
+        # 6·count ≥ size + other ≥ size + shortest ⇔ count ≥ need: compare the planes with need, top bit first.
+        need = max(1, -(-(sizes[i] + shortest) // 6))
+        equal, greater = everyone >> after, 0
+        for k in range(max(len(planes), need.bit_length()) - 1, -1, -1):
+            plane = planes[k] if k < len(planes) else 0
+            if (need >> k) & 1:
+                equal &= plane
+            else:
+                greater |= equal & plane
+                equal &= ~plane
+        chosen = greater | equal
         found_near = []
         while chosen:
             low = chosen & -chosen
-            found_near.append(low.bit_length() - 1)
+            found_near.append(after + low.bit_length() - 1)
             chosen ^= low
         return found_near
 

@@ -33,7 +33,6 @@ Standard library only, like the rest of consensus.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from functools import lru_cache
 
 # Words that carry no fact of their own: articles, pronouns, auxiliaries, prepositions.
@@ -101,64 +100,93 @@ def words_of(text: str) -> list[str]:
     return [token for token in map(word_token, _WORD.findall(_HUMP.sub(" ", text))) if token]
 
 
-def _terms(text: str) -> Iterator[tuple[str, str]]:
-    """Yield ``(kind, text)`` of each term of ``text``, in order (kinds: the groups of ``_TERM``).
+# What a plain chunk is (``_plain``): a word's token, a negator, or a number.
+WORD, NEGATOR, NUMBER = "word", "negator", "number"
 
-    Most of a memory is plain words: a whitespace-separated chunk that is one
-    lowercase or capitalised word, or a number, is taken as it is; only the
-    others go through ``_TERM``.
-    """
-    parts = _TICKS.split(text) if "`" in text else [text]
-    for n, part in enumerate(parts):
-        if n % 2:
-            yield "tick", part
-            continue
-        for chunk in part.split():
-            bare = chunk.strip(_PUNCTUATION)
-            if bare.isalpha() and (bare.islower() or bare[1:].islower()):
-                yield "word", bare
-            elif bare.isdigit():
-                yield "number", bare
-            else:
-                for match in _TERM.finditer(chunk):
-                    yield match.lastgroup, match.group(match.lastgroup)
+
+@lru_cache(maxsize=65536)
+def _plain(chunk: str) -> tuple[str, str | bool | None] | None:
+    """Classify a whitespace-separated chunk that is one lowercase or capitalised word, or a
+    number, as ``_read`` takes it: ``(WORD, token)`` (token None for a stop word),
+    ``(NEGATOR, True)`` for a negator, ``(NEGATOR, None)`` for a weak one, ``(NUMBER, digits)``;
+    None for any other chunk, which ``_TERM`` cuts. Most of a memory is such chunks, and the
+    same ones recur across proposals: hence the cache."""
+    bare = chunk.strip(_PUNCTUATION)
+    if bare.isalpha() and (bare.islower() or bare[1:].islower()):
+        word = bare.lower()
+        if word in NEGATORS:
+            return NEGATOR, True
+        if word in WEAK_NEGATORS:
+            return NEGATOR, None
+        return WORD, word_token(word)
+    if bare.isdigit():
+        return NUMBER, bare
+    return None
 
 
 def _read(text: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, bool | None]]) -> None:
     """Add the terms of ``text`` to ``tokens`` (words, and anchors marked ``ANCHOR``) and
     ``numbers``; append each term's key and whether it is negated (None: after a weak
-    negator, so neither) to ``keys``."""
+    negator, so neither) to ``keys``.
+
+    Terms are read in order: a span in backticks is one term; outside them a plain
+    chunk (``_plain``) is one, and any other chunk is cut by ``_TERM``.
+    """
     negate: bool | None = False
-    for kind, value in _terms(text):
-        if kind == "word":
-            word = value.lower()
-            if word in NEGATORS:
-                negate = True
+    parts = _TICKS.split(text) if "`" in text else [text]
+    for n, part in enumerate(parts):
+        if n % 2:
+            negate = _term("tick", part, tokens, numbers, keys, negate)
+            continue
+        for chunk in part.split():
+            plain = _plain(chunk)
+            if plain is None:
+                for match in _TERM.finditer(chunk):
+                    kind = match.lastgroup
+                    negate = _term(kind, match.group(kind), tokens, numbers, keys, negate)
                 continue
-            if word in WEAK_NEGATORS:
-                negate = None
-                continue
-            key = word_token(word)
-            if key is None:
-                continue
-            tokens.add(key)
-        elif kind == "number":
-            key = value.replace(",", "")  # 9,000 is 9000
-            tokens.add(key)
-            numbers.add(key)
+            kind, value = plain
+            if kind is NEGATOR:
+                negate = value
+            elif value is not None:  # a stop word leaves the negation for the next term
+                tokens.add(value)
+                if kind is NUMBER:
+                    numbers.add(value)
+                keys.append((value, negate))
+                negate = False
+
+
+def _term(kind: str, value: str, tokens: set[str], numbers: set[str], keys: list[tuple[str, bool | None]],
+          negate: bool | None) -> bool | None:
+    """Read one term of ``kind`` (a group of ``_TERM``) as ``_read`` does; return the negation
+    that holds for the next term."""
+    if kind == "word":
+        word = value.lower()
+        if word in NEGATORS:
+            return True
+        if word in WEAK_NEGATORS:
+            return None
+        key = word_token(word)
+        if key is None:
+            return negate
+        tokens.add(key)
+    elif kind == "number":
+        key = value.replace(",", "")  # 9,000 is 9000
+        tokens.add(key)
+        numbers.add(key)
+    else:
+        key = ANCHOR + " ".join(value.lower().split()).rstrip(".,;:")
+        tokens.add(key)
+        if kind == "path":
+            tail = value.rstrip("/").rsplit("/", 1)[-1].lower()
+            if tail:
+                tokens.add(ANCHOR + tail)
+        if kind == "tick":
+            _read(value, tokens, numbers, keys)
         else:
-            key = ANCHOR + " ".join(value.lower().split()).rstrip(".,;:")
-            tokens.add(key)
-            if kind == "path":
-                tail = value.rstrip("/").rsplit("/", 1)[-1].lower()
-                if tail:
-                    tokens.add(ANCHOR + tail)
-            if kind == "tick":
-                _read(value, tokens, numbers, keys)
-            else:
-                tokens.update(words_of(value))
-        keys.append((key, negate))
-        negate = False
+            tokens.update(words_of(value))
+    keys.append((key, negate))
+    return False
 
 
 class Evidence:
