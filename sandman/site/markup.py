@@ -2,7 +2,10 @@
 
 Memory text comes from model output and hand edits, so nothing in it is
 trusted. jinja2 escapes every value (autoescape on); the only HTML marked safe
-is markdown-it's output, and markdown-it runs its ``js-default`` preset (raw
+is markdown-it's output, the fragments built here in Python for the busiest
+loops (a diff's lines, a memory's fields, each value escaped by ``shown`` exactly
+as a template prints it) and the links (``quote``'s output, which escaping would
+not change), and markdown-it runs its ``js-default`` preset (raw
 HTML off, so ``<script>`` is text) with a stricter link check than its own:
 only ``http``, ``https`` and ``mailto`` links, and scheme-less relative ones,
 are made clickable; ``javascript:``, ``data:``, ``file:`` and every other scheme
