@@ -210,3 +210,12 @@ def test_links_print_as_escaped_text_would() -> None:
             assert env.from_string("{{ t | href }}").render(root=root, t=target) == shown(root + quote(target))
             assert (env.from_string("{{ t | link }}").render(root=root, t=[target, "f <\"#>"])
                     == shown(root + quote(target) + "#" + quote("f <\"#>", safe="")))
+
+
+def test_visible_str_is_visible() -> None:
+    # The templates' finalize uses visible_str for a plain str; it must mark exactly what visible marks.
+    from sandman.marks import visible_str
+
+    for text in HOSTILE_TEXTS + ["".join(map(chr, range(0x00, 0xA0))) + "\u061c\u200e\u200f\u2028\u2029\u202a\u202e"
+                                 "\u2066\u2069"]:
+        assert visible_str(text) == visible(text)

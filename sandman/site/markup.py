@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 from sandman.layout import resource
-from sandman.marks import visible
+from sandman.marks import visible, visible_str
 from sandman.store.atomic import write_atomic
 
 _SCHEME = re.compile(r"([a-z][a-z0-9+.\-]*):")
@@ -96,6 +96,8 @@ def href(root: str, target: str) -> str:
 
 
 def _finalize(value: object) -> object:
+    if type(value) is str:  # nearly every value: the shortest way
+        return visible_str(value)
     if isinstance(value, Markup) or not isinstance(value, str):
         return value
     return visible(value)
