@@ -3,7 +3,8 @@
 Every memory, archived memory, MEMORY.md and voyage entry is read and hashed
 (SHA-256 of its bytes). Parsing frontmatter is the slow part of a read, so
 parsed results are kept in a cache keyed by that hash (``.site/.state/
-sources.marshal``): a file whose bytes did not change is never parsed twice. The
+sources/``, one file per bank and one for the log, so one changed memory
+rewrites one bank's part): a file whose bytes did not change is never parsed twice. The
 git history of every path comes from store.history, kept in
 ``.site/.state/history.marshal`` and walked only from the HEAD it last saw.
 Both caches are Python's ``marshal`` format (plain dicts, lists, strings and
@@ -35,6 +36,7 @@ from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
 CACHE_FORMAT = 1
+SOURCES_FORMAT = 2  # one file per part (docs/BANK-FORMAT.md, ".site/"); 1 was one sources.marshal
 
 
 @dataclass
@@ -159,16 +161,33 @@ class SourceReader:
     ``seen`` maps a relpath to ``[inode, size, mtime ns, ctime ns, sha]`` as the last render
     read it: a regular file whose identity is unchanged is not read or hashed again (an
     incremental render reads only what changed). ``used`` and ``identities`` collect what
-    this render needed: saved, they are the next cache.
+    this render needed, per part of the root (``part``: a bank, the log): saved, they are the
+    next cache. ``before`` holds each part as the cache had it (part -> ``(parsed, seen)``),
+    so only the parts that changed are written again (``changed_parts``).
     """
 
-    def __init__(self, layout: Layout, cache: dict[str, dict], seen: dict[str, list] | None = None):
+    def __init__(self, layout: Layout, cache: dict[str, dict], seen: dict[str, list] | None = None,
+                 before: dict[str, tuple[dict, dict]] | None = None):
         self.layout = layout
         self.cache = cache
         self.seen = seen or {}
-        self.used: dict[str, dict] = {}
-        self.identities: dict[str, list] = {}
+        self.before = before or {}
+        self.parts: dict[str, tuple[dict[str, dict], dict[str, list]]] = {}
         self.parsed = 0  # files parsed because their bytes were not in the cache
+        self.part("")
+
+    def part(self, name: str) -> None:
+        """Record what is read from now on under the part ``name`` (``memories/<bank>``, ``log``)."""
+        self.used, self.identities = self.parts.setdefault(name, ({}, {}))
+
+    def changed_parts(self) -> dict[str, tuple[dict[str, dict], dict[str, list]]]:
+        """Return the parts (name -> ``(parsed, seen)``) that differ from the cache's: the ones to write."""
+        return {
+            name: (used, identities) for name, (used, identities) in self.parts.items()
+            if (used or identities or name in self.before)
+            and (name not in self.before or used.keys() != self.before[name][0].keys()
+                 or identities != self.before[name][1])
+        }
 
     def read(self, path: str | Path, relpath: str, kind: str, parse) -> SourceFile:
         """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
@@ -240,14 +259,33 @@ def dump_state(value: object) -> bytes:
     return marshal.dumps(value, 2)
 
 
-def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list]]:
-    """Return the parse cache (``<kind>:<sha>`` -> parse) and the files' identities as last read
-    (relpath -> ``[inode, size, mtime ns, ctime ns, sha]``); both empty when unreadable."""
-    data = load_state(layout.site_sources_cache)
-    if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and isinstance(data.get("parsed"), dict):
-        seen = data.get("seen")
-        return data["parsed"], seen if isinstance(seen, dict) else {}
-    return {}, {}
+def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list], dict[str, tuple[dict, dict]]]:
+    """Return the parse cache (``<kind>:<sha>`` -> parse), the files' identities as last read
+    (relpath -> ``[inode, size, mtime ns, ctime ns, sha]``), both merged over the parts, and
+    each part as read (part -> ``(parsed, seen)``); a part that is unreadable or of another
+    format counts as empty (docs/BANK-FORMAT.md, ".site/")."""
+    cache: dict[str, dict] = {}
+    seen: dict[str, list] = {}
+    before: dict[str, tuple[dict, dict]] = {}
+    try:
+        names = sorted(entry.name for entry in os.scandir(layout.site_sources_cache)
+                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return cache, seen, before
+    for name in names:
+        data = load_state(layout.site_sources_cache / name)
+        if (isinstance(data, dict) and data.get("format") == SOURCES_FORMAT and isinstance(data.get("part"), str)
+                and isinstance(data.get("parsed"), dict) and isinstance(data.get("seen"), dict)
+                and layout.site_sources_part(data["part"]).name == name):
+            cache.update(data["parsed"])
+            seen.update(data["seen"])
+            before[data["part"]] = (data["parsed"], data["seen"])
+    return cache, seen, before
+
+
+def dump_source_part(part: str, parsed: dict[str, dict], seen: dict[str, list]) -> bytes:
+    """Return one part of the parse cache in the format load_source_cache reads."""
+    return dump_state({"format": SOURCES_FORMAT, "part": part, "parsed": parsed, "seen": seen})
 
 
 def _archived_files(folder: Path) -> list[Path]:
@@ -303,6 +341,7 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
     for folder in bank_folders(layout):
         index_path = folder / BANK_INDEX
         top = folder.relative_to(layout.root).as_posix()
+        reader.part(top)
         bank = Bank(
             name=folder.name,
             label=bank_directory_of(folder),
@@ -316,6 +355,7 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
                          for path in _archived_files(folder)]
         banks.append(bank)
     log = layout.log.relative_to(layout.root).as_posix()
+    reader.part(log)
     entries = [
         # The day is part of the key: the same bytes under another file name are a mismatch.
         reader.read(path, f"{log}/{path.name}", f"entry-{path.stem}",

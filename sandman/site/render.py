@@ -10,7 +10,7 @@ rewritten. Pages the last render wrote and this one no longer makes (a
 forgotten memory) are removed.
 
 What the last render knew lives in ``.site/.state/``: the manifest (page ->
-digest), the parse cache, the history cache and the trail cache (site.machine); deleting it forces a full
+digest), the parse cache (one file per bank and one for the log), the history cache and the trail cache (site.machine); deleting it forces a full
 render. One render writes ``.site/`` at a time (``.site/.state/render.lock``).
 """
 
@@ -30,8 +30,8 @@ from filelock import FileLock
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import (CACHE_FORMAT, Snapshot, SourceReader, dump_state, gather, load_json,
-                                 load_source_cache, load_state)
+from sandman.site.gather import (CACHE_FORMAT, Snapshot, SourceReader, dump_source_part, dump_state, gather,
+                                 load_json, load_source_cache, load_state)
 from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import Page, PageBuilder, family_inputs, family_of, root_of
@@ -282,10 +282,13 @@ def _render(layout: Layout, started: float) -> RenderStats:
         # full render), before the manifest records them as written.
         os.sync()
     # The state is rewritten only when it changed: on a large root it is megabytes.
-    if reader.parsed or reader.used.keys() != reader.cache.keys() or reader.identities != reader.seen:
-        write_atomic(layout.site_sources_cache,
-                     dump_state({"format": CACHE_FORMAT, "parsed": reader.used, "seen": reader.identities}),
+    # Per part (a bank, the log): one changed memory rewrites its bank's part, not 9 MB of parses.
+    for part, (parsed, seen) in reader.changed_parts().items():
+        write_atomic(layout.site_sources_part(part), dump_source_part(part, parsed, seen),
                      durable=False)  # a cache: lost or torn by a crash, it is rebuilt
+    for part in reader.before.keys() - reader.parts.keys():
+        layout.site_sources_part(part).unlink(missing_ok=True)  # a bank that is gone
+    layout.site_sources_cache_v1.unlink(missing_ok=True)  # the one-file cache of an older sandman
     if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
         write_atomic(layout.site_history_cache, dump_state(snapshot.history.to_json()), durable=False)
     made = {name: [families[name], chunk] for name, chunk in builder.search_chunks.items() if name in families}
