@@ -35,7 +35,6 @@ from sandman.store.history import PathHistory
 from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
-CACHE_FORMAT = 1
 SOURCES_FORMAT = 2  # one file per part (docs/BANK-FORMAT.md, ".site/"); 1 was one sources.marshal
 
 

@@ -30,7 +30,7 @@ from filelock import FileLock
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import (CACHE_FORMAT, Snapshot, SourceReader, dump_source_part, dump_state, gather,
+from sandman.site.gather import (Snapshot, SourceReader, dump_source_part, dump_state, gather,
                                  load_json, load_source_cache, load_state)
 from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
@@ -181,16 +181,38 @@ def _load_manifest(layout: Layout) -> tuple[dict[str, str], dict[str, list]]:
     return {}, {}
 
 
+SEARCH_FORMAT = 2  # one file per bank (docs/BANK-FORMAT.md, ".site/"); 1 was one search.marshal
+
+
 def _load_search_chunks(layout: Layout) -> dict[str, list[str]]:
     """Return each family's part of the search index as the last render made it: name ->
-    ``[family digest, chunk]``; empty when the cache is missing or unreadable."""
-    data = load_state(layout.site_search_cache)
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT or not isinstance(data.get("chunks"), dict):
+    ``[family digest, chunk]``; a part missing, unreadable or of another format is left out."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(layout.site_search_cache)
+                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
+    except OSError:
         return {}
-    return {
-        name: value for name, value in data["chunks"].items()
-        if isinstance(value, list) and len(value) == 2 and all(isinstance(part, str) for part in value)
-    }
+    chunks = {}
+    for name in names:
+        data = load_state(layout.site_search_cache / name)
+        if (isinstance(data, dict) and data.get("format") == SEARCH_FORMAT and isinstance(data.get("family"), str)
+                and isinstance(data.get("digest"), str) and isinstance(data.get("chunk"), str)
+                and layout.site_search_part(data["family"]).name == name):
+            chunks[data["family"]] = [data["digest"], data["chunk"]]
+    return chunks
+
+
+def _save_search_chunks(layout: Layout, made: dict[str, list[str]], loaded: dict[str, list[str]]) -> None:
+    """Write the parts of the search index that differ from the ones loaded; remove the parts of
+    families that are gone (and the one-file cache of an older sandman)."""
+    for family, (digest, chunk) in made.items():
+        if loaded.get(family) != [digest, chunk]:
+            write_atomic(layout.site_search_part(family),
+                         dump_state({"format": SEARCH_FORMAT, "family": family, "digest": digest, "chunk": chunk}),
+                         durable=False)  # a cache: lost or torn by a crash, it is rebuilt
+    for family in loaded.keys() - made.keys():
+        layout.site_search_part(family).unlink(missing_ok=True)
+    layout.site_search_cache_v1.unlink(missing_ok=True)
 
 
 def _kept_families(snapshot: Snapshot, fingerprint: str, families: dict[str, list], present: set[str],
@@ -307,8 +329,8 @@ def _render(layout: Layout, started: float) -> RenderStats:
     if snapshot.history is not None and (snapshot.walked or not layout.site_history_cache.is_file()):
         write_atomic(layout.site_history_cache, dump_state(snapshot.history.to_json()), durable=False)
     made = {name: [families[name], chunk] for name, chunk in builder.search_chunks.items() if name in families}
-    if made and made != chunks:
-        write_atomic(layout.site_search_cache, dump_state({"format": CACHE_FORMAT, "chunks": made}), durable=False)
+    if made:
+        _save_search_chunks(layout, made, chunks)
     if digests != old or recorded != old_families:
         # Not fsynced: the pages it records were flushed above, and whatever a crash leaves of it
         # is safe: the old manifest rewrites the pages it does not match, a torn one reads as
