@@ -190,24 +190,43 @@ class SourceReader:
 
     def read(self, path: str | Path, relpath: str, kind: str, parse) -> SourceFile:
         """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
-        recorded = self.seen.get(relpath)
-        if type(recorded) is list and len(recorded) == 5:
-            # The fast path of an incremental render, taken for thousands of files: one lstat,
-            # and the recorded identity reused as this render's (it is equal).
-            try:
-                st = os.lstat(path)
-            except OSError:
-                st = None
-            sha = recorded[4]
-            if (st is not None and stat.S_ISREG(st.st_mode) and recorded[0] == st.st_ino
-                    and recorded[1] == st.st_size and recorded[2] == st.st_mtime_ns
-                    and recorded[3] == st.st_ctime_ns and type(sha) is str):
-                key = kind + ":" + sha
-                parsed = self.cache.get(key)
-                if type(parsed) is dict:
-                    self.used[key] = parsed
-                    self.identities[relpath] = recorded
-                    return SourceFile(relpath, sha, parsed)
+        return self.read_all([(path, relpath)], kind, parse)[0]
+
+    def read_folder(self, folder: str, top: str, names: list[str], kind: str, parse) -> list[SourceFile]:
+        """Return ``read(f"{folder}/{name}", f"{top}/{name}", kind, parse)`` for each name, in order."""
+        return self.read_all([(f"{folder}/{name}", f"{top}/{name}") for name in names], kind, parse)
+
+    def read_all(self, files: list[tuple[str | Path, str]], kind: str, parse) -> list[SourceFile]:
+        """Return ``read(path, relpath, kind, parse)`` for each ``(path, relpath)``, in order."""
+        seen, cache, used, identities = self.seen, self.cache, self.used, self.identities
+        lstat, is_regular_mode = os.lstat, stat.S_ISREG
+        prefix = kind + ":"
+        read = []
+        for path, relpath in files:
+            recorded = seen.get(relpath)
+            if type(recorded) is list and len(recorded) == 5:
+                # The fast path of an incremental render, taken for thousands of files: one
+                # lstat, and the recorded identity reused as this render's (it is equal).
+                try:
+                    st = lstat(path)
+                except OSError:
+                    st = None
+                sha = recorded[4]
+                if (st is not None and is_regular_mode(st.st_mode) and recorded[0] == st.st_ino
+                        and recorded[1] == st.st_size and recorded[2] == st.st_mtime_ns
+                        and recorded[3] == st.st_ctime_ns and type(sha) is str):
+                    key = prefix + sha
+                    parsed = cache.get(key)
+                    if type(parsed) is dict:
+                        used[key] = parsed
+                        identities[relpath] = recorded
+                        read.append(SourceFile(relpath, sha, parsed))
+                        continue
+            read.append(self._read(path, relpath, kind, parse))
+        return read
+
+    def _read(self, path: str | Path, relpath: str, kind: str, parse) -> SourceFile:
+        # The slow path: open, hash, and parse unless the bytes are in the cache.
         try:
             with open(path, "rb", opener=_no_follow) as handle:
                 st = os.fstat(handle.fileno())
@@ -348,8 +367,7 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
             if is_regular(index_path) else None,
         )
         base = os.fspath(folder)
-        bank.memories = [reader.read(f"{base}/{name}", f"{top}/{name}", "memory", parse_memory_bytes)
-                         for name in memory_names(folder)]
+        bank.memories = reader.read_folder(base, top, memory_names(folder), "memory", parse_memory_bytes)
         bank.archived = [reader.read(path, f"{top}/{BANK_ARCHIVE}/{path.name}", "memory", parse_memory_bytes)
                          for path in _archived_files(folder)]
         banks.append(bank)
