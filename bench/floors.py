@@ -24,7 +24,11 @@ QUICK = {"runs": 7}
 FLOORS = (
     ("`import re`", "import re"),
     ("`import pathlib` (with re, enum, fnmatch, urllib.parse, ipaddress)", "import pathlib"),
+    ("`import json` (it imports re: any hook that reads its JSON payload)", "import json"),
     ("`import json, datetime` (what a hook without pathlib still imports)", "import json, datetime"),
+    ("a hook with nothing of sandman's: parse a payload, print 9,000 characters of JSON",
+     "import json, sys; payload = json.loads('{\"session_id\": \"s\", \"cwd\": \"/tmp\"}'); "
+     "sys.stdout.write(json.dumps({'hookSpecificOutput': {'additionalContext': 'm' * 9000}}))"),
     ("`import sandman.hook, sandman.verbs.recall`", "import sandman.hook, sandman.verbs.recall"),
     ("`import sandman.hook, sandman.verbs.take`", "import sandman.hook, sandman.verbs.take"),
     ("`import typer`", "import typer"),
