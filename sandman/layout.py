@@ -148,7 +148,22 @@ class Layout(namedtuple("Layout", "root")):
 
     @property
     def site_sources_cache(self) -> Path:
-        """``.site/.state/sources.marshal``: parsed memories and entries, keyed by file SHA-256."""
+        """``.site/.state/sources/``: parsed memories and entries, keyed by file SHA-256, one file
+        per part of the root (a bank, the log): a render rewrites only the parts that changed."""
+        return self.site_state / "sources"
+
+    def site_sources_part(self, part: str) -> Path:
+        """``.site/.state/sources/<first 32 hex digits of SHA-256(part)>.marshal``: one part
+        (``memories/<bank>``, ``log``) of the parse cache; hashed, so any bank name makes a short file name."""
+        import hashlib
+
+        digest = hashlib.sha256(part.encode("utf-8", "surrogateescape")).hexdigest()
+        return self.site_sources_cache / f"{digest[:32]}.marshal"
+
+    @property
+    def site_sources_cache_v1(self) -> Path:
+        """``.site/.state/sources.marshal``: the parse cache in one file, as sandman before the
+        parts wrote it; removed by the next render."""
         return self.site_state / "sources.marshal"
 
     @property
@@ -158,8 +173,22 @@ class Layout(namedtuple("Layout", "root")):
 
     @property
     def site_search_cache(self) -> Path:
-        """``.site/.state/search.marshal``: each bank's part of ``search-index.js``, with the
-        digest of the bank's inputs it was made from."""
+        """``.site/.state/search/``: each bank's part of ``search-index.js``, with the digest of
+        the bank's inputs it was made from, one file per bank (site_search_part)."""
+        return self.site_state / "search"
+
+    def site_search_part(self, family: str) -> Path:
+        """``.site/.state/search/<first 32 hex digits of SHA-256(family)>.marshal``: one bank's
+        (``bank:<name>``) part of the search index."""
+        import hashlib
+
+        digest = hashlib.sha256(family.encode("utf-8", "surrogateescape")).hexdigest()
+        return self.site_search_cache / f"{digest[:32]}.marshal"
+
+    @property
+    def site_search_cache_v1(self) -> Path:
+        """``.site/.state/search.marshal``: the search parts in one file, as sandman before
+        the parts wrote it; removed by the next render."""
         return self.site_state / "search.marshal"
 
     @property

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-HELPERS = ("harness", "run", "compare")  # compare: two installs side by side, not a run.py benchmark
+# compare, site_incremental_ab: two installs side by side, not run.py benchmarks
+HELPERS = ("harness", "run", "compare", "site_incremental_ab")
 MODULES = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in HELPERS)
 
 

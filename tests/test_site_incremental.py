@@ -10,6 +10,7 @@ import pytest
 from sandman.banks.commit import bank_transaction
 from sandman.layout import Layout, resource
 from sandman.site import gather
+from sandman.site.gather import dump_source_part
 from sandman.site.render import render_site, renderer_fingerprint
 from site_fixture import build, site_files
 
@@ -36,7 +37,8 @@ def rendered(layout: Layout) -> Layout:
 
 
 def test_a_second_render_writes_nothing(rendered: Layout) -> None:
-    state = (rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache)
+    state = (rendered.site_manifest, *sorted(rendered.site_sources_cache.iterdir()), rendered.site_history_cache)
+    assert len(state) > 3  # a part of the parse cache per bank and one for the log
     before = files(rendered.site)
     before_state = [path.stat().st_ino for path in state]
     stats = render_site(rendered)
@@ -89,9 +91,9 @@ def test_deleting_the_state_forces_a_full_render(rendered: Layout) -> None:
 
 
 def test_a_damaged_state_is_rebuilt_not_fatal(rendered: Layout) -> None:
-    damaged = [rendered.site_manifest, rendered.site_sources_cache, rendered.site_history_cache,
-               rendered.site_search_cache, *rendered.site_templates_cache.iterdir()]
-    assert len(damaged) > 4  # the compiled templates are there too
+    damaged = [rendered.site_manifest, *rendered.site_sources_cache.iterdir(), rendered.site_history_cache,
+               *rendered.site_search_cache.iterdir(), *rendered.site_templates_cache.iterdir()]
+    assert len(damaged) > 6  # the parts of the caches and the compiled templates are there too
     for path in damaged:
         path.write_text("{not json")
     stats = render_site(rendered)
@@ -178,3 +180,47 @@ def test_a_bank_page_deleted_by_hand_rebuilds_its_family(rendered: Layout) -> No
     page.unlink()
     assert render_site(rendered).written == 1
     assert page.read_bytes() == expected
+
+
+def test_one_edited_memory_rewrites_only_its_banks_part_of_the_parse_cache(rendered: Layout) -> None:
+    parts = {path.name: path.stat().st_ino for path in rendered.site_sources_cache.iterdir()}
+    edited = rendered.site_sources_part("memories/-home-user-proj").name
+    assert edited in parts and rendered.site_sources_part("log").name in parts and len(parts) >= 3
+    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    render_site(rendered)
+    after = {path.name: path.stat().st_ino for path in rendered.site_sources_cache.iterdir()}
+    assert after.keys() == parts.keys()
+    assert {name for name in parts if after[name] != parts[name]} == {edited}
+    assert render_site(rendered).written == 0  # the rewritten part is read back: nothing is parsed or written
+
+
+def test_the_one_file_caches_of_an_older_sandman_are_removed(rendered: Layout) -> None:
+    rendered.site_sources_cache_v1.write_bytes(b"\xe3old")
+    rendered.site_search_cache_v1.write_bytes(b"\xe3old")
+    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    render_site(rendered)
+    assert not rendered.site_sources_cache_v1.exists() and not rendered.site_search_cache_v1.exists()
+
+
+def test_one_edited_memory_rewrites_only_its_banks_part_of_the_search_cache(rendered: Layout) -> None:
+    parts = {path.name: path.stat().st_ino for path in rendered.site_search_cache.iterdir()}
+    edited = rendered.site_search_part("bank:-home-user-proj").name
+    assert edited in parts and len(parts) >= 2
+    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    render_site(rendered)
+    after = {path.name: path.stat().st_ino for path in rendered.site_search_cache.iterdir()}
+    assert after.keys() == parts.keys()
+    assert {name for name in parts if after[name] != parts[name]} == {edited}
+
+
+def test_the_part_of_a_bank_that_is_gone_is_removed(rendered: Layout) -> None:
+    stray = rendered.site_sources_part("memories/-gone")
+    stray.write_bytes(dump_source_part("memories/-gone", {}, {"memories/-gone/project_x.md": [1, 2, 3, 4, "0" * 64]}))
+    render_site(rendered)
+    assert not stray.exists()

@@ -32,6 +32,12 @@ def memory_files(bank: Path) -> list[Path]:
     ``_archive/``, dotted temp files and symbolic links are not memories (a
     link is never followed: it could point at any file of the machine).
     """
+    return [bank / name for name in memory_names(bank)]
+
+
+def memory_names(bank: Path) -> list[str]:
+    """Return the file names of ``memory_files(bank)``, sorted (no Path made per file: the site
+    lists 5,000 of them at every render)."""
     if not is_real_dir(bank):
         return []
     try:
@@ -42,7 +48,8 @@ def memory_files(bank: Path) -> list[Path]:
                      and entry.name.split("_", 1)[0] in MEMORY_TYPES and entry.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return [bank / name for name in sorted(names)]
+    names.sort()
+    return names
 
 
 def cut(text: str, limit: int) -> str:

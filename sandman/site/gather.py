@@ -3,7 +3,8 @@
 Every memory, archived memory, MEMORY.md and voyage entry is read and hashed
 (SHA-256 of its bytes). Parsing frontmatter is the slow part of a read, so
 parsed results are kept in a cache keyed by that hash (``.site/.state/
-sources.marshal``): a file whose bytes did not change is never parsed twice. The
+sources/``, one file per bank and one for the log, so one changed memory
+rewrites one bank's part): a file whose bytes did not change is never parsed twice. The
 git history of every path comes from store.history, kept in
 ``.site/.state/history.marshal`` and walked only from the HEAD it last saw.
 Both caches are Python's ``marshal`` format (plain dicts, lists, strings and
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman.banks import frontmatter
-from sandman.banks.index import memory_files
+from sandman.banks.index import memory_names
 from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import parse_memory
 from sandman.errors import FormatError, RepositoryError
@@ -34,7 +35,7 @@ from sandman.store.history import PathHistory
 from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
-CACHE_FORMAT = 1
+SOURCES_FORMAT = 2  # one file per part (docs/BANK-FORMAT.md, ".site/"); 1 was one sources.marshal
 
 
 @dataclass
@@ -159,38 +160,73 @@ class SourceReader:
     ``seen`` maps a relpath to ``[inode, size, mtime ns, ctime ns, sha]`` as the last render
     read it: a regular file whose identity is unchanged is not read or hashed again (an
     incremental render reads only what changed). ``used`` and ``identities`` collect what
-    this render needed: saved, they are the next cache.
+    this render needed, per part of the root (``part``: a bank, the log): saved, they are the
+    next cache. ``before`` holds each part as the cache had it (part -> ``(parsed, seen)``),
+    so only the parts that changed are written again (``changed_parts``).
     """
 
-    def __init__(self, layout: Layout, cache: dict[str, dict], seen: dict[str, list] | None = None):
+    def __init__(self, layout: Layout, cache: dict[str, dict], seen: dict[str, list] | None = None,
+                 before: dict[str, tuple[dict, dict]] | None = None):
         self.layout = layout
         self.cache = cache
         self.seen = seen or {}
-        self.used: dict[str, dict] = {}
-        self.identities: dict[str, list] = {}
+        self.before = before or {}
+        self.parts: dict[str, tuple[dict[str, dict], dict[str, list]]] = {}
         self.parsed = 0  # files parsed because their bytes were not in the cache
+        self.part("")
 
-    def _known(self, path: Path, relpath: str, kind: str) -> tuple[list[int], str, dict] | None:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        identity, recorded = file_identity(st), self.seen.get(relpath)
-        if not isinstance(recorded, list) or recorded[:-1] != identity or not isinstance(recorded[-1], str):
-            return None
-        parsed = self.cache.get(f"{kind}:{recorded[-1]}")
-        return (identity, recorded[-1], parsed) if isinstance(parsed, dict) else None
+    def part(self, name: str) -> None:
+        """Record what is read from now on under the part ``name`` (``memories/<bank>``, ``log``)."""
+        self.used, self.identities = self.parts.setdefault(name, ({}, {}))
 
-    def read(self, path: Path, relpath: str, kind: str, parse) -> SourceFile:
+    def changed_parts(self) -> dict[str, tuple[dict[str, dict], dict[str, list]]]:
+        """Return the parts (name -> ``(parsed, seen)``) that differ from the cache's: the ones to write."""
+        return {
+            name: (used, identities) for name, (used, identities) in self.parts.items()
+            if (used or identities or name in self.before)
+            and (name not in self.before or used.keys() != self.before[name][0].keys()
+                 or identities != self.before[name][1])
+        }
+
+    def read(self, path: str | Path, relpath: str, kind: str, parse) -> SourceFile:
         """Read ``path`` (``relpath`` from the root) and return it parsed, from the cache when it can."""
-        known = self._known(path, relpath, kind)
-        if known is not None:
-            identity, sha, parsed = known
-            self.used[f"{kind}:{sha}"] = parsed
-            self.identities[relpath] = [*identity, sha]
-            return SourceFile(relpath, sha, parsed)
+        return self.read_all([(path, relpath)], kind, parse)[0]
+
+    def read_folder(self, folder: str, top: str, names: list[str], kind: str, parse) -> list[SourceFile]:
+        """Return ``read(f"{folder}/{name}", f"{top}/{name}", kind, parse)`` for each name, in order."""
+        return self.read_all([(f"{folder}/{name}", f"{top}/{name}") for name in names], kind, parse)
+
+    def read_all(self, files: list[tuple[str | Path, str]], kind: str, parse) -> list[SourceFile]:
+        """Return ``read(path, relpath, kind, parse)`` for each ``(path, relpath)``, in order."""
+        seen, cache, used, identities = self.seen, self.cache, self.used, self.identities
+        lstat, is_regular_mode = os.lstat, stat.S_ISREG
+        prefix = kind + ":"
+        read = []
+        for path, relpath in files:
+            recorded = seen.get(relpath)
+            if type(recorded) is list and len(recorded) == 5:
+                # The fast path of an incremental render, taken for thousands of files: one
+                # lstat, and the recorded identity reused as this render's (it is equal).
+                try:
+                    st = lstat(path)
+                except OSError:
+                    st = None
+                sha = recorded[4]
+                if (st is not None and is_regular_mode(st.st_mode) and recorded[0] == st.st_ino
+                        and recorded[1] == st.st_size and recorded[2] == st.st_mtime_ns
+                        and recorded[3] == st.st_ctime_ns and type(sha) is str):
+                    key = prefix + sha
+                    parsed = cache.get(key)
+                    if type(parsed) is dict:
+                        used[key] = parsed
+                        identities[relpath] = recorded
+                        read.append(SourceFile(relpath, sha, parsed))
+                        continue
+            read.append(self._read(path, relpath, kind, parse))
+        return read
+
+    def _read(self, path: str | Path, relpath: str, kind: str, parse) -> SourceFile:
+        # The slow path: open, hash, and parse unless the bytes are in the cache.
         try:
             with open(path, "rb", opener=_no_follow) as handle:
                 st = os.fstat(handle.fileno())
@@ -199,7 +235,7 @@ class SourceReader:
                 data = handle.read()
         except OSError:
             try:
-                data, st = read_regular(path), None  # its error, worded as every reader words it
+                data, st = read_regular(Path(path)), None  # its error, worded as every reader words it
             except OSError as error:
                 return SourceFile(relpath, "", {"error": f"cannot read the file: {error.strerror}", "raw": ""})
         sha = hashlib.sha256(data).hexdigest()
@@ -241,14 +277,33 @@ def dump_state(value: object) -> bytes:
     return marshal.dumps(value, 2)
 
 
-def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list]]:
-    """Return the parse cache (``<kind>:<sha>`` -> parse) and the files' identities as last read
-    (relpath -> ``[inode, size, mtime ns, ctime ns, sha]``); both empty when unreadable."""
-    data = load_state(layout.site_sources_cache)
-    if isinstance(data, dict) and data.get("format") == CACHE_FORMAT and isinstance(data.get("parsed"), dict):
-        seen = data.get("seen")
-        return data["parsed"], seen if isinstance(seen, dict) else {}
-    return {}, {}
+def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list], dict[str, tuple[dict, dict]]]:
+    """Return the parse cache (``<kind>:<sha>`` -> parse), the files' identities as last read
+    (relpath -> ``[inode, size, mtime ns, ctime ns, sha]``), both merged over the parts, and
+    each part as read (part -> ``(parsed, seen)``); a part that is unreadable or of another
+    format counts as empty (docs/BANK-FORMAT.md, ".site/")."""
+    cache: dict[str, dict] = {}
+    seen: dict[str, list] = {}
+    before: dict[str, tuple[dict, dict]] = {}
+    try:
+        names = sorted(entry.name for entry in os.scandir(layout.site_sources_cache)
+                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
+    except OSError:
+        return cache, seen, before
+    for name in names:
+        data = load_state(layout.site_sources_cache / name)
+        if (isinstance(data, dict) and data.get("format") == SOURCES_FORMAT and isinstance(data.get("part"), str)
+                and isinstance(data.get("parsed"), dict) and isinstance(data.get("seen"), dict)
+                and layout.site_sources_part(data["part"]).name == name):
+            cache.update(data["parsed"])
+            seen.update(data["seen"])
+            before[data["part"]] = (data["parsed"], data["seen"])
+    return cache, seen, before
+
+
+def dump_source_part(part: str, parsed: dict[str, dict], seen: dict[str, list]) -> bytes:
+    """Return one part of the parse cache in the format load_source_cache reads."""
+    return dump_state({"format": SOURCES_FORMAT, "part": part, "parsed": parsed, "seen": seen})
 
 
 def _archived_files(folder: Path) -> list[Path]:
@@ -304,18 +359,20 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
     for folder in bank_folders(layout):
         index_path = folder / BANK_INDEX
         top = folder.relative_to(layout.root).as_posix()
+        reader.part(top)
         bank = Bank(
             name=folder.name,
             label=bank_directory_of(folder),
             index=reader.read(index_path, f"{top}/{BANK_INDEX}", "index", parse_index_bytes)
             if is_regular(index_path) else None,
         )
-        bank.memories = [reader.read(path, f"{top}/{path.name}", "memory", parse_memory_bytes)
-                         for path in memory_files(folder)]
+        base = os.fspath(folder)
+        bank.memories = reader.read_folder(base, top, memory_names(folder), "memory", parse_memory_bytes)
         bank.archived = [reader.read(path, f"{top}/{BANK_ARCHIVE}/{path.name}", "memory", parse_memory_bytes)
                          for path in _archived_files(folder)]
         banks.append(bank)
     log = layout.log.relative_to(layout.root).as_posix()
+    reader.part(log)
     entries = [
         # The day is part of the key: the same bytes under another file name are a mismatch.
         reader.read(path, f"{log}/{path.name}", f"entry-{path.stem}",

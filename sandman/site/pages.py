@@ -56,8 +56,13 @@ class Page:
     template: str
     context: dict
     source: str  # what the page is made from, for error messages
-    family: str = ""  # ``bank:<name>`` for a bank's pages: site.render may skip a family whose inputs did not change
+    # ``bank:<name>`` for a bank's pages, ``log`` for the voyage entries' pages: site.render may
+    # skip a family whose inputs did not change.
+    family: str = ""
     expand: Callable[[dict], dict] | None = None
+    # When set, what the page's digest covers instead of its context: data that decides the
+    # context as surely and is far smaller (search-index.js: its banks' family digests, not 4 MB).
+    key: object = None
 
 
 def stem(filename: str) -> str:
@@ -84,6 +89,25 @@ def root_of(path: str) -> str:
 def family_of(bank: Bank) -> str:
     """Return the name of a bank's family of pages (its page and its memories' pages)."""
     return f"bank:{bank.name}"
+
+
+LOG_FAMILY = "log"
+
+
+def live_keys(snapshot: Snapshot) -> set[str]:
+    """Return ``<bank>/<file>`` of every live memory: how an entry's ``sources`` name them."""
+    return {f"{bank.name}/{_filename(source)}" for bank in snapshot.banks for source in bank.memories}
+
+
+def log_inputs(snapshot: Snapshot, live: set[str]) -> list:
+    """Return everything the voyage entries' pages are made of, as marshal-able data: each entry's
+    path and SHA-256 (its neighbours are the entries beside it), and for each of its sources
+    whether that memory is live (``live``: live_keys), which decides whether it is a link."""
+    inputs = []
+    for source in snapshot.entries:
+        sources = source.data.get("sources") or []
+        inputs.append([source.relpath, source.sha, [key in live for key in sources]])
+    return [LOG_FAMILY, inputs]
 
 
 def family_inputs(snapshot: Snapshot, bank: Bank) -> list:
@@ -184,31 +208,34 @@ class Lineage:
 class PageBuilder:
     """Builds every page of one snapshot (phase one: nothing is written here)."""
 
-    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None, lead: dict | None = None):
+    def __init__(self, snapshot: Snapshot, search_chunks: dict[str, str] | None = None, lead: dict | None = None,
+                 families: dict[str, str] | None = None, live: set[str] | None = None):
         """``search_chunks``: a bank family's part of the search index as an earlier render made
         it, for the families whose inputs did not change since (site.render keeps them).
-        ``lead``: what the home page leads with (site.machine: unread reports, worst three)."""
+        ``lead``: what the home page leads with (site.machine: unread reports, worst three).
+        ``families``: each bank family's digest (site.render), which decides its part of the
+        search index: given, search-index.js is digested by them. ``live``: live_keys, when made."""
         self.snapshot = snapshot
         self.search_chunks = dict(search_chunks or {})  # family -> its items, as JSON without the brackets
         self.lead = lead or {}
-        self.live = {
-            f"{bank.name}/{_filename(source)}": source for bank in snapshot.banks for source in bank.memories
-        }
-        # Per bank: each file's chain of predecessors, and the file that superseded each archived one.
-        self.chains: dict[str, list[SourceFile]] = {}
+        self.families = families
+        self.live = live if live is not None else live_keys(snapshot)
+        # Per bank: its lineage (each file's chain of predecessors, worked out for the pages being
+        # built only), and the file that superseded each archived one (the archive page shows all).
+        self.lineages: dict[str, Lineage] = {}
         self.successors: dict[str, SourceFile] = {}
         for bank in snapshot.banks:
-            lineage = Lineage(bank)
+            lineage = self.lineages[bank.name] = Lineage(bank)
             for source in bank.memories + bank.archived:
-                self.chains[source.relpath] = lineage.chain(source)
                 before = lineage.predecessor(source)
                 if before is not None:
                     self.successors.setdefault(before.relpath, source)
 
     def pages(self, assets: list[str], skip: frozenset[str] = frozenset()) -> list[Page]:
-        """Return every page; the families named in ``skip`` (``bank:<name>``) are left out."""
+        """Return every page; the families named in ``skip`` (``bank:<name>``, ``log``) are left out."""
         pages = [self._home(), self._log_index(), self._archive(), self._search_page(), self._search_index()]
-        pages += self._entries()
+        if LOG_FAMILY not in skip:
+            pages += self._entries()
         for bank in self.snapshot.banks:
             if family_of(bank) not in skip:
                 pages += self._bank(bank)
@@ -277,7 +304,8 @@ class PageBuilder:
                 "previous_day": _filename(entries[i - 1])[:-3] if i > 0 else None,
                 "next_day": _filename(entries[i + 1])[:-3] if i + 1 < len(entries) else None,
             }
-            pages.append(Page(entry_path(summary["day"]), "html", "log_entry.html", context, source.relpath))
+            pages.append(Page(entry_path(summary["day"]), "html", "log_entry.html", context, source.relpath,
+                              LOG_FAMILY))
         return pages
 
     def _bank(self, bank: Bank) -> list[Page]:
@@ -328,7 +356,7 @@ class PageBuilder:
             "fields": data.get("fields") or [], "body": data.get("body") or "",
             "error": data.get("error") or "", "raw": data.get("raw") or "",
             "replaces": data.get("replaces") or "",
-            "lineage": [self._archived_link(bank, item) for item in self.chains[source.relpath]],
+            "lineage": [self._archived_link(bank, item) for item in self.lineages[bank.name].chain(source)],
             "successor": self._successor_link(bank, source),
             "repo": self.snapshot.history is not None, "changes": self._changes(history_paths),
         }
@@ -390,4 +418,8 @@ class PageBuilder:
         items = ",".join(chunk for chunk in map(self._search_chunk, self.snapshot.banks) if chunk)
         # A script, not a .json file: browsers refuse fetch() from pages opened from disk.
         text = "window.sandmanSearchIndex = [" + items + "];\n"
-        return Page("search-index.js", "text", "", {"text": text}, "the memories")
+        key = None
+        if self.families is not None and all(family_of(bank) in self.families for bank in self.snapshot.banks):
+            # Each bank's part is made from its family's inputs only, so their digests decide the text.
+            key = ["search-index", [self.families[family_of(bank)] for bank in self.snapshot.banks]]
+        return Page("search-index.js", "text", "", {"text": text}, "the memories", key=key)
