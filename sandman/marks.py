@@ -13,6 +13,7 @@ the recall hook imports this module.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # C0 controls, DEL and C1 controls (CSI is one: U+009B), bidirectional marks,
@@ -60,6 +61,11 @@ def visible(text: object, *, lines: bool = True) -> str:
     is always marked. Idempotent: a mark holds no control character.
     """
     return (_MANY_LINES if lines else _ONE_FIELD).sub(_mark, str(text))
+
+
+# ``visible(text)`` for a ``str`` (newline and tab kept), as one C call with no Python frame of its
+# own: the site's templates print some 300,000 values in a full render (sandman.site.markup).
+visible_str = functools.partial(_MANY_LINES.sub, _mark)
 
 
 def fence_ticks(text: str) -> str:

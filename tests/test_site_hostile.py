@@ -165,3 +165,57 @@ def test_diff_lines_split_at_newlines_only() -> None:
     assert diff_lines(diff) == [("meta", "diff --git a/x b/x"), ("hunk", "@@ -1 +1 @@"), ("del", "-a\x0cb"),
                                 ("add", "+a\u2028b"), ("ctx", " c\x1cd")]
     assert diff_lines("") == []
+
+
+HOSTILE_TEXTS = ["", "plain", "<script>alert('x')</script> & \"q\"", "&amp; &lt; ‹U+202E›", "a\x00b\x07c\x0cd\re",
+                 "bidi \u202e\u2066\u200f\u061c sep \u2028\u2029", "c1 \x85\x9b del \x7f tab\tend", "中文 🙂"]
+
+
+def test_diff_html_prints_each_line_as_the_template_loop_did() -> None:
+    # diff_html replaced `{% for class, line in diff | diff_lines %}<span class="{{ class }}">{{ line }}</span>…`;
+    # it marks and escapes the lines joined, once, which must equal marking and escaping each line.
+    from sandman.site.markup import diff_html, environment
+
+    loop = environment().from_string('{% for class, line in diff | diff_lines %}<span class="{{ class }}">{{ line }}'
+                                     '</span>{{ "\\n" if not loop.last else "" }}{% endfor %}')
+    lines = ["diff --git a/x b/x", "--- a/x", "@@ -1 +1 @@"] + [prefix + text for text in HOSTILE_TEXTS
+                                                                for prefix in ("+", "-", " ")]
+    for diff in ("", "\n", "\n".join(lines), "\n".join(lines) + "\n", "\n".join(HOSTILE_TEXTS) + "\n\n"):
+        assert str(diff_html(diff)) == loop.render(diff=diff), repr(diff)
+    assert "<script>" not in diff_html("\n".join(lines)) and "‹U+0007›" in diff_html("\n".join(lines))
+
+
+def test_definitions_print_each_value_as_the_template_loop_did() -> None:
+    from markupsafe import Markup
+
+    from sandman.site.markup import definitions, environment
+
+    loop = environment().from_string("{% for key, value in pairs %}\n<dt>{{ key }}</dt><dd>{{ value }}</dd>\n"
+                                     "{% endfor %}\n")
+    pairs = [[text, text[::-1]] for text in HOSTILE_TEXTS] + [["n", 3], ["none", None], ["list", ["<a>", 1]],
+                                                              ["markup", Markup("<b>kept</b>")]]
+    assert str(definitions(pairs)) == loop.render(pairs=pairs)
+    assert "<script>" not in definitions(pairs) and "<b>kept</b>" in definitions(pairs)
+
+
+def test_links_print_as_escaped_text_would() -> None:
+    # href and link return markup (not escaped again): it must be what `{{ root ~ quote(target) }}` printed.
+    from urllib.parse import quote
+
+    from sandman.site.markup import environment, shown
+
+    env = environment()
+    for root in ("", "../", "../../", "<\"&'\x07>/"):
+        for target in HOSTILE_TEXTS + ["banks/a b/x.html", "a\"><script>.html", "%41&amp;"]:
+            assert env.from_string("{{ t | href }}").render(root=root, t=target) == shown(root + quote(target))
+            assert (env.from_string("{{ t | link }}").render(root=root, t=[target, "f <\"#>"])
+                    == shown(root + quote(target) + "#" + quote("f <\"#>", safe="")))
+
+
+def test_visible_str_is_visible() -> None:
+    # The templates' finalize uses visible_str for a plain str; it must mark exactly what visible marks.
+    from sandman.marks import visible_str
+
+    for text in HOSTILE_TEXTS + ["".join(map(chr, range(0x00, 0xA0))) + "\u061c\u200e\u200f\u2028\u2029\u202a\u202e"
+                                 "\u2066\u2069"]:
+        assert visible_str(text) == visible(text)
