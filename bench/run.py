@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
             rows += module.rows(**(module.QUICK if args.quick else {}))
         return rows
 
-    measure("`python bench/run.py --quick`" if args.quick else "`python bench/run.py` (full)", every_row)
+    command = "python bench/run.py" + (" --quick" if args.quick else "")
+    command += "".join(f" --only {name}" for name in args.only or [])
+    measure(f"`{command}`" + ("" if args.quick or args.only else " (full)"), every_row)
 
 
 if __name__ == "__main__":
