@@ -58,9 +58,7 @@ def test_a_second_render_parses_nothing(rendered: Layout, monkeypatch: pytest.Mo
 
 def test_one_edited_memory_rewrites_its_page_and_the_search_index_only(rendered: Layout) -> None:
     before = files(rendered.site)
-    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
-    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
-        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    _edit_one_memory(rendered)
     stats = render_site(rendered)
     assert stats.commits_walked == 1
     assert rewritten(before, files(rendered.site)) == {MEMORY_PAGE, "search-index.js"}
@@ -182,13 +180,18 @@ def test_a_bank_page_deleted_by_hand_rebuilds_its_family(rendered: Layout) -> No
     assert page.read_bytes() == expected
 
 
+def _edit_one_memory(layout: Layout) -> None:
+    """Append a line to one memory of the proj bank, committed as an edit by hand."""
+    path = layout.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
+    with bank_transaction(layout, verb="remember", subject="an edit by hand") as tx:
+        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+
+
 def test_one_edited_memory_rewrites_only_its_banks_part_of_the_parse_cache(rendered: Layout) -> None:
     parts = {path.name: path.stat().st_ino for path in rendered.site_sources_cache.iterdir()}
     edited = rendered.site_sources_part("memories/-home-user-proj").name
     assert edited in parts and rendered.site_sources_part("log").name in parts and len(parts) >= 3
-    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
-    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
-        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    _edit_one_memory(rendered)
     render_site(rendered)
     after = {path.name: path.stat().st_ino for path in rendered.site_sources_cache.iterdir()}
     assert after.keys() == parts.keys()
@@ -199,9 +202,7 @@ def test_one_edited_memory_rewrites_only_its_banks_part_of_the_parse_cache(rende
 def test_the_one_file_caches_of_an_older_sandman_are_removed(rendered: Layout) -> None:
     rendered.site_sources_cache_v1.write_bytes(b"\xe3old")
     rendered.site_search_cache_v1.write_bytes(b"\xe3old")
-    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
-    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
-        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    _edit_one_memory(rendered)
     render_site(rendered)
     assert not rendered.site_sources_cache_v1.exists() and not rendered.site_search_cache_v1.exists()
 
@@ -210,9 +211,7 @@ def test_one_edited_memory_rewrites_only_its_banks_part_of_the_search_cache(rend
     parts = {path.name: path.stat().st_ino for path in rendered.site_search_cache.iterdir()}
     edited = rendered.site_search_part("bank:-home-user-proj").name
     assert edited in parts and len(parts) >= 2
-    path = rendered.root / "memories" / "-home-user-proj" / "feedback_tests_run_with_pytest_rs.md"
-    with bank_transaction(rendered, verb="remember", subject="an edit by hand") as tx:
-        tx.write_file(path, path.read_text() + "\nOne more line.\n")
+    _edit_one_memory(rendered)
     render_site(rendered)
     after = {path.name: path.stat().st_ino for path in rendered.site_search_cache.iterdir()}
     assert after.keys() == parts.keys()
