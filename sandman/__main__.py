@@ -45,6 +45,24 @@ def _detach() -> bool:
     return False
 
 
+def _leave(code: int) -> None:
+    """End a hook process at once: flush the standard streams, then ``os._exit(code)``.
+
+    The interpreter's finalization (tearing down every module the hook imported) cost a
+    hook about 6 ms, 0.45 x ``python -c pass``, with nothing to do: the hook paths write
+    their files through descriptors they close (store.atomic, the journal) or ``with``
+    blocks, and start no thread and register no ``atexit`` handler.
+    """
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:
+        pass  # Claude Code closed the pipe: nothing more can reach it
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run sandman with ``argv`` (default: ``sys.argv[1:]``); exits the process."""
     args = sys.argv[1:] if argv is None else argv
@@ -52,14 +70,14 @@ def main(argv: list[str] | None = None) -> None:
     if args == DETACHED_TAKE:
         payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
         if _detach():
-            raise SystemExit(0)
+            _leave(0)
         from sandman import hook
 
-        raise SystemExit(hook.main(args[:2], payload))
+        _leave(hook.main(args[:2], payload))
     if len(args) == 2 and args[0] in HOOK_VERBS and args[1] == "--hook":
         from sandman import hook
 
-        raise SystemExit(hook.main(args))
+        _leave(hook.main(args))
     # remember and every `<command> --help` run before typer parses, which imports pydantic (dispatch.py).
     from sandman import dispatch
 

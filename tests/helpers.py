@@ -23,3 +23,18 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
     ).stdout
+
+
+def imported(*args: str, stdin: bytes = b"", env: dict[str, str] | None = None) -> set[str]:
+    """Return the dotted names of the modules a real ``python -X importtime -m sandman <args>``
+    process imports, read from its import-time log on stderr. The log is written as each
+    import happens, so it holds for a process that ends by ``os._exit`` (the hooks do)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "sandman", *args], input=stdin,
+                          capture_output=True, env=env if env is not None else os.environ.copy(), timeout=120)
+    names = set()
+    for line in done.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:") and "|" in line:
+            name = line.rsplit("|", 1)[1].strip()
+            if name and " " not in name:  # not the header, "imported package"
+                names.add(name)
+    return names

@@ -12,23 +12,11 @@ HEAVY = ("pygit2", "jinja2", "markdown_it", "rich", "typer", "yaml", "betterleak
 # Each costs a hook start milliseconds (dataclasses pulls in inspect, about 9 ms).
 SLOW_STDLIB = ("dataclasses", "inspect", "typing")
 
-PROBE = """
-import json, sys, runpy
-sys.argv = ["sandman", *{args!r}]
-try:
-    runpy.run_module("sandman", run_name="__main__")
-except SystemExit:
-    pass
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), file=sys.stderr)
-"""
-
-
 def loaded(*args: str, stdin: bytes = b"", watch: tuple[str, ...] = HEAVY) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(args=list(args), heavy=watch)],
-        input=stdin, capture_output=True, env=os.environ,
-    )
-    return json.loads(done.stderr.decode().strip().splitlines()[-1])
+    """The modules of the packages in ``watch`` that ``sandman <args>`` imports."""
+    from helpers import imported
+
+    return sorted(m for m in imported(*args, stdin=stdin) if m.split(".")[0] in watch)
 
 
 def test_help_imports_no_git_site_or_terminal_libraries() -> None:

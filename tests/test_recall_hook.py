@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -144,21 +141,11 @@ def test_a_broken_bank_file_never_breaks_the_hook(layout, corpus, project) -> No
 
 # --- import weight -----------------------------------------------------------
 
-PROBE = """
-import json, sys, runpy
-sys.argv = ["sandman", *{args!r}]
-try:
-    runpy.run_module("sandman", run_name="__main__")
-except SystemExit:
-    pass
-print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}})), file=sys.stderr)
-"""
-
-
 def modules(*args: str, stdin: bytes = b"") -> set[str]:
-    done = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))],
-                          input=stdin, capture_output=True, env=os.environ)
-    return set(json.loads(done.stderr.decode().strip().splitlines()[-1]))
+    """The top-level packages ``sandman <args>`` imports."""
+    from helpers import imported
+
+    return {name.split(".")[0] for name in imported(*args, stdin=stdin)}
 
 
 def test_the_recall_hook_imports_nothing_heavy(layout, corpus, project) -> None:

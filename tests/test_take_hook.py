@@ -222,13 +222,11 @@ def test_the_hook_path_imports_nothing_heavy(corpus: Path, isolated: Path, layou
 
     init(layout)
     _transcript(corpus, isolated)
-    probe = ("import sys, runpy\n"
-             "sys.argv = ['sandman', 'take', '--hook']\n"
-             "try:\n    runpy.run_module('sandman', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n")
-    done = subprocess.run([sys.executable, "-c", probe], input=_payload(corpus, "session-end.logout.json", isolated),
-                          capture_output=True, env=os.environ.copy(), timeout=60)
-    assert done.stdout.decode().strip() == "[]", done.stderr
+    from helpers import imported
+
+    loaded = imported("take", "--hook", stdin=_payload(corpus, "session-end.logout.json", isolated))
+    assert "sandman.verbs.take" in loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
     assert layout.pointer(SID).exists()
 
 
