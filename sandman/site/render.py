@@ -36,7 +36,7 @@ from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import (LOG_FAMILY, Page, PageBuilder, family_inputs, family_of, live_keys, log_inputs,
                                 root_of)
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import TEMP_NAME, write_atomic
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
@@ -127,14 +127,39 @@ def plan(layout: Layout, pages: list[Page], kept: dict[str, Page] | None = None)
     return planned
 
 
-def existing_files(site: Path) -> set[str]:
-    """Return the site-relative paths of the files under ``site`` (``.state/`` left out)."""
+def existing_files(site: Path, state: str = ".state") -> set[str]:
+    """Return the site-relative paths of the files under ``site`` (its state folder ``state``,
+    layout.site_state's name, left out), and delete the temp files a killed writer left
+    (store.atomic.TEMP_NAME) under ``site`` and ``state`` as they are met: for a caller holding the site lock (``layout.site_lock``),
+    which every writer of ``.site/`` holds, so any such file is a killed render's. Symbolic
+    links to folders are not followed; other dotted folders are not entered."""
     found = set()
+    temp_name = TEMP_NAME.fullmatch
     for folder, dirs, files in os.walk(site):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
         prefix = os.path.relpath(folder, site).replace(os.sep, "/")
-        found.update(name if prefix == "." else f"{prefix}/{name}" for name in files)
+        top = prefix == "."
+        if top:
+            dirs[:] = [name for name in dirs if not name.startswith(".") or name == state]
+        elif prefix == state or prefix.startswith(state + "/"):
+            for name in files:
+                if name[0] == "." and temp_name(name):
+                    _unlink_quietly(os.path.join(folder, name))
+            continue
+        else:
+            dirs[:] = [name for name in dirs if not name.startswith(".")]
+        for name in files:
+            if name[0] == "." and temp_name(name):
+                _unlink_quietly(os.path.join(folder, name))
+            else:
+                found.add(name if top else f"{prefix}/{name}")
     return found
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)  # never follows a link: a link named so goes, what it points at stays
+    except OSError:
+        pass
 
 
 class Writer:
@@ -284,7 +309,7 @@ def _render(layout: Layout, started: float) -> RenderStats:
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
     fingerprint = renderer_fingerprint(templates, assets)
     old, old_families = _load_manifest(layout)
-    present = existing_files(layout.site)
+    present = existing_files(layout.site, layout.site_state.name)
     # A bank whose sources and history did not change keeps its pages as they are, and so do the
     # voyage entries when none changed: they are not built, digested or written (their paths
     # are still checked, with the rest).

@@ -1,0 +1,60 @@
+"""A render recovers from what a killed render, a hand edit or a broken disk left in ``.site/``
+(docs/site.md, docs/BANK-FORMAT.md § .site/): regression tests for three defects."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sandman.layout import Layout
+from sandman.site.render import render_site
+from sandman.store.atomic import TEMP_NAME
+from site_fixture import build, site_files
+from test_site_incremental import MEMORY_PAGE, full_render_of
+
+HEX = "0123456789abcdef" * 2
+
+
+@pytest.fixture
+def rendered(layout: Layout) -> Layout:
+    build(layout)
+    render_site(layout)
+    return layout
+
+
+def test_temp_files_of_a_killed_render_are_removed_by_the_next(rendered: Layout, tmp_path: Path) -> None:
+    page = rendered.site / MEMORY_PAGE
+    part = next(rendered.site_sources_cache.iterdir())
+    planted = [
+        page.with_name(f".{page.name}.{HEX}.tmp"),  # a page being written
+        rendered.site / f".index.html.{HEX}.tmp",
+        part.with_name(f".{part.name}.{HEX}.tmp"),  # a part of the parse cache
+        rendered.site_state / f".manifest.json.{HEX}.tmp",
+        next(rendered.site_search_cache.iterdir()).with_name(f".x.marshal.{HEX}.tmp"),
+    ]
+    for path in planted:
+        assert TEMP_NAME.fullmatch(path.name)
+        path.write_bytes(b"half a page")
+    # Look-alikes that are not write_atomic's temp files stay, and so does a temp file outside .site/.
+    kept = [page.with_name(f".{page.name}.{HEX[:31]}.tmp"), page.with_name(f"{page.name}.{HEX}.tmp")]
+    outside = rendered.root / f".outside.md.{HEX}.tmp"
+    for path in (*kept, outside):
+        path.write_bytes(b"not ours")
+    render_site(rendered)
+    assert [path for path in planted if path.exists()] == []
+    assert all(path.read_bytes() == b"not ours" for path in (*kept, outside))
+    for path in kept:
+        path.unlink()
+    outside.unlink()
+    assert site_files(rendered.site) == full_render_of(rendered, tmp_path)
+    assert render_site(rendered).written == 0
+
+
+def test_temp_files_survive_no_full_render_after_the_state_is_deleted(rendered: Layout) -> None:
+    temp = (rendered.site / MEMORY_PAGE).with_name(f".x.html.{HEX}.tmp")
+    temp.write_bytes(b"half a page")
+    shutil.rmtree(rendered.site_state)
+    render_site(rendered)
+    assert not temp.exists()
