@@ -58,3 +58,67 @@ def test_temp_files_survive_no_full_render_after_the_state_is_deleted(rendered: 
     shutil.rmtree(rendered.site_state)
     render_site(rendered)
     assert not temp.exists()
+
+
+def _file(path: Path) -> None:
+    path.write_text("x\n")
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+    (path / "inside").write_text("x\n")
+
+
+WRONG_KINDS = [
+    ("search", _file), ("sources", _file), ("manifest.json", _folder), ("history.marshal", _folder),
+]
+
+
+@pytest.mark.parametrize(("name", "make"), WRONG_KINDS, ids=[name for name, _ in WRONG_KINDS])
+def test_a_state_entry_of_the_wrong_kind_is_rebuilt_not_fatal(rendered: Layout, tmp_path: Path, name: str,
+                                                              make) -> None:
+    entry = rendered.site_state / name
+    shutil.rmtree(entry) if entry.is_dir() else entry.unlink(missing_ok=True)
+    make(entry)
+    render_site(rendered)
+    assert site_files(rendered.site) == full_render_of(rendered, tmp_path)
+    assert render_site(rendered).written == 0
+
+
+def test_a_state_that_is_a_file_is_rebuilt_not_fatal(rendered: Layout, tmp_path: Path) -> None:
+    shutil.rmtree(rendered.site_state)
+    rendered.site_state.write_text("x\n")
+    stats = render_site(rendered)
+    assert stats.written == stats.pages
+    assert rendered.site_state.is_dir()
+    assert site_files(rendered.site) == full_render_of(rendered, tmp_path)
+
+
+def test_a_cache_part_of_the_wrong_kind_is_rebuilt_not_fatal(rendered: Layout, tmp_path: Path) -> None:
+    for folder in (rendered.site_sources_cache, rendered.site_search_cache):
+        for part in list(folder.iterdir()):
+            part.unlink()
+            part.mkdir()
+            (part / "inside").write_text("x\n")
+    render_site(rendered)
+    parts = [*rendered.site_sources_cache.iterdir(), *rendered.site_search_cache.iterdir()]
+    assert len(parts) > 2 and all(part.is_file() for part in parts)
+    assert site_files(rendered.site) == full_render_of(rendered, tmp_path)
+    assert render_site(rendered).written == 0
+
+
+@pytest.mark.parametrize("name", ["", "search"])
+def test_a_state_entry_linked_out_of_the_site_is_not_followed(rendered: Layout, tmp_path: Path, name: str) -> None:
+    # A symbolic link where the state keeps a cache: the link goes, what it points at stays untouched.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("mine\n")
+    target = outside / "keep" if name.endswith((".json", ".marshal")) else outside
+    entry = rendered.site_state / name if name else rendered.site_state
+    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    entry.symlink_to(target)
+    render_site(rendered)
+    assert sorted(p.name for p in outside.iterdir()) == ["keep"]
+    assert (outside / "keep").read_text() == "mine\n"
+    assert not entry.is_symlink()
+    assert render_site(rendered).written == 0

@@ -30,13 +30,13 @@ from filelock import FileLock
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import (Snapshot, SourceReader, dump_source_part, dump_state, gather,
+from sandman.site.gather import (Snapshot, SourceReader, cache_parts, dump_source_part, dump_state, gather,
                                  load_json, load_source_cache, load_state)
 from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import (LOG_FAMILY, Page, PageBuilder, family_inputs, family_of, live_keys, log_inputs,
                                 root_of)
-from sandman.store.atomic import TEMP_NAME, write_atomic
+from sandman.store.atomic import TEMP_NAME, remove_wrong_kind, write_atomic
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
@@ -212,11 +212,7 @@ SEARCH_FORMAT = 2  # one file per bank (docs/BANK-FORMAT.md, ".site/"); 1 was on
 def _load_search_chunks(layout: Layout) -> dict[str, list[str]]:
     """Return each family's part of the search index as the last render made it: name ->
     ``[family digest, chunk]``; a part missing, unreadable or of another format is left out."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(layout.site_search_cache)
-                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
-    except OSError:
-        return {}
+    names = cache_parts(layout.site_search_cache)
     chunks = {}
     for name in names:
         data = load_state(layout.site_search_cache / name)
@@ -284,7 +280,11 @@ def render_site(layout: Layout) -> RenderStats:
     started = time.perf_counter()
     if not layout.root.is_dir():
         raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    # The state is a cache: an entry of the wrong kind there (a file where a folder belongs, a
+    # link) is removed and rebuilt, as a damaged cache file is, never followed out of .site/.
+    remove_wrong_kind(layout.site_state, folder=True)
     layout.site_state.mkdir(parents=True, exist_ok=True)
+    remove_wrong_kind(layout.site_lock, folder=False)
     lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
     locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
     # A render allocates hundreds of thousands of small dicts and lists (the caches, the
@@ -294,6 +294,11 @@ def render_site(layout: Layout) -> RenderStats:
     collecting = gc.isenabled()
     gc.disable()
     try:
+        for path, folder in ((layout.site_manifest, False), (layout.site_history_cache, False),
+                             (layout.site_trail_cache, False), (layout.site_sources_cache_v1, False),
+                             (layout.site_search_cache_v1, False), (layout.site_sources_cache, True),
+                             (layout.site_search_cache, True), (layout.site_templates_cache, True)):
+            remove_wrong_kind(path, folder)
         return _render(layout, started)
     finally:
         if collecting:
