@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from sandman.cli import app
+from sandman.errors import RepositoryError
 from sandman.layout import Layout
 from sandman.site.render import render_site
 from sandman.store.atomic import TEMP_NAME
@@ -122,3 +126,28 @@ def test_a_state_entry_linked_out_of_the_site_is_not_followed(rendered: Layout, 
     assert (outside / "keep").read_text() == "mine\n"
     assert not entry.is_symlink()
     assert render_site(rendered).written == 0
+
+
+def _break_repository(layout: Layout) -> None:
+    objects = layout.root / ".git" / "objects"
+    shutil.rmtree(objects / "pack", ignore_errors=True)
+    for folder in objects.iterdir():
+        if len(folder.name) == 2:
+            shutil.rmtree(folder)
+
+
+def test_an_incremental_render_of_an_unreadable_repository_fails(rendered: Layout) -> None:
+    _break_repository(rendered)
+    with pytest.raises(RepositoryError, match="object not found"):
+        render_site(rendered)
+    shutil.rmtree(rendered.site_state)
+    with pytest.raises(RepositoryError, match="object not found"):
+        render_site(rendered)
+
+
+def test_an_incremental_render_of_an_unreadable_repository_exits_1(rendered: Layout) -> None:
+    _break_repository(rendered)
+    result = CliRunner().invoke(app, ["site"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sandman: cannot ") and "object not found" in lines[0], lines
