@@ -53,6 +53,26 @@ def test_one_json_fence_is_accepted_with_prose_around():
     assert len(parse("Here you go:\n```json\n" + reply(memory()) + "\n```\nDone.")) == 1
 
 
+def test_a_fenced_reply_whose_body_holds_a_code_fence_is_parsed(corpus):
+    # The corpus's real fable reply: one body holds "```elixir". Fenced, as models often
+    # answer, its first ``` inside a string once closed the fence and the mind abstained.
+    real = (corpus / "minds" / "spotter-dov" / "fable.json").read_text(encoding="utf-8")
+    assert "```" in real
+    cwd = json.loads(real)["memories"][0]["bank"]
+    plain = parse_reply(real, mind="fable", cwd=cwd).proposals
+    fenced = parse_reply("Here are the memories.\n\n```json\n" + real.strip() + "\n```\n", mind="fable", cwd=cwd)
+    assert plain and fenced.proposals == plain
+
+
+def test_a_fence_ends_only_after_its_json_value():
+    body = "Run:\n```sh\nmake build\n```\nthen ``` alone."
+    (found,) = parse("```json\n" + reply(memory(body=body)) + "\n```")
+    assert found.body == body + "\n"
+    assert reason("```json\n" + reply(memory()) + "\ntrailing prose\n```") == "unparseable"
+    assert reason("```json\n" + reply(memory()) + "\n```\n```\n" + reply(memory()) + "\n```") == "unparseable"
+    assert reason("```\n" * 16 + "```json\n" + reply(memory()) + "\n```") == "unparseable"  # past MAX_OPENINGS
+
+
 def test_banks_are_cwd_and_ancestors_up_to_home():
     assert allowed_banks(CWD) == ["/home/user/proj/sub", "/home/user/proj", "/home/user"]
     assert len(parse(reply(memory(bank="/home/user/proj/"), memory(bank="/home/user")))) == 2

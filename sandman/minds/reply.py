@@ -39,7 +39,11 @@ from sandman.errors import InputError, ReplyRejected
 USER_BANK = "user"
 MAX_MEMORIES = 50
 FIELDS = ("bank", "type", "name", "description", "body")
-_FENCE = re.compile(r"```[ \t]*(?:json)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
+# The opening of a reply's fence: ``` or ```json, alone on its line. Only the first
+# MAX_OPENINGS are tried: a real reply has one to three, and each try decodes from it.
+_OPENING = re.compile(r"```[ \t]*(?:json)?[ \t]*\n", re.IGNORECASE)
+_SPACE = re.compile(r"\s*")
+MAX_OPENINGS = 16
 _REFUSAL = re.compile(
     r"^(i'm sorry|i am sorry|sorry|i can't|i cannot|i can not|i won't|i will not|"
     r"i'm not able|i am not able|i'm unable|i am unable)\b",
@@ -85,6 +89,26 @@ def allowed_banks(cwd: str) -> list[str]:
     return [str(path) for path in ancestors(cwd, config.user_home())]
 
 
+def _fenced(text: str) -> list[object]:
+    """Return the JSON values of ``text``'s fences: each opening (``_OPENING``) followed by
+    one JSON value and then a closing ```` ``` ````. The value is decoded before the closing
+    is looked for, so a backtick run inside one of its strings (a memory body holding a
+    code fence, as real replies do) does not end the fence."""
+    decoder = json.JSONDecoder()
+    found = []
+    for number, opening in enumerate(_OPENING.finditer(text)):
+        if number == MAX_OPENINGS:
+            break
+        start = _SPACE.match(text, opening.end()).end()
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if text.startswith("```", _SPACE.match(text, end).end()):
+            found.append(value)
+    return found
+
+
 def extract_json(text: str, *, storable: bool = True) -> object:
     """Return the JSON value of a reply: the whole text, or the content of its one fence.
 
@@ -93,15 +117,14 @@ def extract_json(text: str, *, storable: bool = True) -> object:
     allows but no UTF-8 file can store).
     """
     stripped = text.strip()
-    fences = _FENCE.findall(stripped)
-    if stripped.startswith("{") or len(fences) != 1:
-        candidate = stripped
+    fenced = [] if stripped.startswith("{") else _fenced(stripped)
+    if len(fenced) == 1:
+        data = fenced[0]
     else:
-        candidate = fences[0]
-    try:
-        data = json.loads(candidate)
-    except (ValueError, RecursionError):
-        raise ReplyRejected("refusal" if _REFUSAL.match(stripped) else "unparseable") from None
+        try:
+            data = json.loads(stripped)
+        except (ValueError, RecursionError):
+            raise ReplyRejected("refusal" if _REFUSAL.match(stripped) else "unparseable") from None
     if not storable:
         return data
     try:
