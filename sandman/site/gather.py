@@ -30,7 +30,7 @@ from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import parse_memory
 from sandman.errors import FormatError, RepositoryError
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
-from sandman.store.atomic import is_real_dir, is_regular, read_regular
+from sandman.store.atomic import is_real_dir, is_regular, read_regular, remove_wrong_kind
 from sandman.store.history import PathHistory
 from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
@@ -285,12 +285,7 @@ def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list],
     cache: dict[str, dict] = {}
     seen: dict[str, list] = {}
     before: dict[str, tuple[dict, dict]] = {}
-    try:
-        names = sorted(entry.name for entry in os.scandir(layout.site_sources_cache)
-                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
-    except OSError:
-        return cache, seen, before
-    for name in names:
+    for name in cache_parts(layout.site_sources_cache):
         data = load_state(layout.site_sources_cache / name)
         if (isinstance(data, dict) and data.get("format") == SOURCES_FORMAT and isinstance(data.get("part"), str)
                 and isinstance(data.get("parsed"), dict) and isinstance(data.get("seen"), dict)
@@ -299,6 +294,23 @@ def load_source_cache(layout: Layout) -> tuple[dict[str, dict], dict[str, list],
             seen.update(data["seen"])
             before[data["part"]] = (data["parsed"], data["seen"])
     return cache, seen, before
+
+
+def cache_parts(folder: Path) -> list[str]:
+    """Return the names of the ``*.marshal`` files in ``folder`` (a cache of ``.site/.state/``),
+    sorted; one of the wrong kind (a folder, a link) is removed, never followed, for the render
+    to write it again. Empty when the folder is missing or cannot be listed."""
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.name.endswith(".marshal")]
+    except OSError:
+        return []
+    names = []
+    for entry in entries:
+        if entry.is_file(follow_symlinks=False):
+            names.append(entry.name)
+        else:
+            remove_wrong_kind(Path(entry.path), folder=False)
+    return sorted(names)
 
 
 def dump_source_part(part: str, parsed: dict[str, dict], seen: dict[str, list]) -> bytes:

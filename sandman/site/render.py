@@ -30,13 +30,13 @@ from filelock import FileLock
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
-from sandman.site.gather import (Snapshot, SourceReader, dump_source_part, dump_state, gather,
+from sandman.site.gather import (Snapshot, SourceReader, cache_parts, dump_source_part, dump_state, gather,
                                  load_json, load_source_cache, load_state)
 from sandman.site.machine import gather_machine, machine_pages
 from sandman.site.markup import environment
 from sandman.site.pages import (LOG_FAMILY, Page, PageBuilder, family_inputs, family_of, live_keys, log_inputs,
                                 root_of)
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import TEMP_NAME, remove_wrong_kind, write_atomic
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
@@ -127,14 +127,39 @@ def plan(layout: Layout, pages: list[Page], kept: dict[str, Page] | None = None)
     return planned
 
 
-def existing_files(site: Path) -> set[str]:
-    """Return the site-relative paths of the files under ``site`` (``.state/`` left out)."""
+def existing_files(site: Path, state: str = ".state") -> set[str]:
+    """Return the site-relative paths of the files under ``site`` (its state folder ``state``,
+    layout.site_state's name, left out), and delete the temp files a killed writer left
+    (store.atomic.TEMP_NAME) under ``site`` and ``state`` as they are met: for a caller holding the site lock (``layout.site_lock``),
+    which every writer of ``.site/`` holds, so any such file is a killed render's. Symbolic
+    links to folders are not followed; other dotted folders are not entered."""
     found = set()
+    temp_name = TEMP_NAME.fullmatch
     for folder, dirs, files in os.walk(site):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
         prefix = os.path.relpath(folder, site).replace(os.sep, "/")
-        found.update(name if prefix == "." else f"{prefix}/{name}" for name in files)
+        top = prefix == "."
+        if top:
+            dirs[:] = [name for name in dirs if not name.startswith(".") or name == state]
+        elif prefix == state or prefix.startswith(state + "/"):
+            for name in files:
+                if name[0] == "." and temp_name(name):
+                    _unlink_quietly(os.path.join(folder, name))
+            continue
+        else:
+            dirs[:] = [name for name in dirs if not name.startswith(".")]
+        for name in files:
+            if name[0] == "." and temp_name(name):
+                _unlink_quietly(os.path.join(folder, name))
+            else:
+                found.add(name if top else f"{prefix}/{name}")
     return found
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)  # never follows a link: a link named so goes, what it points at stays
+    except OSError:
+        pass
 
 
 class Writer:
@@ -187,11 +212,7 @@ SEARCH_FORMAT = 2  # one file per bank (docs/BANK-FORMAT.md, ".site/"); 1 was on
 def _load_search_chunks(layout: Layout) -> dict[str, list[str]]:
     """Return each family's part of the search index as the last render made it: name ->
     ``[family digest, chunk]``; a part missing, unreadable or of another format is left out."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(layout.site_search_cache)
-                       if entry.name.endswith(".marshal") and entry.is_file(follow_symlinks=False))
-    except OSError:
-        return {}
+    names = cache_parts(layout.site_search_cache)
     chunks = {}
     for name in names:
         data = load_state(layout.site_search_cache / name)
@@ -259,7 +280,11 @@ def render_site(layout: Layout) -> RenderStats:
     started = time.perf_counter()
     if not layout.root.is_dir():
         raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    # The state is a cache: an entry of the wrong kind there (a file where a folder belongs, a
+    # link) is removed and rebuilt, as a damaged cache file is, never followed out of .site/.
+    remove_wrong_kind(layout.site_state, folder=True)
     layout.site_state.mkdir(parents=True, exist_ok=True)
+    remove_wrong_kind(layout.site_lock, folder=False)
     lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
     locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
     # A render allocates hundreds of thousands of small dicts and lists (the caches, the
@@ -269,6 +294,11 @@ def render_site(layout: Layout) -> RenderStats:
     collecting = gc.isenabled()
     gc.disable()
     try:
+        for path, folder in ((layout.site_manifest, False), (layout.site_history_cache, False),
+                             (layout.site_trail_cache, False), (layout.site_sources_cache_v1, False),
+                             (layout.site_search_cache_v1, False), (layout.site_sources_cache, True),
+                             (layout.site_search_cache, True), (layout.site_templates_cache, True)):
+            remove_wrong_kind(path, folder)
         return _render(layout, started)
     finally:
         if collecting:
@@ -284,7 +314,7 @@ def _render(layout: Layout, started: float) -> RenderStats:
     asset_names = [path.relative_to(assets).as_posix() for path in _files(assets)]
     fingerprint = renderer_fingerprint(templates, assets)
     old, old_families = _load_manifest(layout)
-    present = existing_files(layout.site)
+    present = existing_files(layout.site, layout.site_state.name)
     # A bank whose sources and history did not change keeps its pages as they are, and so do the
     # voyage entries when none changed: they are not built, digested or written (their paths
     # are still checked, with the rest).

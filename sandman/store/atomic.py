@@ -91,6 +91,30 @@ def sweep_temps(path: Path, older_than: float | None = None) -> int:
     return swept
 
 
+def remove_wrong_kind(path: Path, folder: bool) -> bool:
+    """Remove ``path`` unless it is what a cache there must be: a real folder (``folder``) or
+    a regular file. A symbolic link is removed itself, never followed; a folder with all it
+    holds (its links removed, not followed). For derived files only (``.site/.state/``).
+    Returns True when something was removed; raises OSError when it cannot be.
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode):
+        return False
+    try:
+        if stat.S_ISDIR(mode):
+            import shutil  # not at the top: the hook entry points import this module
+
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:  # another process removed it first
+        pass
+    return True
+
+
 def fsync_dir(directory: Path) -> None:
     """Flush a directory's entries to disk (best effort; some filesystems refuse)."""
     try:

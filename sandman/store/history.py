@@ -140,7 +140,9 @@ class PathHistory:
 
         Walks only the commits HEAD gained since ``self.head`` when that is an
         ancestor of HEAD; otherwise (a rewritten history) starts over. An unborn
-        HEAD empties the history. Raises RepositoryError.
+        HEAD empties the history. When HEAD has not moved, HEAD's commit and tree are
+        still read, so a repository whose objects are gone is noticed without a walk.
+        Raises RepositoryError.
         """
         try:
             if repo.head_is_unborn:
@@ -148,6 +150,9 @@ class PathHistory:
                 return 0
             head = str(repo.head.target)
             if head == self.head:
+                # Nothing to walk, but the repository must still be readable: HEAD's commit and
+                # its tree (two object reads, well under a millisecond) fail when its objects are gone.
+                repo[repo.head.target].peel(pygit2.Tree)
                 return 0
             known = self.head is not None and self.head in self.commits and _is_ancestor(repo, head, self.head)
             if not known:
