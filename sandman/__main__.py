@@ -55,12 +55,22 @@ def _leave(code: int) -> None:
     """
     import os
 
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:
-        pass  # Claude Code closed the pipe: nothing more can reach it
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: the descriptor was closed when the hook started
+                stream.flush()
+        except OSError:
+            pass  # Claude Code closed the pipe: nothing more can reach it
     os._exit(code)
+
+
+def _read_payload() -> bytes:
+    """hook.read_payload before the fork, where hook.py is not imported yet: the payload from
+    stdin, at most MAX_PAYLOAD_BYTES + 1 bytes; empty when stdin is closed or unreadable."""
+    try:
+        return sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1) if sys.stdin is not None else b""
+    except OSError:
+        return b""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # Exactly what Claude Code runs; any other argument goes to the CLI, which checks it.
     if args == DETACHED_TAKE:
-        payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        payload = _read_payload()
         if _detach():
             _leave(0)
         from sandman import hook

@@ -195,11 +195,9 @@ def take(
         from sandman import hook as hook_entry
 
         if detach:
-            import sys
+            from sandman.__main__ import _detach
 
-            from sandman.__main__ import MAX_PAYLOAD_BYTES, _detach
-
-            payload = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+            payload = hook_entry.read_payload()
             raise typer.Exit(0 if _detach() else hook_entry.main(["take", "--hook"], payload))
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
     if session is None:

@@ -43,6 +43,15 @@ def _verb_hook(verb: str):
     return recall.hook
 
 
+def read_payload() -> bytes:
+    """Return the hook's payload from stdin, at most ``config.HOOK_PAYLOAD_MAX_BYTES`` + 1 bytes;
+    empty when stdin is closed or unreadable (the hook then journals the payload as unusable)."""
+    try:
+        return sys.stdin.buffer.read(config.HOOK_PAYLOAD_MAX_BYTES + 1) if sys.stdin is not None else b""
+    except OSError:
+        return b""
+
+
 def main(args: list[str], payload: bytes | None = None) -> int:
     """Run ``args[0]``'s hook on ``payload`` (default: read from stdin); always return 0."""
     verb = args[0]
@@ -58,7 +67,7 @@ def main(args: list[str], payload: bytes | None = None) -> int:
         return 0
     try:
         if payload is None:
-            payload = sys.stdin.buffer.read(config.HOOK_PAYLOAD_MAX_BYTES + 1)
+            payload = read_payload()
         output = _verb_hook(verb)(layout, payload)
     except SandmanError as error:
         journal.write(layout, verb, "failed", hook=True, error=str(error))
@@ -67,8 +76,13 @@ def main(args: list[str], payload: bytes | None = None) -> int:
         journal.write(layout, verb, "crashed", hook=True, error=f"{type(error).__name__}: {error}")
         return 0
     if output:
-        # Payload text may carry lone surrogates (JSON "\ud800"): never let them fail the hook.
-        sys.stdout.buffer.write(output.encode("utf-8", "backslashreplace"))
-        sys.stdout.flush()
+        try:
+            if sys.stdout is None:  # the descriptor was closed when the hook started
+                raise OSError("standard output is closed")
+            # Payload text may carry lone surrogates (JSON "\ud800"): never let them fail the hook.
+            sys.stdout.buffer.write(output.encode("utf-8", "backslashreplace"))
+            sys.stdout.flush()
+        except OSError as error:  # Claude Code went away before reading it: nothing to tell
+            journal.write(layout, verb, "failed", hook=True, error=f"cannot write the hook's output: {error}")
     return 0
 

@@ -311,3 +311,45 @@ def test_hook_takes_a_forked_transcript_whose_first_lines_name_its_parent(corpus
     done = _hook(_end_payload(OTHER, fork))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert not fork.exists() and layout.pointer(OTHER).exists()
+
+
+# --- standard streams closed or gone (found by a tester) -----------------------
+
+
+def _run_with(args: list[str], shell_redirect: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m sandman <args>`` with a descriptor closed by the shell (``>&-``, ``2>&-``, ``<&-``)."""
+    command = f'exec "$0" -m sandman "$@" {shell_redirect}'
+    return subprocess.run(["sh", "-c", command, sys.executable, *args], input=stdin,
+                          capture_output=True, env=os.environ.copy(), timeout=60)
+
+
+@pytest.mark.parametrize("args", [["take", "--hook"], ["take", "--hook", "--detach"], ["recall", "--hook"],
+                                  ["report", "--hook"]])
+def test_a_hook_with_stderr_closed_exits_0(args, isolated) -> None:
+    done = _run_with(args, "2>&-", stdin=b"{}")
+    assert done.returncode == 0, done
+
+
+def test_take_hook_detach_with_stdin_closed_exits_0_without_a_traceback(isolated, layout) -> None:
+    done = _run_with(["take", "--hook", "--detach"], "<&-")
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_recall_hook_whose_reader_is_gone_exits_0_and_journals_it(isolated, layout, tmp_path) -> None:
+    from sandman.verbs.init import init
+
+    init(layout)
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup",
+                          "hook_event_name": "SessionStart"}).encode()
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # Claude Code gone: every write to the pipe fails with EPIPE
+    try:
+        done = subprocess.run([sys.executable, "-m", "sandman", "recall", "--hook"], input=payload,
+                              stdout=write_end, stderr=subprocess.PIPE, env=os.environ.copy(), timeout=60)
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, b"")
+    journal = "".join(path.read_text() for path in layout.trace.glob("recall-*.log"))
+    assert "cannot write the hook's output" in journal
+    done = _run_with(["recall", "--hook"], ">&-", stdin=payload)
+    assert (done.returncode, done.stderr) == (0, b"")
