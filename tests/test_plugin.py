@@ -87,7 +87,7 @@ def test_each_command_is_markdown_with_valid_frontmatter_and_calls_existing_code
         allowed = [tool.strip() for tool in str(front["allowed-tools"]).split(",")]
         for tool in allowed:
             bash = re.fullmatch(r"Bash\(sandman (\w+):\*\)", tool)
-            mcp = re.fullmatch(r"mcp__sandman__(\w+)", tool)
+            mcp = re.fullmatch(r"mcp__plugin_sandman_sandman__(\w+)", tool)
             assert bash or mcp, f"{name}: {tool} is neither a sandman command nor a sandman MCP tool"
             if bash:
                 assert bash.group(1) in verbs, f"{name}: sandman {bash.group(1)} does not exist"
@@ -99,3 +99,13 @@ def test_each_command_is_markdown_with_valid_frontmatter_and_calls_existing_code
         if "$ARGUMENTS" in body:
             assert "argument-hint" in front and "~~~text\n$ARGUMENTS\n~~~" in body, \
                 f"{name}: arguments must be fenced as data"
+
+
+def test_regression_remember_named_its_tool_as_a_hand_registered_server_does():
+    # A plugin's MCP tools are mcp__plugin_<plugin>_<server>__<tool> in Claude Code 2.1.332 (confirmed
+    # live: tests/test_live_claude_code.py); allowed-tools naming mcp__sandman__remember denied the call.
+    for path in sorted((REPO / "commands").glob("*.md")):
+        front, _ = _command(path.stem)
+        assert "mcp__sandman__" not in str(front.get("allowed-tools", "")), path.name
+    front, body = _command("remember")
+    assert front["allowed-tools"] == "mcp__plugin_sandman_sandman__remember"
