@@ -109,3 +109,18 @@ def test_regression_remember_named_its_tool_as_a_hand_registered_server_does():
         assert "mcp__sandman__" not in str(front.get("allowed-tools", "")), path.name
     front, body = _command("remember")
     assert front["allowed-tools"] == "mcp__plugin_sandman_sandman__remember"
+
+
+def test_regression_plugin_validate_warned_of_no_author_and_no_icon():
+    # `claude plugin validate .` (2.1.332) warns without an author, and without a square PNG icon of
+    # 512 to 2048 px under 2 MB; the live suite runs the validator itself.
+    import struct
+
+    manifest = _json(".claude-plugin/plugin.json")
+    assert manifest["author"]["name"]
+    icon = (REPO / manifest["icon"]).read_bytes()
+    assert icon[:8] == b"\x89PNG\r\n\x1a\n" and len(icon) < 2_000_000
+    width, height = struct.unpack(">II", icon[16:24])
+    assert width == height and 512 <= width <= 2048
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert not re.search(r"http://", readme), "the validator takes a README URL as documentationUrl: https only"
