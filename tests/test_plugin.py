@@ -124,3 +124,18 @@ def test_regression_plugin_validate_warned_of_no_author_and_no_icon():
     assert width == height and 512 <= width <= 2048
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert not re.search(r"http://", readme), "the validator takes a README URL as documentationUrl: https only"
+
+
+def test_regression_the_docs_named_commands_claude_code_does_not_have():
+    # Claude Code 2.1.332 names a plugin's commands /sandman:<name>; /remember answers "no command
+    # with that name" (tests/test_live_claude_code.py). The one bare name left says exactly that.
+    bare = re.compile(r"(?<![\w:/.<>-])/(remember|recall|forget|report)(?![\w./-])")
+    found = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / ".claude-plugin").glob("*.json"))]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{path.name}:{number}" for match in bare.finditer(line)
+                      if "no command has that name" not in line[match.end():match.end() + 60]]
+    assert found == []
+    hooks = (REPO / "docs" / "hooks.md").read_text(encoding="utf-8")
+    row = next(line for line in hooks.splitlines() if line.startswith("| `commands/report.md`"))
+    assert "lists the shifts' reports" in row and "`sandman report show`" in row
