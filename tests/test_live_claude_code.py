@@ -11,24 +11,21 @@ binary is absent.
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from live_claude import (HOOK_CONTEXT, PINNED, FakeApi, ToolUse, claude, plugin_copy, run_print, run_stream,
-                         system_messages, system_text, texts, tool_results, wait_for_sandman)
-from sandman import config
+from live_claude import (HOOK_CONTEXT, PLUGIN_TOOL_PREFIX, SETTINGS_TOOL_PREFIX, FakeApi, ToolUse, claude,
+                         plugin_copy, run_print, run_stream, system_messages, system_text, texts, tool_results,
+                         wait_for_sandman)
+from sandman import config, journal
 from sandman.banks.commit import bank_transaction
 from sandman.banks.memory import Memory
 from sandman.banks.names import bank_name
 from sandman.layout import Layout
 from sandman.verbs.init import init
 from sandman.verbs.recall import recall, utf16_units
-
-PLUGIN_TOOL = "mcp__plugin_sandman_sandman__"
 
 
 @pytest.fixture
@@ -85,8 +82,8 @@ def test_the_plugin_installs_from_this_repositorys_marketplace_file(fake_api, tm
 
 def test_regression_remember_could_not_call_its_tool_in_a_plugin_install(fake_api, tmp_path, project, layout):
     install_plugin(tmp_path, project, fake_api)
-    fake_api.script(ToolUse(PLUGIN_TOOL + "remember", {"body": "Deploys go through make ship", "cwd": str(project)}),
-                    "remembered")
+    call = {"body": "Deploys go through make ship", "cwd": str(project)}
+    fake_api.script(ToolUse(PLUGIN_TOOL_PREFIX + "remember", call), "remembered")
     result = run_print("/sandman:remember Deploys go through make ship", project, fake_api,
                        args=["--output-format", "json"])
     assert result.rc == 0, result.stderr
@@ -103,13 +100,13 @@ def test_an_mcp_tool_round_trip_with_the_server_registered_by_hand(fake_api, pro
     # `claude mcp add sandman -- sandman mcp` (docs/MCP.md): the tools are mcp__sandman__<name>.
     init(layout)
     fill_bank(layout, project, count=3)
-    fake_api.script(ToolUse("mcp__sandman__recall", {"cwd": str(project)}), "recalled")
+    fake_api.script(ToolUse(SETTINGS_TOOL_PREFIX + "recall", {"cwd": str(project)}), "recalled")
     result = run_print("what do you know here?", project, fake_api,
                        mcp={"mcpServers": {"sandman": {"command": "sandman", "args": ["mcp"]}}},
-                       args=["--strict-mcp-config", "--allowedTools", "mcp__sandman__recall"])
+                       args=["--strict-mcp-config", "--allowedTools", SETTINGS_TOOL_PREFIX + "recall"])
     assert (result.rc, result.stdout.strip()) == (0, "recalled"), result.stderr
     first, second = fake_api.messages()
-    assert "mcp__sandman__recall" in json.dumps(first)
+    assert SETTINGS_TOOL_PREFIX + "recall" in json.dumps(first)
     (answer,) = tool_results(second)
     assert "Fact 0 記憶 🚀" in json.dumps(answer, ensure_ascii=False)
 
@@ -169,7 +166,7 @@ def test_regression_the_report_digest_dropped_every_handoff_line(fake_api, hooks
     fill_bank(layout, project)
     for day in range(1, 7):
         write_shift(layout, f"s-202612{day:02d}T2300Z", findings=day % 2,
-                    handoff=f"Night {day}: moved the 記録 parser to tomllib 🚀; the fuzz corpus grew by {day * 10} cases.")
+                    handoff=f"Night {day}: moved the 記録 parser to tomllib 🚀; the fuzz corpus grew {day * 10}.")
     expected, shown = reports.digest(reports.worst_first(reports.unread_reports(layout)), config.REPORT_DIGEST_UTF16)
     recalled = recall(layout, str(project)).text
     result = run_print("hello", project, fake_api, plugin_dirs=[hooks_plugin])
@@ -185,18 +182,20 @@ def test_compaction_starts_the_session_again_with_the_whole_recall(fake_api, hoo
     init(layout)
     fill_bank(layout, project, count=5)
     expected = recall(layout, str(project)).text
-    fake_api.script("first answer", lambda body: "SUMMARY: the session said hello")
+    # The summary in <summary> tags, as the compaction prompt asks: without them Claude Code asks again.
+    fake_api.script("first answer", "<summary>The session said hello.</summary>")
     result = run_stream(["hello", "/compact", "after the compaction"], project, fake_api,
                         plugin_dirs=[hooks_plugin])
     assert result.rc == 0, result.stderr
     hooks = [event["hook_name"] for event in result.events if event.get("subtype") == "hook_response"]
     assert "SessionStart:compact" in hooks
-    last = fake_api.messages()[-1]
+    start, summary, last = fake_api.messages()
+    assert expected in system_messages(start)
     said = [text for role, text in texts(last) if role == "user"]
     assert "hello" not in said and "after the compaction" in said  # the context was compacted
+    assert any("The session said hello." in text for text in said)
     assert expected in system_messages(last)
-    journal = layout.trace_file("recall", __import__("datetime").date.today().isoformat()).read_text()
-    assert "source=compact" in journal
+    assert "source=compact" in layout.trace_file("recall", journal.now_utc().strftime("%Y-%m-%d")).read_text()
 
 
 # --- SessionEnd: the plugin takes the session --------------------------------------------------
@@ -297,6 +296,8 @@ def test_the_dreams_minds_run_blind_under_the_real_claude_code(fake_api, project
         everything = json.dumps(body, ensure_ascii=False)
         assert body.get("tools", []) == []
         assert "We deploy with make ship." in everything  # the transcript, in the prompt
+        prompt = " ".join(" ".join(text for role, text in texts(body) if role == "user").split())
+        assert "you have no tools and cannot open it; the session is included below" in prompt
         assert "CLAUDE.md MARKER" not in everything
         assert "# Memory" not in system_text(body) and "persistent file-based memory" not in everything
         assert "# gitStatus" not in everything and "Recent commits:" not in everything

@@ -131,7 +131,8 @@ def test_regression_the_docs_named_commands_claude_code_does_not_have():
     # with that name" (tests/test_live_claude_code.py). The one bare name left says exactly that.
     bare = re.compile(r"(?<![\w:/.<>-])/(remember|recall|forget|report)(?![\w./-])")
     found = []
-    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / ".claude-plugin").glob("*.json"))]:
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+                 *sorted((REPO / ".claude-plugin").glob("*.json"))]:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             found += [f"{path.name}:{number}" for match in bare.finditer(line)
                       if "no command has that name" not in line[match.end():match.end() + 60]]
