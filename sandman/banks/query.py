@@ -4,7 +4,8 @@ Stdlib only, and nothing of sandman: the prompt hook imports it on every
 prompt, so it must cost next to nothing to import.
 
 A query is read as a bag of words, the way a person asks: its words (runs of
-letters and digits; ``a_b`` kept whole as an identifier) are case-folded, the
+letters and digits; ``mix_audit`` and ``parallel-safe`` kept whole as a
+compound, a phrase of its words) are lower-cased, the
 common words of a question (``how``, ``do``, ``the``, ``please`` ...: STOP_WORDS)
 are dropped, and each remaining word becomes one alternative of an ``OR``:
 a memory needs to share one of them, and bm25 ranks the memories sharing the
@@ -31,8 +32,8 @@ MAX_QUERY_CHARS = 10_000  # characters of a query read; the rest is ignored
 MAX_TERMS = 32  # distinct terms kept, in the order they first occur
 MAX_WORD_CHARS = 40  # a longer run of letters is not a word a memory holds
 
-# A quoted phrase, or a word: letters and digits, joined by underscores into one identifier.
-_PART = re.compile(r'"([^"]*)"|([^\W_]+(?:_+[^\W_]+)*)')
+# A quoted phrase, or a word: letters and digits, joined by underscores or hyphens into one compound.
+_PART = re.compile(r'"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)')
 _WORD = re.compile(r"[^\W_]+")
 
 STOP_WORDS = frozenset("""
@@ -91,21 +92,22 @@ RELATED = _related(RELATED_GROUPS)
 def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     """Return the meaningful terms of ``text``, in first-seen order, at most ``max_terms``.
 
-    A term is a case-folded word that is not a stop word (a single letter
-    neither), an identifier (``mix_audit``), or the words of a quoted part
-    joined by one space (a phrase, stop words kept). Reads at most
+    A term is a lower-cased word that is not a stop word (a single letter
+    neither), a compound (``mix_audit``, ``parallel-safe``), or the words of a quoted part
+    joined by one space (a phrase, stop words kept). Lower-cased, not
+    case-folded: ``ß`` stays ``ß``, as the index keeps it. Reads at most
     MAX_QUERY_CHARS characters of ``text``; skips a word over MAX_WORD_CHARS.
     """
     found: list[str] = []
     seen = set()
     for match in _PART.finditer(text[:MAX_QUERY_CHARS]):
         if match.group(1) is not None:
-            words = [word for word in _WORD.findall(match.group(1).casefold()) if len(word) <= MAX_WORD_CHARS]
+            words = [word for word in _WORD.findall(match.group(1).lower()) if len(word) <= MAX_WORD_CHARS]
             term = " ".join(words)
             if not words or (len(words) == 1 and (term in STOP_WORDS or len(term) == 1 and term.isalpha())):
                 continue
         else:
-            term = match.group(2).casefold()
+            term = match.group(2).lower()
             if len(term) > MAX_WORD_CHARS or term in STOP_WORDS or (len(term) == 1 and term.isalpha()):
                 continue
         if term not in seen:
@@ -133,8 +135,8 @@ def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> st
 
     The expression is ``"t1" OR "t2" OR ...``: each of ``terms(text,
     max_terms)`` (and, with ``related``, their RELATED words) as a quoted
-    string, which FTS5 tokenizes (and stems) as the index does; an
-    identifier or quoted part is a phrase of its words. At most
+    string of its words, which FTS5 tokenizes (and stems) as the index does; a
+    compound or quoted part is a phrase of its words. At most
     MAX_QUERY_CHARS characters of ``text`` are read.
     """
     found = terms(text, max_terms)
@@ -142,4 +144,4 @@ def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> st
         return None
     if related:
         found = expand(found)
-    return " OR ".join('"' + term.replace("_", " ") + '"' for term in found)
+    return " OR ".join('"' + " ".join(_WORD.findall(term)) + '"' for term in found)

@@ -57,6 +57,11 @@ def search(
             f"search index {layout.search_index} cannot be used ({error}); delete it and search again") from None
 
 
+def no_match(query: str) -> str:
+    """The line a search that found nothing prints: the query cut to its first 60 characters."""
+    return f"no memory matches {index.shown(query)}"
+
+
 def lines(layout: Layout, hits: list[index.Hit]) -> list[str]:
     """Two lines a hit: ``<name> (<type>, <bank>)`` and ``  memories/<bank>/<file>:<line>: <text>``."""
     out = []
