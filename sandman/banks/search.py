@@ -47,7 +47,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
-from sandman.banks.query import MAX_TERMS, fts_query, terms
+from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
@@ -59,6 +59,7 @@ DEFAULT_LIMIT = 20
 BUSY_TIMEOUT_SECONDS = 30.0
 LINE_MAX_CHARS = 200
 QUERY_SECONDS = 1.0  # SQLite work one query may take before it is interrupted
+RELATED_WEIGHT = 0.5  # a related word (query.RELATED) is half the evidence of the word typed
 PROGRESS_STEPS = 1000  # SQLite virtual-machine steps between two looks at the clock
 
 _SCHEMA = """
@@ -322,22 +323,35 @@ def rank(
     is no root. Raises InputError when the query's SQLite work passes
     ``seconds``, OSError, sqlite3.Error (docs/search.md).
     """
-    expression = fts_query(text, MAX_TERMS, related=related)
+    expression = fts_query(text, MAX_TERMS, related=False)
     if expression is None or not layout.root.is_dir():
         return []
     if banks is not None and not banks:
         return []
+    related_expression = fts_related(text, MAX_TERMS) if related else None
+    weights = ", ".join(map(str, WEIGHTS))
+    if related_expression is None:
+        scored = f"SELECT rowid AS id, bm25(memories, {weights}) AS score FROM memories WHERE memories MATCH ?"
+        parameters: list[object] = [expression]
+    else:
+        # The words typed score in full, their related words at RELATED_WEIGHT (bm25 is negative: lower first).
+        scored = (f"SELECT id, sum(score) AS score FROM ("
+                  f"SELECT rowid AS id, bm25(memories, {weights}) AS score FROM memories WHERE memories MATCH ?"
+                  f" UNION ALL SELECT rowid, {RELATED_WEIGHT} * bm25(memories, {weights}) FROM memories WHERE memories MATCH ?"
+                  f") GROUP BY id")
+        parameters = [expression, related_expression]
+    # highlight() needs a full-text query of its own: the same words, any of them.
     sql = (f"SELECT f.bank, f.file, m.name, m.description, f.type, highlight(memories, 1, '{_OPEN}', '{_CLOSE}'),"
-           f" highlight(memories, 2, '{_OPEN}', '{_CLOSE}'), bm25(memories, {', '.join(map(str, WEIGHTS))}) AS score"
-           " FROM memories m JOIN files f ON f.id = m.rowid WHERE memories MATCH ?")
-    parameters: list[object] = [expression]
+           f" highlight(memories, 2, '{_OPEN}', '{_CLOSE}'), s.score"
+           f" FROM ({scored}) s JOIN files f ON f.id = s.id JOIN memories m ON m.rowid = s.id WHERE memories MATCH ?")
+    parameters.append(expression if related_expression is None else f"{expression} OR {related_expression}")
     if banks is not None:
         sql += f" AND f.bank IN ({','.join('?' * len(banks))})"
         parameters.extend(banks)
     if memory_type is not None:
         sql += " AND f.type = ?"
         parameters.append(memory_type)
-    sql += " ORDER BY score, f.path LIMIT ?"
+    sql += " ORDER BY s.score, f.path LIMIT ?"
     parameters.append(limit)
     connection = open_index(layout)
     deadline = time.monotonic() + seconds
