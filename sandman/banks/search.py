@@ -340,11 +340,7 @@ def rank(
                   f" UNION ALL SELECT rowid, {RELATED_WEIGHT} * bm25(memories, {weights}) FROM memories WHERE memories MATCH ?"
                   f") GROUP BY id")
         parameters = [expression, related_expression]
-    # highlight() needs a full-text query of its own: the same words, any of them.
-    sql = (f"SELECT f.bank, f.file, m.name, m.description, f.type, highlight(memories, 1, '{_OPEN}', '{_CLOSE}'),"
-           f" highlight(memories, 2, '{_OPEN}', '{_CLOSE}'), s.score"
-           f" FROM ({scored}) s JOIN files f ON f.id = s.id JOIN memories m ON m.rowid = s.id WHERE memories MATCH ?")
-    parameters.append(expression if related_expression is None else f"{expression} OR {related_expression}")
+    sql = f"SELECT s.id, s.score FROM ({scored}) s JOIN files f ON f.id = s.id WHERE 1"
     if banks is not None:
         sql += f" AND f.bank IN ({','.join('?' * len(banks))})"
         parameters.extend(banks)
@@ -353,22 +349,31 @@ def rank(
         parameters.append(memory_type)
     sql += " ORDER BY s.score, f.path LIMIT ?"
     parameters.append(limit)
+    # Then the texts of the few found, their matched words marked: highlight() needs a full-text
+    # query of its own (the same words, any of them), and is paid only for these.
+    either = expression if related_expression is None else f"{expression} OR {related_expression}"
     connection = open_index(layout)
     deadline = time.monotonic() + seconds
     connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
     try:
-        rows = connection.execute(sql, parameters).fetchall()
+        scores = dict(connection.execute(sql, parameters).fetchall())
+        ids = list(scores)
+        rows = connection.execute(
+            f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
+            f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
+            f" FROM memories m JOIN files f ON f.id = m.rowid"
+            f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
     except sqlite3.OperationalError as error:
         if time.monotonic() < deadline:
             raise
         raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
     finally:
         connection.close()
-    hits = []
-    for bank_name, file, name, description, kind, marked_description, marked_body, score in rows:
+    found = {}
+    for row_id, bank_name, file, name, description, kind, marked_description, marked_body in rows:
         number, line = _matching_line(name, marked_description, marked_body)
-        hits.append(Hit(bank_name, file, name, description, kind, number, line, score))
-    return hits
+        found[row_id] = Hit(bank_name, file, name, description, kind, number, line, scores[row_id])
+    return [found[row_id] for row_id in ids if row_id in found]
 
 
 def shown(text: str, chars: int = 60) -> str:
