@@ -257,3 +257,29 @@ def test_an_index_of_the_earlier_schema_is_rebuilt_with_stems(layout: Layout, re
     connection = sqlite3.connect(layout.search_index)
     assert connection.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (index.SCHEMA_VERSION,)
     connection.close()
+
+
+def test_fts_query_keeps_a_person_s_meaningful_words_as_quoted_alternatives() -> None:
+    from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
+
+    assert fts_query("how do I ship a new version?", related=False) == '"ship" OR "new" OR "version"'
+    assert fts_related("how do I ship a new version?") == '"deploy" OR "release" OR "publish" OR "rollout"'
+    assert fts_query('the "staging cluster" mix_audit NEAR(x*) a:b', related=False) == (
+        '"staging cluster" OR "mix audit" OR "mix" OR "audit" OR "near"')
+    for nothing in ("", "   ", '""', "...", "how do I?", "ok, thanks!", "x" * 41):
+        assert fts_query(nothing) is None, nothing
+    # The bound: the first MAX_TERMS distinct terms of the first MAX_QUERY_CHARS characters.
+    many = " ".join(f"w{i}" for i in range(10_000))
+    assert terms(many) == [f"w{i}" for i in range(MAX_TERMS)]
+    assert terms("late " * 1 + "x " * 5_000 + "tail") == ["late"]  # "tail" lies past 10,000 characters
+
+
+def test_the_query_builder_imports_nothing_of_sandman_but_itself() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; before = set(sys.modules); import sandman.banks.query; "
+            "print(' '.join(sorted(set(sys.modules) - before)))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert [name for name in loaded if name.startswith("sandman")] == ["sandman", "sandman.banks", "sandman.banks.query"]
+    assert not {"pathlib", "sqlite3", "json", "yaml"} & set(loaded)
