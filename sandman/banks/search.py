@@ -364,7 +364,8 @@ def rank(
             f" FROM memories m JOIN files f ON f.id = m.rowid"
             f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
     except sqlite3.OperationalError as error:
-        if time.monotonic() < deadline:
+        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
+        if str(error) != "interrupted" and time.monotonic() < deadline:
             raise
         raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
     finally:
