@@ -342,7 +342,8 @@ def evaluate(crowded: bool, semantic: bool = False) -> str:
                 ranks[name].append(rank)
                 kinds[(name, query.kind)].append(rank)
             held = set(recalled[query.cwd])
-            for when, ranked in (("before", surfaces["prompt hook, before"]), ("after", surfaces["prompt hook, after"])):
+            for when in ("before", "after"):
+                ranked = surfaces[f"prompt hook, {when}"]
                 added = [path for path in ranked if path not in held][:HOOK_ADDS]
                 ranks[f"session holds, {when}"].append(1 if want & (held | set(added)) else None)
         share, disjoint = overlap(layout, queries, answers)

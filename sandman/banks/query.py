@@ -5,11 +5,12 @@ prompt, so it must cost next to nothing to import.
 
 A query is read as a bag of words, the way a person asks: its words (runs of
 letters and digits; ``mix_audit`` and ``parallel-safe`` are compounds: the
-phrase of their words, and each word) are lower-cased, the common words of a question (``how``, ``do``, ``the``, ``please`` ...: STOP_WORDS)
-are dropped, and each remaining word becomes one alternative of an ``OR``:
-a memory needs to share one of them, and bm25 ranks the memories sharing the
-most, and the rarest, first. A part in double quotes is one alternative, a
-phrase of its words. Stemming is the index's (FTS5's ``porter`` tokenizer), so
+phrase of their words, and each word) are lower-cased, the common words of a
+question (``how``, ``do``, ``the``, ``please`` ...: STOP_WORDS) are dropped,
+and each remaining word becomes one alternative of an ``OR``: a memory needs
+to share one of them, and bm25 ranks the memories sharing the most, and the
+rarest, first. A part in double quotes is one alternative, a phrase of its
+words. Stemming is the index's (FTS5's ``porter`` tokenizer), so
 ``deploy`` finds ``Deploys``.
 
 Each word also brings the words of its RELATED group (``ship`` brings

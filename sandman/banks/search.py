@@ -337,7 +337,8 @@ def rank(
         # The words typed score in full, their related words at RELATED_WEIGHT (bm25 is negative: lower first).
         scored = (f"SELECT id, sum(score) AS score FROM ("
                   f"SELECT rowid AS id, bm25(memories, {weights}) AS score FROM memories WHERE memories MATCH ?"
-                  f" UNION ALL SELECT rowid, {RELATED_WEIGHT} * bm25(memories, {weights}) FROM memories WHERE memories MATCH ?"
+                  f" UNION ALL SELECT rowid, {RELATED_WEIGHT} * bm25(memories, {weights})"
+                  f" FROM memories WHERE memories MATCH ?"
                   f") GROUP BY id")
         parameters = [expression, related_expression]
     sql = f"SELECT s.id, s.score FROM ({scored}) s JOIN files f ON f.id = s.id WHERE 1"
