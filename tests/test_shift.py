@@ -361,6 +361,37 @@ def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     assert meta["theme"] == "Docs" and "write the docs" in (opened.folder / "brief.md").read_text()
 
 
+def test_a_sunday_rest_day_gives_saturday_a_working_theme_and_sunday_the_rest(layout, world):
+    """Issue 28, fault 6: rest_day = "Sunday" left Saturday's repository shift the Rest theme, with
+    "no code commits" in its brief. The spine moves with the rest day: Monday Hunt … Saturday Ship."""
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", rest_day="Sunday")
+    settings = config.machine(layout)
+    assert [settings.week[day][0] for day in config.WEEKDAYS] == [
+        "Rest", "Hunt", "Redesign", "Refactor", "Measure", "Harden", "Ship"]
+
+    saturday = shifts.open_shift(layout, path=str(world["alpha"]), now=SATURDAY_NIGHT)
+    meta = shifts.read_meta(layout, saturday.id)
+    brief = (saturday.folder / "brief.md").read_text()
+    assert not meta["rest"] and meta["theme"] == "Ship" and meta["weekday"] == "Saturday"
+    assert meta["branch"] == f"shift/{saturday.id}" and "no code commits" not in brief and "GO/NO-GO" in brief
+    shifts.handoff(layout, "shipped")
+
+    sunday = shifts.open_shift(layout, now=SATURDAY_NIGHT + timedelta(days=1))
+    meta = shifts.read_meta(layout, sunday.id)
+    assert meta["rest"] and meta["theme"] == "Rest" and meta["weekday"] == "Sunday" and meta["branch"] is None
+    assert "no code commits" in (sunday.folder / "brief.md").read_text()
+
+
+def test_a_configured_theme_stands_on_a_moved_rest_day(layout):
+    layout.root.mkdir(parents=True)
+    write_machine(layout, rest_day="monday", week={"Tuesday": "Docs", "Monday": {"theme": "Sabbath", "job": "rest"}})
+    settings = config.machine(layout)
+    assert settings.rest_day == "Monday"
+    assert {day: settings.week[day] for day in ("Monday", "Tuesday", "Wednesday", "Sunday")} == {
+        "Monday": ("Sabbath", "rest"), "Tuesday": ("Docs", ""), "Wednesday": config.WEEK_THEMES["Monday"],
+        "Sunday": config.WEEK_THEMES["Friday"]}
+
+
 @pytest.mark.parametrize("reply, outcome", [
     ("claude-p-json.result.success.json", "finished"),
     ("claude-p-json.result.error-shape.json", "abandoned"),
