@@ -30,6 +30,17 @@ TUESDAY_NIGHT = datetime(2026, 12, 1, 23, 0, tzinfo=timezone.utc)
 SATURDAY_NIGHT = datetime(2026, 12, 5, 23, 0, tzinfo=timezone.utc)
 
 
+def a_working_night_now() -> dict:
+    """``[machine]`` values under which the real clock, whatever the weekday and the hour, is inside the
+    night window (UTC, from an hour ago to two hours ahead) and three days from the rest day: for the
+    tests that run a verb in a subprocess, which cannot take an injected ``now`` (issue 35). A run that
+    crosses midnight still sees the night's day as yesterday, today or tomorrow, none of them the rest day."""
+    now = datetime.now(timezone.utc)
+    night = f"{now - timedelta(hours=1):%H:%M}-{now + timedelta(hours=2):%H:%M}"
+    rest = config.WEEKDAYS[(config.WEEKDAYS.index(f"{now:%A}") + 3) % 7]
+    return {"time_zone": "UTC", "night": night, "rest_day": rest}
+
+
 def make_repo(path: Path, branch: str = "main") -> Path:
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", branch)
@@ -227,10 +238,7 @@ def test_a_refused_brief_leaves_no_shift(layout, world):
 def test_kill_9_mid_brief_leaves_no_half_written_shift_and_the_next_tick_recovers(layout, world):
     from sandman.store import repo as store
 
-    day = datetime.now(timezone.utc)
-    rest = "Monday" if day.strftime("%A") != "Monday" else "Tuesday"
-    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="00:00-23:59",
-                  rest_day=rest)
+    write_machine(layout, roots=[str(world["alpha"].parent)], **a_working_night_now())
     with store.locked(store.commit_lock(layout)):  # the brief blocks at its commit
         child = subprocess.Popen([sys.executable, "-m", "sandman", "shift", "run"], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
@@ -439,6 +447,7 @@ def test_no_claude_binary_starts_nothing_and_opens_no_shift(layout, world, monke
 
 
 def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layout, world):
+    write_machine(layout, roots=[str(world["alpha"].parent)], **a_working_night_now())  # never the rest day
     result = cli("shift", "brief", "--path", str(world["alpha"]))
     assert result.returncode == 0, result.stderr
     current = shifts.read_current(layout)
