@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import given, strategies as st
 
 from sandman import journal
@@ -24,6 +25,7 @@ def test_every_line_is_one_line_and_parses_back(facts: dict) -> None:
     assert journal.parse_line(line) == ("2026-11-30T16:01:12Z", "take", "declined", {k: str(v) for k, v in facts.items()})
 
 
+@pytest.mark.calendar
 def test_write_appends_to_the_verbs_daily_file(layout: Layout) -> None:
     path = journal.write(layout, "remember", "committed", file="memories/x/y.md", reason="two words")
     journal.write(layout, "remember", "refused", kinds="GitHub Token")

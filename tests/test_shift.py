@@ -99,6 +99,7 @@ def wait_for_session(layout: Layout) -> None:
     os.waitpid(pid, 0)
 
 
+@pytest.mark.calendar
 def test_shift_run_opens_works_closes_and_a_revoked_shift_reconciles_off_trunk(layout, world, fake_claude):
     alpha, beta = world["alpha"], world["beta"]
     trails.append(layout, "shift.start", "an older shift", shift="s-20261120T2300Z", repo=str(alpha))
@@ -165,6 +166,7 @@ def test_a_commit_without_a_resolvable_event_is_a_finding(layout, world, fake_cl
     assert "no Event: trailer" in (layout.shift_dir(started.shift) / "report.md").read_text()
 
 
+@pytest.mark.calendar
 @pytest.mark.parametrize("case", ["outside", "pause", "clock", "budget", "open"])
 def test_shift_run_starts_nothing_and_says_why(layout, world, tmp_path, case):
     now = TUESDAY_NIGHT
@@ -235,6 +237,7 @@ def test_a_refused_brief_leaves_no_shift(layout, world):
     assert not layout.shifts.exists() or not any(layout.shifts.iterdir())
 
 
+@pytest.mark.calendar
 def test_kill_9_mid_brief_leaves_no_half_written_shift_and_the_next_tick_recovers(layout, world):
     from sandman.store import repo as store
 
@@ -333,6 +336,7 @@ def test_machine_defaults_carry_nobodys_set_up(layout):
     assert cli("shift", "run").stdout.startswith("skipped: the machine is off")
 
 
+@pytest.mark.calendar
 def test_the_rest_day_runs_the_self_pass_and_a_weekday_falls_back_to_its_target(layout, world):
     opened = shifts.open_shift(layout, now=SATURDAY_NIGHT)
     meta = shifts.read_meta(layout, opened.id)
@@ -359,6 +363,7 @@ def test_the_rest_day_runs_the_self_pass_and_a_weekday_falls_back_to_its_target(
     assert "add tests" not in text
 
 
+@pytest.mark.calendar
 def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="Pacific/Auckland",
                   week={"Wednesday": {"theme": "Docs", "job": "write the docs"}})
@@ -369,6 +374,7 @@ def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     assert meta["theme"] == "Docs" and "write the docs" in (opened.folder / "brief.md").read_text()
 
 
+@pytest.mark.calendar
 def test_a_sunday_rest_day_gives_saturday_a_working_theme_and_sunday_the_rest(layout, world):
     """Issue 28, fault 6: rest_day = "Sunday" left Saturday's repository shift the Rest theme, with
     "no code commits" in its brief. The spine moves with the rest day: Monday Hunt … Saturday Ship."""
@@ -425,6 +431,7 @@ def test_a_session_that_ended_is_closed_from_its_real_reply(layout, world, corpu
         assert "abandoned" in handoff
 
 
+@pytest.mark.calendar
 def test_the_rest_day_tick_runs_in_the_memory_root_without_a_branch(layout, world, fake_claude):
     fake_claude.answer("default", "Planned next week.")
     started = tick.run(layout, now=SATURDAY_NIGHT)
@@ -446,6 +453,7 @@ def test_no_claude_binary_starts_nothing_and_opens_no_shift(layout, world, monke
     assert not layout.shifts.exists() or not any(layout.shifts.iterdir())
 
 
+@pytest.mark.calendar
 def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layout, world):
     write_machine(layout, roots=[str(world["alpha"].parent)], **a_working_night_now())  # never the rest day
     result = cli("shift", "brief", "--path", str(world["alpha"]))
@@ -523,6 +531,7 @@ def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world)
         layout.breath_pass(made.id) / "prompt.md").read_text()
 
 
+@pytest.mark.calendar
 def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
     write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00")
     first = tick.run(layout, now=TUESDAY_NIGHT)
