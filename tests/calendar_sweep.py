@@ -9,7 +9,8 @@ libfaketime (``faketime -f +<seconds>``: a relative offset, so every process the
 - each of the seven weekdays, at hours and zones that put the local and the UTC day apart
   (Pacific/Kiritimati is UTC+14, America/Los_Angeles UTC-8/-7), inside and outside the
   default night window;
-- 23:59 and 00:01 local time, on the days around the ISO week's end;
+- 23:59 and 00:01 local time, on the days around the ISO week's end (23:59:50 UTC on Sunday:
+  the child run crosses into Monday and the next ISO week while it runs);
 - 01:59:30 local on the next day America/Los_Angeles changes its clocks (the DST edge).
 
 The days are the next ones after today (one to seven days ahead), so the sweep moves with the
@@ -94,7 +95,8 @@ def clocks(today: date) -> list[Clock]:
                    _at(_next(today, name), hour, minute, zone))
              for name, (hour, minute, zone) in WEEKDAY_CLOCKS.items()]
     sunday = _next(today, "Sunday")
-    found.append(Clock("Sunday-2359-UTC", "UTC", _at(sunday, 23, 59, "UTC")))  # the ISO week's last minute
+    # ten seconds before the ISO week (and the UTC day) ends: the run crosses into Monday
+    found.append(Clock("Sunday-2359-UTC", "UTC", _at(sunday, 23, 59, "UTC", 50)))
     found.append(Clock("Monday-0001-Kiritimati", "Pacific/Kiritimati",  # local Monday, Sunday 10:01 UTC
                        _at(sunday + timedelta(days=1), 0, 1, "Pacific/Kiritimati")))
     edge = dst_change(DST_ZONE, today)
