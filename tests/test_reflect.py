@@ -363,9 +363,10 @@ def test_a_day_that_has_not_ended_is_refused(layout):
         reflect(layout, day="2026-11-30", now=NOW)
     from sandman import journal
 
-    today = journal.now_utc().date().isoformat()
-    done = sandman("reflect", "--day", today)
-    assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {today} has not ended yet")
+    # tomorrow (UTC): still to come if the run crosses midnight before the subprocess reads its clock
+    tomorrow = (journal.now_utc() + timedelta(days=1)).date().isoformat()
+    done = sandman("reflect", "--day", tomorrow)
+    assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {tomorrow} has not ended yet")
 
 
 def test_no_root_is_an_error_that_writes_nothing(layout):
