@@ -37,7 +37,7 @@ def a_working_night_now() -> dict:
     crosses midnight still sees the night's day as yesterday, today or tomorrow, none of them the rest day."""
     now = datetime.now(timezone.utc)
     night = f"{now - timedelta(hours=1):%H:%M}-{now + timedelta(hours=2):%H:%M}"
-    rest = config.WEEKDAYS[(config.WEEKDAYS.index(f"{now:%A}") + 3) % 7]
+    rest = config.WEEKDAYS[(now.weekday() + 1 + 3) % 7]  # WEEKDAYS is Sunday first, weekday() Monday 0
     return {"time_zone": "UTC", "night": night, "rest_day": rest}
 
 
