@@ -384,7 +384,9 @@ def machine_roots(layout: Layout) -> list[Path]:
     return machine(layout).roots
 
 
-# The spine (seed, "The spine"): weekday -> theme, Sunday first. A theme names its prompt
+# The spine (seed, "The spine"): weekday -> theme, Sunday first, for the default rest day
+# (Saturday). The order is the point (find, restructure, polish, measure, multiply, finish,
+# rest): another rest_day moves the whole order with it (week_themes). A theme names its prompt
 # file under prompts/ only on the rest day (prompts/sabbath.md); every other day fills
 # prompts/shift.md with the theme and its job.
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
@@ -412,6 +414,16 @@ SHIFT_HANDOFF_MAX_CHARS = 2_000
 SHIFT_PERMISSION_MODE = "dontAsk"
 
 
+def week_themes(rest_day: str) -> dict[str, tuple[str, str]]:
+    """The seed's spine laid on the week so that its Rest falls on ``rest_day`` (a weekday,
+    ``Sunday``…``Saturday``) and the days after it follow in the seed's order: weekday ->
+    ``(theme, job)``. ``"Saturday"`` gives WEEK_THEMES as they are; ``"Sunday"`` gives Monday
+    Hunt … Saturday Ship, Sunday Rest (docs/shift.md, "The week"). Raises ValueError on a
+    name that is not a weekday."""
+    moved = WEEKDAYS.index(rest_day) - WEEKDAYS.index(MACHINE_REST_DAY)
+    return {WEEKDAYS[(index + moved) % 7]: WEEK_THEMES[day] for index, day in enumerate(WEEKDAYS)}
+
+
 # A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
 class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
                                    "model week rest_day budget_usd_day")):
@@ -421,7 +433,8 @@ class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours m
     system's local zone); ``night``: ``(start, end)`` minutes after midnight in that zone
     (the window crosses midnight when end <= start); ``shift_hours``: float hours;
     ``min_window_minutes``: int; ``window_file``: Path or None; ``model``: str or None;
-    ``week``: weekday (``Sunday``…) -> ``(theme, job)``; ``rest_day``: a weekday;
+    ``week``: weekday (``Sunday``…) -> ``(theme, job)``, the spine moved to ``rest_day`` (week_themes)
+    with ``[machine.week]`` over it; ``rest_day``: a weekday;
     ``budget_usd_day``: US dollars or None (no cap).
     """
 
@@ -514,7 +527,10 @@ def machine(layout: Layout) -> Machine:
     window_path = Path(window).expanduser() if window else None
     if window_path is not None and not window_path.is_absolute():
         raise ConfigError(f"{where}: machine.window_file {window!r} is relative; give an absolute file")
-    week = dict(WEEK_THEMES)
+    rest = (text("rest_day") or MACHINE_REST_DAY).capitalize()
+    if rest not in WEEKDAYS:
+        raise ConfigError(f"{where}: machine.rest_day {rest!r} is not a weekday (Sunday…Saturday)")
+    week = week_themes(rest)
     given = section.get("week", {})
     if not isinstance(given, dict):
         raise ConfigError(f"{where}: machine.week must be a table of weekday = \"theme\" "
@@ -530,9 +546,6 @@ def machine(layout: Layout) -> Machine:
             week[name] = (value["theme"].strip(), value.get("job", "").strip())
         else:
             raise ConfigError(f"{where}: machine.week.{day} must be a theme or {{theme, job}}, not {value!r}")
-    rest = (text("rest_day") or MACHINE_REST_DAY).capitalize()
-    if rest not in WEEKDAYS:
-        raise ConfigError(f"{where}: machine.rest_day {rest!r} is not a weekday (Sunday…Saturday)")
     minutes = number("min_window_minutes", MACHINE_MIN_WINDOW_MINUTES, 0, 24 * 60)
     return Machine(
         roots=folders("roots"), exclude=folders("exclude"), time_zone=zone, night=(start, end),

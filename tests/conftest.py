@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from datetime import timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,47 @@ def fake_api():
     claude_code()
     with FakeApi() as api:
         yield api
+
+
+# The modules that bind ``from sandman.journal import now_utc``: imported before a clock is pinned,
+# so none binds the pinned clock and keeps it after the test.
+_CLOCK_READERS = ("sandman.verbs.doctor", "sandman.banks.commit", "sandman.handoff", "sandman.curators.apply",
+                  "sandman.curators.retired", "sandman.curators.propose")
+
+
+@pytest.fixture
+def pinned_clock():
+    """``pin(moment)``: sandman's in-process clock (``journal.now_utc`` and every module that imported
+    it) starts at ``moment`` (aware) and runs on with the monotonic clock, so a test that acts "now"
+    acts in a week and on a day it chose, whatever the real calendar (issue 35). Subprocesses keep
+    the real clock: a test that needs the pinned one runs the verb in-process."""
+    import importlib
+    import sys
+    import time
+
+    from sandman import journal
+
+    real = journal.now_utc
+    for name in _CLOCK_READERS:
+        importlib.import_module(name)
+
+    patch = pytest.MonkeyPatch()
+
+    def pin(moment):
+        started = time.monotonic()
+
+        def now_utc():
+            return (moment + timedelta(seconds=time.monotonic() - started)).astimezone(timezone.utc).replace(
+                microsecond=0)
+
+        for name, module in list(sys.modules.items()):
+            if (name == "sandman" or name.startswith("sandman.")) and getattr(module, "now_utc", None) is real:
+                patch.setattr(module, "now_utc", now_utc)
+        return now_utc
+
+    yield pin
+    patch.undo()
+    leaked = [name for name, module in list(sys.modules.items()) if name.startswith("sandman.")
+              and callable(getattr(module, "now_utc", None)) and getattr(module, "now_utc") is not real
+              and getattr(module, "now_utc").__qualname__.endswith("pin.<locals>.now_utc")]
+    assert not leaked, f"modules imported while the clock was pinned kept it: {leaked}; add them to _CLOCK_READERS"

@@ -141,6 +141,7 @@ def test_a_spike_reaches_the_brief_of_its_repository_only(world, layout, tmp_pat
 # --- pass refusals (Must show) --------------------------------------------------------------
 
 
+@pytest.mark.calendar
 def test_pass_refuses_when_nothing_is_due_and_names_the_next_due_source(world, layout):
     breath.compose_pass(layout, now=T0)
     before = snapshot(layout)
@@ -151,6 +152,7 @@ def test_pass_refuses_when_nothing_is_due_and_names_the_next_due_source(world, l
     assert [s["name"] for s in later.sources] == ["claude-code-changelog"]  # the weekly ones are not due
 
 
+@pytest.mark.calendar
 def test_pass_refuses_when_the_days_budget_is_spent(world, layout):
     layout.settings_file.write_text(layout.settings_file.read_text() + "budget_usd_day = 2.0\n")
     first = breath.compose_pass(layout, now=T0)
@@ -162,6 +164,7 @@ def test_pass_refuses_when_the_days_budget_is_spent(world, layout):
     assert breath.compose_pass(layout, now=T0 + timedelta(days=2)).sources  # a new day, a new budget
 
 
+@pytest.mark.calendar
 def test_the_budget_day_is_the_machines_time_zone_day(world, layout):
     # 2.5 spent at 09:00 UTC on 1 January; in Tokyo the 2nd begins at 15:00 UTC on the 1st
     layout.settings_file.write_text(layout.settings_file.read_text().replace('"UTC"', '"Asia/Tokyo"')
@@ -173,6 +176,7 @@ def test_the_budget_day_is_the_machines_time_zone_day(world, layout):
     assert breath.compose_pass(layout, now=T0 + timedelta(hours=6)).sources  # 00:00 in Tokyo on the 2nd
 
 
+@pytest.mark.calendar
 def test_cli_pass_refusal_is_one_line_and_exit_3(world, layout):
     assert cli("breathe", "pass").exit_code == 0
     result = cli("breathe", "pass")
@@ -354,6 +358,7 @@ def test_cli_bad_breath_is_one_line_exit_2(world, layout, args, stdin, message):
     assert snapshot(layout) == before
 
 
+@pytest.mark.calendar
 def test_cli_reweight_takes_the_time_it_acts_as_of(layout, tmp_path):
     (tmp_path / "code" / "app").mkdir(parents=True)
     layout.root.mkdir(parents=True, exist_ok=True)
@@ -367,6 +372,7 @@ def test_cli_reweight_takes_the_time_it_acts_as_of(layout, tmp_path):
         assert refused.exit_code == 2 and refused.output.startswith("sandman: --at")
 
 
+@pytest.mark.calendar
 @pytest.mark.parametrize("verb", ["reweight", "pass"])
 def test_breathe_at_in_the_future_is_refused_and_writes_nothing(world, layout, verb):
     before = snapshot(layout)
@@ -379,6 +385,7 @@ def test_breathe_at_in_the_future_is_refused_and_writes_nothing(world, layout, v
     assert "in the future" not in cli("breathe", verb, "--at", slack).output  # a small clock skew is allowed
 
 
+@pytest.mark.calendar
 def test_cli_sources_lists_weights_and_due(world, layout):
     result = cli("breathe", "sources")
     assert result.exit_code == 0

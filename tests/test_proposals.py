@@ -265,6 +265,7 @@ def test_a_title_is_one_line_of_plain_text(layout, world, title):
     assert proposals.proposals(layout) == []
 
 
+@pytest.mark.calendar
 def test_the_rest_day_files_a_proposal_for_a_repository_and_the_next_night_picks_it(layout, world):
     from test_shift import SATURDAY_NIGHT
 

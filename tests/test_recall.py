@@ -83,6 +83,7 @@ def test_recall_never_reads_the_archive(layout, tree) -> None:
     assert "ARCHIVED" not in recall(layout, tree["app"], now=NOW).text
 
 
+@pytest.mark.calendar
 def test_pointers_older_than_72_hours_are_left_out_and_at_most_12_shown(layout, tree) -> None:
     for i in range(15):
         pointer(layout, f"young-{i:02d}", hours_ago=1 + i, title=f"Young session {i:02d}")

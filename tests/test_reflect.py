@@ -78,6 +78,7 @@ def test_an_entry_is_written_with_its_stamps_and_the_index_in_one_reflect_commit
     assert written["day"] == DAY and written["sources"] == "2" and written["cost_log"] == "0.0123"
 
 
+@pytest.mark.calendar
 def test_a_second_reflect_on_the_same_day_makes_no_commit_and_no_model_call(layout, minds, day_memories):
     minds.answer(LOG_MODEL, entry_reply())
     reflect(layout, now=NOW)  # the whole pass: entry written, banks seeded
@@ -202,6 +203,7 @@ def test_the_last_five_entries_before_the_day_are_behind_the_prompt_whole(layout
     assert "day 9 of the voyage" in prompt  # began 2026-11-21, DAY is 2026-11-29
 
 
+@pytest.mark.calendar
 def test_a_spent_budget_defers_the_entry_without_a_model_call(layout, minds, day_memories, monkeypatch):
     monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", "0.01")
     from sandman import journal
@@ -223,6 +225,7 @@ def _pointer(layout: Layout, sid: str, ended: str | None, dreamed: bool) -> None
     write_pointer(layout, sid, data)
 
 
+@pytest.mark.calendar
 def test_the_sweep_deletes_only_dreamed_pointers_ended_over_72_hours_ago(layout, minds):
     layout.root.mkdir(parents=True)
     old = (NOW - timedelta(hours=73)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -333,6 +336,7 @@ def test_day_renders_that_entry_and_nothing_else(layout, minds, day_memories):
     assert [call["model"] for call in minds.calls()] == [LOG_MODEL]
 
 
+@pytest.mark.calendar
 def test_the_cli_runs_the_day_and_prints_what_it_did(layout, minds, day_memories):
     minds.answer(LOG_MODEL, entry_reply())
     done = sandman("reflect", "--day", DAY)
@@ -352,15 +356,17 @@ def test_a_bad_day_is_a_one_line_error_and_exit_2(layout, day, message):
     assert not layout.root.exists()
 
 
+@pytest.mark.calendar
 def test_a_day_that_has_not_ended_is_refused(layout):
     layout.root.mkdir(parents=True)
     with pytest.raises(InputError, match="--day 2026-11-30 has not ended yet"):
         reflect(layout, day="2026-11-30", now=NOW)
     from sandman import journal
 
-    today = journal.now_utc().date().isoformat()
-    done = sandman("reflect", "--day", today)
-    assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {today} has not ended yet")
+    # tomorrow (UTC): still to come if the run crosses midnight before the subprocess reads its clock
+    tomorrow = (journal.now_utc() + timedelta(days=1)).date().isoformat()
+    done = sandman("reflect", "--day", tomorrow)
+    assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {tomorrow} has not ended yet")
 
 
 def test_no_root_is_an_error_that_writes_nothing(layout):
@@ -393,6 +399,7 @@ def test_a_failing_step_is_journaled_and_the_pass_goes_on(layout, minds, day_mem
     assert journal_lines(layout, "failed")[0]["step"] == "voyage"
 
 
+@pytest.mark.calendar
 def test_the_day_that_ended_is_the_utc_day_before_now(layout, minds):
     remember_on(layout, "2026-11-30T00:30", "Just after midnight")
     minds.answer(LOG_MODEL, entry_reply())

@@ -25,11 +25,20 @@ from sandman.verbs.init import init
 from sandman.verbs.reflect import reflect
 from test_shift import SHIFT_WORK, make_repo, trust, write_machine
 
-NOW = journal.now_utc()
+pytestmark = pytest.mark.calendar  # issue 35's sweep runs them all at its clocks
+
+# The week every test acts in: sandman's in-process clock is pinned at NOW (Wednesday of 2026-W49), so
+# a test run across Sunday midnight UTC no longer scores a week its dreams and events missed (issue 35).
+NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
 WEEK = scoring.weeks.iso_week(NOW.date())  # the tests' machine runs in UTC
 MONDAY = datetime.combine(scoring.parse_week(WEEK), datetime.min.time(), tzinfo=timezone.utc)
 SID_AGREED = "11111111-2222-4333-8444-555555555555"
 SID_SPLIT = "66666666-7777-4888-8999-aaaaaaaaaaaa"
+
+
+@pytest.fixture(autouse=True)
+def _in_the_week(pinned_clock):
+    pinned_clock(NOW)
 
 
 def cli(*args: str, stdin: str | None = None):

@@ -30,6 +30,17 @@ TUESDAY_NIGHT = datetime(2026, 12, 1, 23, 0, tzinfo=timezone.utc)
 SATURDAY_NIGHT = datetime(2026, 12, 5, 23, 0, tzinfo=timezone.utc)
 
 
+def a_working_night_now() -> dict:
+    """``[machine]`` values under which the real clock, whatever the weekday and the hour, is inside the
+    night window (UTC, from an hour ago to two hours ahead) and three days from the rest day: for the
+    tests that run a verb in a subprocess, which cannot take an injected ``now`` (issue 35). A run that
+    crosses midnight still sees the night's day as yesterday, today or tomorrow, none of them the rest day."""
+    now = datetime.now(timezone.utc)
+    night = f"{now - timedelta(hours=1):%H:%M}-{now + timedelta(hours=2):%H:%M}"
+    rest = config.WEEKDAYS[(now.weekday() + 1 + 3) % 7]  # WEEKDAYS is Sunday first, weekday() Monday 0
+    return {"time_zone": "UTC", "night": night, "rest_day": rest}
+
+
 def make_repo(path: Path, branch: str = "main") -> Path:
     path.mkdir(parents=True)
     git(path, "init", "-q", "-b", branch)
@@ -88,6 +99,7 @@ def wait_for_session(layout: Layout) -> None:
     os.waitpid(pid, 0)
 
 
+@pytest.mark.calendar
 def test_shift_run_opens_works_closes_and_a_revoked_shift_reconciles_off_trunk(layout, world, fake_claude):
     alpha, beta = world["alpha"], world["beta"]
     trails.append(layout, "shift.start", "an older shift", shift="s-20261120T2300Z", repo=str(alpha))
@@ -154,6 +166,7 @@ def test_a_commit_without_a_resolvable_event_is_a_finding(layout, world, fake_cl
     assert "no Event: trailer" in (layout.shift_dir(started.shift) / "report.md").read_text()
 
 
+@pytest.mark.calendar
 @pytest.mark.parametrize("case", ["outside", "pause", "clock", "budget", "open"])
 def test_shift_run_starts_nothing_and_says_why(layout, world, tmp_path, case):
     now = TUESDAY_NIGHT
@@ -224,13 +237,11 @@ def test_a_refused_brief_leaves_no_shift(layout, world):
     assert not layout.shifts.exists() or not any(layout.shifts.iterdir())
 
 
+@pytest.mark.calendar
 def test_kill_9_mid_brief_leaves_no_half_written_shift_and_the_next_tick_recovers(layout, world):
     from sandman.store import repo as store
 
-    day = datetime.now(timezone.utc)
-    rest = "Monday" if day.strftime("%A") != "Monday" else "Tuesday"
-    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="00:00-23:59",
-                  rest_day=rest)
+    write_machine(layout, roots=[str(world["alpha"].parent)], **a_working_night_now())
     with store.locked(store.commit_lock(layout)):  # the brief blocks at its commit
         child = subprocess.Popen([sys.executable, "-m", "sandman", "shift", "run"], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
@@ -325,6 +336,7 @@ def test_machine_defaults_carry_nobodys_set_up(layout):
     assert cli("shift", "run").stdout.startswith("skipped: the machine is off")
 
 
+@pytest.mark.calendar
 def test_the_rest_day_runs_the_self_pass_and_a_weekday_falls_back_to_its_target(layout, world):
     opened = shifts.open_shift(layout, now=SATURDAY_NIGHT)
     meta = shifts.read_meta(layout, opened.id)
@@ -351,6 +363,7 @@ def test_the_rest_day_runs_the_self_pass_and_a_weekday_falls_back_to_its_target(
     assert "add tests" not in text
 
 
+@pytest.mark.calendar
 def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="Pacific/Auckland",
                   week={"Wednesday": {"theme": "Docs", "job": "write the docs"}})
@@ -359,6 +372,38 @@ def test_a_configured_week_and_zone_decide_the_theme(layout, world):
     opened = shifts.open_shift(layout, now=TUESDAY_NIGHT + timedelta(hours=9))  # 21:00 Wednesday there
     meta = shifts.read_meta(layout, opened.id)
     assert meta["theme"] == "Docs" and "write the docs" in (opened.folder / "brief.md").read_text()
+
+
+@pytest.mark.calendar
+def test_a_sunday_rest_day_gives_saturday_a_working_theme_and_sunday_the_rest(layout, world):
+    """Issue 28, fault 6: rest_day = "Sunday" left Saturday's repository shift the Rest theme, with
+    "no code commits" in its brief. The spine moves with the rest day: Monday Hunt … Saturday Ship."""
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", rest_day="Sunday")
+    settings = config.machine(layout)
+    assert [settings.week[day][0] for day in config.WEEKDAYS] == [
+        "Rest", "Hunt", "Redesign", "Refactor", "Measure", "Harden", "Ship"]
+
+    saturday = shifts.open_shift(layout, path=str(world["alpha"]), now=SATURDAY_NIGHT)
+    meta = shifts.read_meta(layout, saturday.id)
+    brief = (saturday.folder / "brief.md").read_text()
+    assert not meta["rest"] and meta["theme"] == "Ship" and meta["weekday"] == "Saturday"
+    assert meta["branch"] == f"shift/{saturday.id}" and "no code commits" not in brief and "GO/NO-GO" in brief
+    shifts.handoff(layout, "shipped")
+
+    sunday = shifts.open_shift(layout, now=SATURDAY_NIGHT + timedelta(days=1))
+    meta = shifts.read_meta(layout, sunday.id)
+    assert meta["rest"] and meta["theme"] == "Rest" and meta["weekday"] == "Sunday" and meta["branch"] is None
+    assert "no code commits" in (sunday.folder / "brief.md").read_text()
+
+
+def test_a_configured_theme_stands_on_a_moved_rest_day(layout):
+    layout.root.mkdir(parents=True)
+    write_machine(layout, rest_day="monday", week={"Tuesday": "Docs", "Monday": {"theme": "Sabbath", "job": "rest"}})
+    settings = config.machine(layout)
+    assert settings.rest_day == "Monday"
+    assert {day: settings.week[day] for day in ("Monday", "Tuesday", "Wednesday", "Sunday")} == {
+        "Monday": ("Sabbath", "rest"), "Tuesday": ("Docs", ""), "Wednesday": config.WEEK_THEMES["Monday"],
+        "Sunday": config.WEEK_THEMES["Friday"]}
 
 
 @pytest.mark.parametrize("reply, outcome", [
@@ -386,6 +431,7 @@ def test_a_session_that_ended_is_closed_from_its_real_reply(layout, world, corpu
         assert "abandoned" in handoff
 
 
+@pytest.mark.calendar
 def test_the_rest_day_tick_runs_in_the_memory_root_without_a_branch(layout, world, fake_claude):
     fake_claude.answer("default", "Planned next week.")
     started = tick.run(layout, now=SATURDAY_NIGHT)
@@ -407,7 +453,9 @@ def test_no_claude_binary_starts_nothing_and_opens_no_shift(layout, world, monke
     assert not layout.shifts.exists() or not any(layout.shifts.iterdir())
 
 
+@pytest.mark.calendar
 def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layout, world):
+    write_machine(layout, roots=[str(world["alpha"].parent)], **a_working_night_now())  # never the rest day
     result = cli("shift", "brief", "--path", str(world["alpha"]))
     assert result.returncode == 0, result.stderr
     current = shifts.read_current(layout)
@@ -483,6 +531,7 @@ def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world)
         layout.breath_pass(made.id) / "prompt.md").read_text()
 
 
+@pytest.mark.calendar
 def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
     write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00")
     first = tick.run(layout, now=TUESDAY_NIGHT)

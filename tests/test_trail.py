@@ -16,6 +16,7 @@ from sandman.errors import InputError
 from sandman.machine import trail
 
 
+@pytest.mark.calendar
 def test_append_writes_one_line_in_the_day_file_and_commits_it_with_its_trailers(layout):
     event = trail.append(layout, "shift.commit", "split  parser.py\nin two", repo="/home/u/app", model="m",
                          cost_usd=0.42, data={"pr": 3})
@@ -117,6 +118,7 @@ def test_truncated_and_non_json_lines_are_counted_and_skipped(layout):
     assert whole.events == [good, later] and len(whole.skipped) == 4
 
 
+@pytest.mark.calendar
 def test_log_filters_by_kind_family_repo_shift_and_since(layout):
     a = trail.append(layout, "dream.commit", "a", data={"session": "s1"})
     b = trail.append(layout, "shift.commit", "b", repo="/r/app", shift="s-20261201T0210Z")
