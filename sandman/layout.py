@@ -14,6 +14,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
+    ├── .search.refresh            touched when a prompt or file hook starts a refresh of a stale index
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
     ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
@@ -237,6 +238,11 @@ class Layout(namedtuple("Layout", "root")):
     def search_index(self) -> Path:
         """``.search.sqlite``: the FTS5 index of every live memory (sandman.banks.search); derived."""
         return self.root / ".search.sqlite"
+
+    @property
+    def search_refresh_stamp(self) -> Path:
+        """``.search.refresh``: its mtime is when a prompt or file hook last started a refresh of the index."""
+        return self.root / ".search.refresh"
 
     @property
     def handoffs(self) -> Path:
