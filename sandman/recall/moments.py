@@ -179,31 +179,48 @@ def enough(shared: int, terms: int) -> bool:
 
 
 def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | frozenset = frozenset(),
-                   limit: int = config.MOMENT_MAX_MEMORIES) -> tuple[list[index.Found], int, int]:
+                   limit: int = config.MOMENT_MAX_MEMORIES) -> tuple[list[index.Found], int, str | None]:
     """The memories of ``banks`` relevant enough to ``prompt`` (``enough``), best first, at most
-    ``limit``, none of ``held``; the prompt's count of meaningful words; and how many of the
-    best-ranked were passed over as held. A one-word prompt must find its word in a memory's
-    name or description. Raises sqlite3.Error."""
-    from sandman.banks.query import fts_query, terms as meaningful
+    ``limit``, none of ``held``; the prompt's count of meaningful words; and why none was found
+    when none was (``no-words``, ``too-common``, ``below-floor``, ``held``) or None.
 
-    terms = meaningful(prompt)
-    expression = fts_query(prompt)
-    if not terms or expression is None:
-        return [], 0, 0
+    The work is bounded whatever the banks hold: the prompt's words (at most
+    ``config.PROMPT_MAX_TERMS``, each with its related words) are counted in the index, and
+    only the rarest, as many as together match at most ``config.PROMPT_RANK_MAX_MATCHES``
+    memories, rank the candidates by bm25; a prompt whose rarest word alone matches more
+    says too little to pick a memory out (``too-common``). A one-word prompt must find its
+    word in a memory's name or description. Raises sqlite3.Error."""
+    from sandman.banks.query import terms as meaningful
+
+    terms = meaningful(prompt, config.PROMPT_MAX_TERMS)
+    if not terms:
+        return [], 0, "no-words"
     groups = _groups(terms)
     if len(terms) == 1:
-        expression = "{name description} : (" + groups[0] + ")"
-    ranked = index.ranked(connection, expression, banks, config.PROMPT_CANDIDATES + len(held))
+        groups = ["{name description} : (" + groups[0] + ")"]
+    cap = config.PROMPT_RANK_MAX_MATCHES
+    counts = sorted((index.count(connection, group, cap), n) for n, group in enumerate(groups))
+    chosen, total = [], 0
+    for count, n in counts:
+        if count and total + count > config.PROMPT_RANK_MAX_MATCHES:
+            break
+        total += count
+        if count:
+            chosen.append(groups[n])
+    if not chosen:
+        return [], len(terms), "too-common" if counts[-1][0] else "below-floor"
+    ranked = index.ranked(connection, " OR ".join(f"({group})" for group in chosen), banks,
+                          config.PROMPT_CANDIDATES + len(held))
     candidates = [found for found in ranked if found.path not in held][: config.PROMPT_CANDIDATES]
     ids = [found.id for found in candidates]
     shared = dict.fromkeys(ids, 0)
-    for group in groups if len(terms) > 1 else ():
+    for group in groups:
         for row in index.matching(connection, group, ids):
             shared[row] += 1
-    if len(terms) == 1:
-        shared = dict.fromkeys(ids, 1)
     relevant = [found for found in candidates if enough(shared[found.id], len(terms))][:limit]
-    return relevant, len(terms), sum(found.path in held for found in ranked)
+    if relevant:
+        return relevant, len(terms), None
+    return [], len(terms), "held" if ranked and not candidates else "below-floor"
 
 
 def prompt_hook(layout: Layout, payload: bytes) -> str | None:
@@ -227,7 +244,7 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
     import sqlite3
 
     try:
-        found, terms, passed = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
+        found, terms, why = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
     except sqlite3.Error as error:
         journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
                       session=session, error=str(error))
@@ -238,7 +255,7 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
     text, shown = render(layout, head, found, config.PROMPT_BUDGET_UTF16)
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, terms=terms,
-                      reason="no-words" if not terms else "below-floor", held=passed)
+                      reason=why or "budget")
         return None
     ledger.append(layout, session, "prompt", shown)
     journal.write(layout, VERB, "prompt-added", hook=True, session=session, terms=terms, memories=",".join(shown),
@@ -295,10 +312,14 @@ def file_matches(connection, banks: list[str], file: str, held: set[str] | froze
         words = _words(part)
         if words:
             phrases.append('"' + " ".join(words) + '"')
+    # As for a prompt, the work is bounded: a phrase found in too many memories (a folder named
+    # ``src`` or ``tests``) is not looked for.
+    cap = config.PROMPT_RANK_MAX_MATCHES
+    phrases = [phrase for phrase in dict.fromkeys(phrases)
+               if 0 < index.count(connection, phrase, cap) <= cap]
     if not phrases:
         return []
-    ranked = index.ranked(connection, " OR ".join(dict.fromkeys(phrases)), banks,
-                          config.FILE_CANDIDATES + len(held))
+    ranked = index.ranked(connection, " OR ".join(phrases), banks, config.FILE_CANDIDATES + len(held))
     found = [memory for memory in ranked if memory.path not in held
              and names(f"{memory.name}\n{memory.description}\n{memory.body}", file)]
     return found[:limit]
