@@ -514,7 +514,7 @@ def search(
     root = layout()
     hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit, reindex=reindex))
     if json_:
-        say(verb.to_json(hits), lines=True)
+        say(verb.to_json(root, hits), lines=True)
         return
     if not hits:
         say(f"no memory matches {query!r}")

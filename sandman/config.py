@@ -79,6 +79,13 @@ def claude_project_dir() -> str | None:
     return value if os.path.isabs(value) else None
 
 
+def claude_session_id() -> str | None:
+    """Return ``$CLAUDE_CODE_SESSION_ID``: the session Claude Code runs this process for (it sets it
+    for hooks, tools and MCP servers; docs/recall.md, "Which memories were used"), else None."""
+    value = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    return value or None
+
+
 def claude_jobs_dir() -> Path:
     """Return ``<config dir>/jobs``, where background jobs name resumable sessions."""
     return claude_config_dir() / "jobs"
