@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections import namedtuple
 
 from sandman.layout import Layout
 
@@ -33,11 +32,20 @@ RANK_WINDOW = 20
 REFRESH_EVERY_S = 30
 
 
-class Found(namedtuple("Found", "id path bank file name description body score")):
+class Found(tuple):
     """One memory read from the index: its row ``id``, ``path`` (``<bank>/<file>``), ``bank`` and
-    ``file``, its ``name``, ``description`` and ``body`` (str), and its bm25 ``score`` (lower ranks first)."""
+    ``file``, its ``name``, ``description`` and ``body`` (str), and its bm25 ``score`` (lower ranks first).
+    A plain tuple with named fields: a namedtuple's class is built by exec at import, on every prompt."""
 
     __slots__ = ()
+    id = property(lambda self: self[0])
+    path = property(lambda self: self[1])
+    bank = property(lambda self: self[2])
+    file = property(lambda self: self[3])
+    name = property(lambda self: self[4])
+    description = property(lambda self: self[5])
+    body = property(lambda self: self[6])
+    score = property(lambda self: self[7])
 
 
 def open_current(layout: Layout, banks: list[str]) -> tuple[sqlite3.Connection | None, str | None]:
@@ -115,7 +123,7 @@ def ranked(connection: sqlite3.Connection, expression: str, banks: list[str], li
         f" FROM best JOIN files f ON f.id = best.id JOIN memories m ON m.rowid = best.id"
         f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
         [expression, RANK_WINDOW * limit, *banks, limit]).fetchall()
-    return [Found(*row) for row in rows]
+    return [Found(row) for row in rows]
 
 
 def count(connection: sqlite3.Connection, expression: str, cap: int) -> int:

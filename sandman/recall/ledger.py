@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections import namedtuple
-from datetime import datetime, timezone
+import time
 
 from sandman.layout import Layout
 
@@ -39,11 +38,15 @@ COMPACT = "compact"
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}")
 
 
-class Usage(namedtuple("Usage", "sessions deliveries last")):
+class Usage(tuple):
     """How one memory reached sessions: ``sessions`` (int, distinct sessions), ``deliveries``
-    (int, lines in all) and ``last`` (str, the ISO UTC time of the newest, ``YYYY-MM-DDTHH:MM:SSZ``)."""
+    (int, lines in all) and ``last`` (str, the ISO UTC time of the newest, ``YYYY-MM-DDTHH:MM:SSZ``).
+    A plain tuple with named fields (no namedtuple class built on the hook paths)."""
 
     __slots__ = ()
+    sessions = property(lambda self: self[0])
+    deliveries = property(lambda self: self[1])
+    last = property(lambda self: self[2])
 
 
 def usable_session(session: object) -> bool:
@@ -52,7 +55,7 @@ def usable_session(session: object) -> bool:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool:
@@ -130,4 +133,4 @@ def usage(layout: Layout) -> dict[str, Usage]:
             counts[path] = counts.get(path, 0) + 1
             if stamp > last.get(path, ""):
                 last[path] = stamp
-    return {path: Usage(len(found), counts[path], last[path]) for path, found in sessions.items()}
+    return {path: Usage((len(found), counts[path], last[path])) for path, found in sessions.items()}

@@ -31,9 +31,10 @@ VERB = "recall"
 FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 FILE_MATCHER = "|".join(FILE_TOOLS)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Compiled where used (re caches them): a prompt that adds nothing never pays for them.
+_CONTROL = r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 # A path-like run in a memory's text: what may name a file or a directory.
-_PATHISH = re.compile(r"[\w.~+@-]*(?:/[\w.~+@-]*)*/?")
+_PATHISH = r"[\w.~+@-]*(?:/[\w.~+@-]*)*/?"
 
 
 def utf16_units(text: str) -> int:
@@ -44,7 +45,7 @@ def utf16_units(text: str) -> int:
 def _one_line(text: str) -> str:
     from sandman.marks import visible
 
-    return visible(" ".join(_CONTROL.sub(" ", text).split()), lines=False)
+    return visible(" ".join(re.sub(_CONTROL, " ", text).split()), lines=False)
 
 
 # --- what the hooks have in common ------------------------------------------------
@@ -282,7 +283,7 @@ def names(text: str, file: str) -> bool:
     """
     folders = _parts(os.path.dirname(file))
     base = os.path.basename(file)
-    for match in _PATHISH.finditer(text):
+    for match in re.finditer(_PATHISH, text):
         mention = match.group().rstrip(".,:;")
         if not mention or mention in ("/", ".", ".."):
             continue
