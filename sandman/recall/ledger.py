@@ -88,6 +88,18 @@ def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool
     return True
 
 
+def record_start(layout: Layout, session: str, source: str | None, given: tuple) -> None:
+    """Append what a SessionStart surface gave ``session`` (``given``: ``(bodies, lines)``, the
+    ``<bank>/<file>`` paths recall showed with their body and by their index line alone) as
+    ``recall`` and ``recall-line`` lines; a compaction (``source`` ``compact``) first appends the
+    ``compact`` marker: what the session was given before has left its context. Never raises."""
+    bodies, lines = given or ([], [])
+    if source == COMPACT:
+        append(layout, session, COMPACT, [])
+    append(layout, session, "recall", list(bodies))
+    append(layout, session, "recall-line", list(lines))
+
+
 def _lines(path) -> list[list[str]]:
     try:
         with open(path, "rb") as stream:

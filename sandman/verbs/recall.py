@@ -576,20 +576,6 @@ def _fetch_in_background(layout: Layout) -> None:
         spawn_background_sync(layout)
 
 
-def _record(layout: Layout, session: str | None, source: str | None, given: tuple) -> None:
-    """Append what the surface gave to the session's deliveries ledger; a compaction first marks
-    that what the session was given before has left its context (sandman/recall/ledger.py)."""
-    if session is None:
-        return
-    from sandman.recall import ledger
-
-    bodies, lines = given or ([], [])
-    if source == "compact":
-        ledger.append(layout, session, ledger.COMPACT, [])
-    ledger.append(layout, session, "recall", bodies)
-    ledger.append(layout, session, "recall-line", lines)
-
-
 # SessionStart sources whose context still holds the surface given at their start.
 CONTEXT_KEPT = ("resume", "fork")
 
@@ -641,7 +627,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
         recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
-        _record(layout, session, source, recalled.given)
+        if session is not None:
+            from sandman.recall import ledger
+
+            ledger.record_start(layout, session, source, recalled.given)
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
                   chars=len(text), units=utf16_units(text), trimmed=",".join(trims) or None)
     reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
