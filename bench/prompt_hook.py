@@ -9,7 +9,11 @@ installed ``sandman`` against ``python -c pass`` (the baseline):
   (the most ranking work: ``What conventions does module number 424 keep?``),
   a new session each run so that nothing is held and it adds its memories;
 - the same hook with a prompt no memory shares a word with (it adds nothing);
-- ``recall --file-hook`` for a Read of a file two memories name, at 10,000.
+- ``recall --file-hook`` for a Read of a file two memories name, at 10,000;
+- ``python -c "import json, re, sqlite3"``: the floor of any prompt hook in
+  Python that reads its JSON payload, splits the prompt into words with ``re``
+  (banks/query.py) and asks the SQLite index; and ``recall --hook`` on the
+  10,000-memory root, for scale.
 
 Target (issue 27): the prompt hook at most 2.0 x ``python -c pass`` at 10,000
 memories. Before timing, each hook's reply is checked to hold what it should.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 
 from harness import (PYTHON_PASS, Row, Target, child_env, environment, fill_banks, interleaved, progress,
@@ -34,6 +39,7 @@ HIT = "What conventions does module number 424 keep?"
 MISS = "Why is the weather so grey over the harbour today?"
 RATIO_TARGET = Target("≤ 2.0× python -c pass", ratio=2.0)
 NAMED = "src/billing/ledger.py"
+FLOOR = "import json, re, sqlite3"
 
 
 def build(root: Path, chain: list[Path], memories: int) -> None:
@@ -103,7 +109,12 @@ def rows(runs: int = RUNS) -> list[Row]:
             trials += [lambda env=env: run_timed(argv["--prompt-hook"], env, hit()),
                        lambda env=env: run_timed(argv["--prompt-hook"], env, miss())]
         trials.append(lambda: run_timed(argv["--file-hook"], envs[SIZES[-1]], read()))
+        trials.append(lambda: run_timed([sys.executable, "-c", FLOOR], first))
+        start = json.dumps({"session_id": "bench-start", "cwd": str(cwd), "hook_event_name": "SessionStart",
+                            "source": "startup"}).encode()
+        trials.append(lambda: run_timed([*sandman_argv(), "recall", "--hook"], envs[SIZES[-1]], start))
         bare, *timed = interleaved(trials, runs, warmup=3)
+        timed, floor, recall_hook = timed[:-2], timed[-2], timed[-1]
     found = []
     for index, size in enumerate(SIZES):
         adds, nothing = timed[2 * index], timed[2 * index + 1]
@@ -114,6 +125,8 @@ def rows(runs: int = RUNS) -> list[Row]:
                          runs))
     found.append(Row(f"`recall --file-hook`, {SIZES[-1]:,} memories, a Read of a file two name", timed[-1],
                      PYTHON_PASS, bare, runs))
+    found.append(Row(f"`python -c \"{FLOOR}\"` (the floor)", floor, PYTHON_PASS, bare, runs))
+    found.append(Row(f"`recall --hook`, {SIZES[-1]:,} memories (for scale)", recall_hook, PYTHON_PASS, bare, runs))
     return found
 
 

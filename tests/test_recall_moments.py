@@ -146,20 +146,23 @@ def test_the_settings_turn_each_hook_off(project, layout):
     assert _prompt(project, "How do I push a release tag?") is not None  # a bad file leaves the default, on
 
 
-def test_a_stale_or_missing_index_adds_nothing_and_starts_a_refresh(project, layout):
-    import os
-
+def test_a_missing_index_adds_nothing_and_starts_a_refresh(project, layout):
     layout.search_index.unlink()
     assert _prompt(project, "How do I push a release tag?") is None
-    assert any("reason=index-missing" in line and "refresh=" in line for line in _journal(layout))
+    [line] = [line for line in _journal(layout) if "reason=index-missing" in line]
+    assert int(line.split("refresh=")[1].split()[0]) > 0  # the detached child's pid
     assert layout.search_refresh_stamp.is_file()
-    from sandman.banks import search
 
-    search.open_index(layout).close()
+
+def test_a_stale_index_adds_nothing_and_a_recent_refresh_is_not_started_again(project, layout):
+    import os
+
+    layout.search_refresh_stamp.touch()  # a hook started a refresh a moment ago
     bank = next(p for p in layout.memories.iterdir() if p.name.startswith("-"))
     os.utime(bank, ns=(1, 1))  # the bank folder changed since the index scanned it
-    assert _prompt(project, "How do I push a release tag?", session="s9") is None
-    assert any("reason=index-stale" in line for line in _journal(layout))
+    assert _prompt(project, "How do I push a release tag?") is None
+    [line] = [line for line in _journal(layout) if "reason=index-stale" in line]
+    assert "refresh=-" in line
 
 
 @pytest.mark.parametrize("flag, payload, reason", [
@@ -192,3 +195,15 @@ def test_recall_takes_one_hook_flag_and_no_cwd_with_it():
     done = sandman("recall", "--file-hook", "--cwd", "/tmp", stdin=b"{}")
     assert (done.returncode, done.stderr) == (
         2, b"sandman: recall --file-hook reads its cwd from stdin; it takes no --cwd or --budget\n")
+
+
+def test_the_refresh_a_hook_starts_brings_the_index_up_to_date_for_the_next_prompt(project, layout):
+    import subprocess
+    import sys
+
+    layout.search_index.unlink()
+    assert _prompt(project, "How do I push a release tag?") is None
+    done = subprocess.run([sys.executable, "-m", "sandman.recall.index"], capture_output=True)  # the child's work
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert any(" recall index-refreshed" in line for line in _journal(layout))
+    assert DEPLOY in _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
