@@ -95,3 +95,17 @@ def test_a_read_of_a_file_a_memory_names_gets_that_memory_once(fake_api, root, l
     assert [path.split("/")[1] for path in _ledger(layout, "file")] == ["user_zz_billing_ledger_cents.md"]
     # Claude Code 2.1.332 sends it after the tool result, as a system message of its own.
     assert _carriers(after_one, LEDGER) == [("system", "PostToolUse:Read hook additional context: ")]
+
+
+def test_the_plugins_hooks_bring_the_same_memories(fake_api, root, layout, tmp_path):
+    from live_claude import plugin_copy, write_settings
+
+    write_settings({})  # the settings hooks out: the plugin's hooks/hooks.json alone
+    plugin = plugin_copy(tmp_path / "plugin")
+    target = str(root / "src" / "billing" / "ledger.py")
+    fake_api.script(ToolUse("Read", {"file_path": target}), "done")
+    result = run_print("How do we ship a new zeppelin release?", root, fake_api, plugin_dirs=[plugin],
+                       args=["--allowedTools", "Read"])
+    assert result.rc == 0, result.stderr
+    first, second = fake_api.messages()
+    assert _count(first, ZEPPELIN) >= 1 and _count(second, LEDGER) == 1
