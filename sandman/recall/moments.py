@@ -363,7 +363,7 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
     text, shown = render(layout, head, found, config.FILE_BUDGET_UTF16)
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, tool=tool,
-                      file=file, reason="none-names-it")
+                      file=file, reason="budget" if found else "none-names-it")
         return None
     ledger.append(layout, session, "file", shown)
     journal.write(layout, VERB, "file-added", hook=True, session=session, tool=tool, file=file,
