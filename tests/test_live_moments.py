@@ -109,3 +109,15 @@ def test_the_plugins_hooks_bring_the_same_memories(fake_api, root, layout, tmp_p
     assert result.rc == 0, result.stderr
     first, second = fake_api.messages()
     assert _count(first, ZEPPELIN) >= 1 and _count(second, LEDGER) == 1
+
+
+def test_a_search_the_model_runs_is_counted_for_its_session(fake_api, root, layout):
+    fake_api.script(ToolUse("Bash", {"command": "sandman search zeppelin", "description": "search memory"}), "found")
+    result = run_print("What do we know about zeppelin?", root, fake_api, args=["--allowedTools", "Bash"])
+    assert result.rc == 0, result.stderr
+    # Claude Code 2.1.332 gives the commands it runs $CLAUDE_CODE_SESSION_ID: the search lands in that session's ledger.
+    [session] = [path.stem for path in layout.delivered.glob("*.tsv")
+                 if any(line.split("\t")[1] == "search" for line in path.read_text().splitlines())]
+    channels = [line.split("\t")[1] for line in layout.delivered_ledger(session).read_text().splitlines()]
+    assert "recall-line" in channels  # the same session's start surface, recorded by recall --hook
+    assert "user_zz_zeppelin_release.md" in layout.delivered_ledger(session).read_text()
