@@ -517,7 +517,7 @@ def search(
         say(verb.to_json(root, hits), lines=True)
         return
     if not hits:
-        say(f"no memory matches {query!r}")
+        say(verb.no_match(query))
         raise typer.Exit(1)
     for line in verb.lines(root, hits):
         say(line)
