@@ -18,6 +18,7 @@ import argparse
 import backstop
 import cli_help
 import floors
+import prompt_hook
 import consensus
 import consensus_quality
 import dream
@@ -35,8 +36,8 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, secrets_ban,
-           consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
+MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors,
+           secrets_ban, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,8 +3,9 @@ to the thin dispatcher (dispatch.py; a help page once rendered is kept in ``<roo
 rest to cli.py.
 
 Claude Code runs ``sandman take --hook``, ``sandman recall --hook`` and ``sandman report
---hook`` on every session end and start, so those must not pay for importing typer, pygit2 or
-jinja2: this module routes them before anything heavy is imported.
+--hook`` on every session end and start, and ``sandman recall --prompt-hook`` and ``--file-hook``
+on every prompt and file tool, so those must not pay for importing typer, pygit2 or jinja2: this
+module routes them before anything heavy is imported.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import sys
 HOOK_VERBS = ("take", "recall", "report")
 # The plugin's SessionEnd command: the take runs in a detached child.
 DETACHED_TAKE = ["take", "--hook", "--detach"]
+# recall's hooks at each prompt and after each file tool (hook.MOMENT_FLAGS).
+MOMENT_FLAGS = ("--prompt-hook", "--file-hook")
 MAX_PAYLOAD_BYTES = 1 << 20  # hook.MAX_PAYLOAD_BYTES: the same cut, before hook.py is imported
 
 
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         from sandman import hook
 
         _leave(hook.main(args[:2], payload))
-    if len(args) == 2 and args[0] in HOOK_VERBS and args[1] == "--hook":
+    if len(args) == 2 and (args[0] in HOOK_VERBS and args[1] == "--hook" or args[0] == "recall" and args[1] in MOMENT_FLAGS):
         from sandman import hook
 
         _leave(hook.main(args))

@@ -477,14 +477,19 @@ def recall(
     cwd: Annotated[Optional[str], typer.Option(help="Absolute directory to recall for [default: current directory].")] = None,
     budget: Annotated[Optional[int], typer.Option(help="UTF-16 code units the surface may take (an emoji is two) [default: 9000].")] = None,
     hook: Annotated[bool, typer.Option("--hook", help="Read a SessionStart payload on stdin; print Claude Code's JSON.")] = False,
+    prompt_hook: Annotated[bool, typer.Option("--prompt-hook", help="Read a UserPromptSubmit payload on stdin; print the memories matching the prompt.")] = False,
+    file_hook: Annotated[bool, typer.Option("--file-hook", help="Read a PostToolUse payload of a file tool on stdin; print the memories naming the file.")] = False,
 ) -> None:
     """Print the memory surface a session starts with."""
-    if hook:
+    flags = [flag for flag, on in (("--hook", hook), ("--prompt-hook", prompt_hook), ("--file-hook", file_hook)) if on]
+    if len(flags) > 1:
+        raise fail(f"recall takes one of --hook, --prompt-hook and --file-hook, not {' and '.join(flags)}", 2)
+    if flags:
         if cwd is not None or budget is not None:
-            raise fail("recall --hook reads its cwd from stdin; it takes no --cwd or --budget", 2)
+            raise fail(f"recall {flags[0]} reads its cwd from stdin; it takes no --cwd or --budget", 2)
         from sandman import hook as hooks
 
-        raise typer.Exit(hooks.main(["recall", "--hook"]))
+        raise typer.Exit(hooks.main(["recall", flags[0]]))
     import os
 
     from sandman.verbs.recall import recall_by_hand
@@ -509,7 +514,7 @@ def search(
     root = layout()
     hits = run(lambda: verb.search(root, query, bank=bank, memory_type=type_, limit=limit, reindex=reindex))
     if json_:
-        say(verb.to_json(hits), lines=True)
+        say(verb.to_json(root, hits), lines=True)
         return
     if not hits:
         say(verb.no_match(query))

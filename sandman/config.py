@@ -79,6 +79,13 @@ def claude_project_dir() -> str | None:
     return value if os.path.isabs(value) else None
 
 
+def claude_session_id() -> str | None:
+    """Return ``$CLAUDE_CODE_SESSION_ID``: the session Claude Code runs this process for (it sets it
+    for hooks, tools and MCP servers; docs/recall.md, "Which memories were used"), else None."""
+    value = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    return value or None
+
+
 def claude_jobs_dir() -> Path:
     """Return ``<config dir>/jobs``, where background jobs name resumable sessions."""
     return claude_config_dir() / "jobs"
@@ -275,6 +282,21 @@ SNIFF_MAX_BYTES = 1024 * 1024
 HOOK_TIMEOUT_TAKE_S = 30
 HOOK_TIMEOUT_RECALL_S = 15
 HOOK_TIMEOUT_REPORT_S = 10
+HOOK_TIMEOUT_PROMPT_S = 5  # recall --prompt-hook: Claude Code waits for it before the model sees the prompt
+HOOK_TIMEOUT_FILE_S = 5  # recall --file-hook: after each Read, Edit, Write of a file
+
+# --- memory at each prompt and each file (sandman/recall/moments.py, docs/recall.md) ---
+# Each hook's own budget: a few memories beside a prompt or a tool result, about 400 tokens,
+# a sixth of the start surface's 9,000 (docs/recall.md, "Memory at each prompt").
+PROMPT_BUDGET_UTF16 = 1_500
+FILE_BUDGET_UTF16 = 1_500
+MOMENT_MAX_MEMORIES = 3  # at most this many memories per prompt or per file
+PROMPT_CANDIDATES = 12  # the best-ranked memories the relevance floor is checked on
+PROMPT_MAX_TERMS = 16  # meaningful words of a prompt looked up, in their order (a pasted log has hundreds)
+PROMPT_RANK_MAX_MATCHES = 1_000  # the rarest words rank, as many as together match at most this many memories
+PROMPT_MIN_SHARED = 2  # the floor: a memory shares at least 2 of the prompt's meaningful words...
+PROMPT_MIN_SHARED_FRACTION = 0.25  # ...and at least a quarter of them
+FILE_CANDIDATES = 50  # memories holding the file's name words, checked for a real mention
 # A take's intent record (.taking/) whose process still lives is left to it this many
 # seconds; past them (or once the process is gone) a drain finishes the take itself.
 TAKE_INTENT_STALE_S = 60
@@ -322,12 +344,31 @@ def settings(layout: Layout) -> dict:
     for key, kind in _SYNC_SETTINGS.items():
         if key in section and not isinstance(section[key], kind):
             raise ConfigError(f"{path}: sync.{key} must be a {kind.__name__}, not {section[key]!r}")
+    recall = data.get("recall", {})
+    if not isinstance(recall, dict):
+        raise ConfigError(f"{path}: [recall] must be a table")
+    for key in RECALL_SWITCHES:
+        if key in recall and not isinstance(recall[key], bool):
+            raise ConfigError(f"{path}: recall.{key} must be true or false, not {recall[key]!r}")
     banks = data.get("banks", {})
     if not isinstance(banks, dict):
         raise ConfigError(f"{path}: [banks] must be a table")
     if "share_worktrees" in banks and not isinstance(banks["share_worktrees"], bool):
         raise ConfigError(f"{path}: banks.share_worktrees must be a bool, not {banks['share_worktrees']!r}")
     return data
+
+
+RECALL_SWITCHES = ("prompt_hook", "file_hook")
+
+
+def recall_switch(layout: Layout, key: str) -> bool:
+    """``[recall] prompt_hook`` or ``file_hook`` (both default true): whether ``recall --prompt-hook``
+    or ``recall --file-hook`` adds memories. A settings file that cannot be read leaves the
+    default, on (sync and doctor report the file); never raises."""
+    try:
+        return settings(layout).get("recall", {}).get(key, True)
+    except ConfigError:
+        return True
 
 
 def upkeep_review(layout: Layout) -> bool:

@@ -28,8 +28,15 @@ from sandman import config, journal
 from sandman.errors import ConfigError, SandmanError
 from sandman.layout import Layout
 
+# recall's hooks beside its SessionStart one: at each prompt and after each file tool (sandman/recall/moments.py).
+MOMENT_FLAGS = ("--prompt-hook", "--file-hook")
 
-def _verb_hook(verb: str):
+
+def _verb_hook(verb: str, flag: str = "--hook"):
+    if flag in MOMENT_FLAGS:
+        from sandman.recall import moments
+
+        return moments.prompt_hook if flag == "--prompt-hook" else moments.file_hook
     if verb == "take":
         from sandman.verbs import take
 
@@ -53,8 +60,10 @@ def read_payload() -> bytes:
 
 
 def main(args: list[str], payload: bytes | None = None) -> int:
-    """Run ``args[0]``'s hook on ``payload`` (default: read from stdin); always return 0."""
+    """Run ``args[0]``'s hook (``args[1]``: ``--hook``, or recall's ``--prompt-hook`` or
+    ``--file-hook``) on ``payload`` (default: read from stdin); always return 0."""
     verb = args[0]
+    flag = args[1] if len(args) > 1 else "--hook"
     if config.in_pipeline():
         return 0
     try:
@@ -68,7 +77,7 @@ def main(args: list[str], payload: bytes | None = None) -> int:
     try:
         if payload is None:
             payload = read_payload()
-        output = _verb_hook(verb)(layout, payload)
+        output = _verb_hook(verb, flag)(layout, payload)
     except SandmanError as error:
         journal.write(layout, verb, "failed", hook=True, error=str(error))
         return 0

@@ -94,8 +94,11 @@ def write(layout: Layout, verb: str, decision: str, **facts: object) -> Path | N
     path = layout.trace_file(verb, moment.strftime("%Y-%m-%d"))
     data = (format_line(verb, decision, moment, facts) + "\n").encode("utf-8", "backslashreplace")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the first line of a root: .trace/ is made then, not checked on every line
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             os.write(fd, data)
         finally:

@@ -14,11 +14,13 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
+    ├── .search.refresh            touched when a prompt or file hook starts a refresh of a stale index
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
     ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
+    ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
@@ -238,6 +240,11 @@ class Layout(namedtuple("Layout", "root")):
         return self.root / ".search.sqlite"
 
     @property
+    def search_refresh_stamp(self) -> Path:
+        """``.search.refresh``: its mtime is when a prompt or file hook last started a refresh of the index."""
+        return self.root / ".search.refresh"
+
+    @property
     def handoffs(self) -> Path:
         """``.handoff/``: the handoff notes of this machine, one per bank (sandman.handoff)."""
         return self.root / ".handoff"
@@ -274,6 +281,16 @@ class Layout(namedtuple("Layout", "root")):
     def started_record(self, session_id: str) -> Path:
         """``.started/<sid>.json``: ``{"pid": <Claude Code pid>, "at": <ISO time>}``."""
         return self.started / f"{session_id}.json"
+
+    # -- which memories reached which session (sandman/recall/ledger.py) --
+    @property
+    def delivered(self) -> Path:
+        """``.delivered/``: one ledger per session of the memories it was given (BANK-FORMAT "Deliveries")."""
+        return self.root / ".delivered"
+
+    def delivered_ledger(self, session_id: str) -> Path:
+        """``.delivered/<sid>.tsv``: ``<time>\\t<channel>\\t<bank>/<file>`` lines, appended."""
+        return self.delivered / f"{session_id}.tsv"
 
     @property
     def backstop_stamp(self) -> Path:

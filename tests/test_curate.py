@@ -283,3 +283,19 @@ def test_a_bank_in_order_writes_no_set(layout, project, fake_claude) -> None:
     assert run.set_id is None and not layout.curation.exists()
     assert git(layout.root, "rev-parse", "HEAD") == head
     assert curate(layout, "lint", model=False).set_id is None
+
+
+def test_rot_sees_how_often_each_memory_reached_a_session(layout, project, fake_claude) -> None:
+    from sandman.recall import ledger
+
+    folder = layout.bank(bank_name(project))
+    used = sorted(path.name for path in folder.glob("project_*.md"))[0]
+    ledger.append(layout, "s1", "recall", [f"{folder.name}/{used}"])
+    ledger.append(layout, "s2", "prompt", [f"{folder.name}/{used}"])
+    answer(fake_claude, rot())
+    curate(layout, "rot")
+    (call,) = fake_claude.calls()
+    block = call["prompt"].split(f"### {used}\n", 1)[1].split("###", 1)[0]
+    assert "reached: 2 sessions, last 20" in block
+    assert call["prompt"].count("reached: never (no session on this machine was given it)") == len(
+        list(folder.glob("project_*.md"))) - 1

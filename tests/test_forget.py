@@ -341,3 +341,13 @@ def test_whole_token_matching_holds_across_read_chunks(tmp_path: Path, monkeypat
         path = tmp_path / f"case-{number}"
         path.write_text(text)
         assert module._mentions(path, SID) is named, text
+
+
+def test_forget_removes_the_sessions_deliveries_ledger_and_keeps_the_others(layout: Layout, held: dict[str, Path]):
+    from sandman.recall import ledger
+
+    ledger.append(layout, SID, "prompt", ["_user/user_a.md"])
+    ledger.append(layout, OTHER, "prompt", ["_user/user_a.md"])
+    result = forget(layout, SID)
+    assert layout.delivered_ledger(SID) in result.destroyed and not layout.delivered_ledger(SID).exists()
+    assert ledger.usage(layout)["_user/user_a.md"].sessions == 1

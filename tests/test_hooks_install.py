@@ -39,14 +39,14 @@ def _settings(isolated: Path, data: object | None = THEIRS) -> Path:
 
 
 def _ours(data: dict) -> dict[str, list[dict]]:
-    return {event: [h for g in groups for h in g["hooks"] if "--hook" in h.get("command", "")]
+    return {event: [h for g in groups for h in g["hooks"] if "-hook" in h.get("command", "")]
             for event, groups in data.get("hooks", {}).items()}
 
 
-def test_install_registers_the_three_hooks_with_timeouts_and_an_absolute_command(isolated: Path):
+def test_install_registers_the_five_hooks_with_timeouts_and_an_absolute_command(isolated: Path):
     path = _settings(isolated, None)
     change = install()
-    assert change.written and len(change.added) == 3
+    assert change.written and len(change.added) == 5
     data = json.loads(path.read_text())
     assert _ours(data) == {
         "SessionEnd": [{"type": "command", "command": hook_command("take"), "timeout": config.HOOK_TIMEOUT_TAKE_S}],
@@ -54,8 +54,13 @@ def test_install_registers_the_three_hooks_with_timeouts_and_an_absolute_command
                           "timeout": config.HOOK_TIMEOUT_RECALL_S},
                          {"type": "command", "command": hook_command("report"),
                           "timeout": config.HOOK_TIMEOUT_REPORT_S}],
+        "UserPromptSubmit": [{"type": "command", "command": hook_command("recall", "--prompt-hook"),
+                              "timeout": config.HOOK_TIMEOUT_PROMPT_S}],
+        "PostToolUse": [{"type": "command", "command": hook_command("recall", "--file-hook"),
+                         "timeout": config.HOOK_TIMEOUT_FILE_S}],
     }
     assert len(data["hooks"]["SessionStart"]) == 2  # report in a group of its own, next to recall's
+    assert data["hooks"]["PostToolUse"][0]["matcher"] == "Read|Edit|Write|MultiEdit|NotebookEdit"
     assert Path(executable()[0]).is_absolute()
     assert hook_command("take").endswith(" take --hook")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -82,7 +87,7 @@ def test_an_install_from_before_the_report_hook_gains_it_on_reinstall(isolated: 
     }}
     path = _settings(isolated, before)
     change = install()
-    assert change.written and change.added == [f"SessionStart: {hook_command('report')}"] and not change.updated
+    assert change.written and change.added[0] == f"SessionStart: {hook_command('report')}" and not change.updated
     starts = json.loads(path.read_text())["hooks"]["SessionStart"]
     assert starts[0] == before["hooks"]["SessionStart"][0]
     assert starts[1] == {"hooks": [{"type": "command", "command": hook_command("report"),
@@ -109,7 +114,7 @@ def test_uninstall_removes_only_ours(isolated: Path):
     path = _settings(isolated)
     install()
     change = uninstall()
-    assert change.written and len(change.removed) == 3
+    assert change.written and len(change.removed) == 5
     assert json.loads(path.read_text()) == THEIRS
     assert not uninstall().written
 
@@ -207,10 +212,13 @@ def test_the_plugin_manifest_declares_the_same_hooks():
     manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "sandman"
     plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    for event, verb, timeout in hooks.HOOKS:
-        [entry] = [entry for group in plugin[event] for entry in group["hooks"] if is_sandman_hook(entry, verb)]
+    for event, verb, flag, timeout, matcher in hooks.HOOKS:
+        [(group, entry)] = [(group, entry) for group in plugin[event] for entry in group["hooks"]
+                            if is_sandman_hook(entry, verb, flag)]
         assert entry["timeout"] == timeout and entry["type"] == "command"
-    assert {event: len(groups) for event, groups in plugin.items()} == {"SessionEnd": 1, "SessionStart": 2}
+        assert group.get("matcher") == matcher
+    assert {event: len(groups) for event, groups in plugin.items()} == {
+        "SessionEnd": 1, "SessionStart": 2, "UserPromptSubmit": 1, "PostToolUse": 1}
 
 
 def test_the_real_settings_are_never_touched_by_default_paths(isolated: Path):

@@ -210,3 +210,18 @@ def test_report_hook_with_a_digest_imports_nothing_heavy_or_slow(tmp_path, layou
                         "hook_event_name": "SessionStart"}).encode()
     assert loaded("report", "--hook", stdin=stdin, watch=HEAVY + SLOW_STDLIB) == []
     assert layout.reports_read.is_file()  # the digest was printed and marked read
+
+
+def test_the_prompt_and_file_hooks_on_their_working_paths_import_nothing_heavy_or_slow(tmp_path, layout) -> None:
+    from sandman.banks import search
+    from sandman.verbs.remember import remember
+
+    remember(layout, "Deploys go through make release; src/app/main.py starts it.", cwd=str(tmp_path))
+    search.open_index(layout).close()
+    prompt = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+              "prompt": "how do I deploy a release?"}
+    read = {"session_id": "s2", "cwd": str(tmp_path), "hook_event_name": "PostToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": str(tmp_path / "src" / "app" / "main.py")}}
+    for flag, payload in (("--prompt-hook", prompt), ("--file-hook", read)):
+        assert loaded("recall", flag, stdin=json.dumps(payload).encode(), watch=HEAVY + SLOW_STDLIB) == [], flag
+    assert layout.delivered_ledger("s").is_file() and layout.delivered_ledger("s2").is_file()  # both added it

@@ -31,7 +31,7 @@ def test_hooks_install_and_uninstall_each_write_a_line(layout: Layout, isolated:
     assert sandman("hooks", "uninstall").returncode == 0
     lines = _lines(layout, "hooks")
     assert [(d, f["written"], f["added"], f["removed"]) for d, f in lines] == [
-        ("installed", "true", "3", "0"), ("installed", "false", "0", "0"), ("uninstalled", "true", "0", "3")]
+        ("installed", "true", "5", "0"), ("installed", "false", "0", "0"), ("uninstalled", "true", "0", "5")]
 
 
 def test_hooks_install_never_creates_the_memory_root(layout: Layout):

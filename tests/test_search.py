@@ -192,6 +192,25 @@ def test_forget_deletes_the_search_index_with_the_memories(layout: Layout, isola
     assert search(layout, "zeppelin") == []
 
 
+def test_search_shows_how_often_a_memory_reached_a_session_and_counts_the_session_searching(
+        layout: Layout, project: Path, monkeypatch) -> None:
+    import json
+
+    from sandman.recall import ledger
+
+    runner = CliRunner()
+    path = f"{bank_name(project)}/project_deploy_checklist.md"
+    ledger.append(layout, "earlier-session", "recall", [path])
+    done = runner.invoke(app, ["search", "pytest"])  # by hand: no session, nothing counted
+    assert done.stdout.splitlines()[0].endswith(" · reached 1 session, last " + ledger.usage(layout)[path].last)
+    assert ledger.usage(layout)[path].sessions == 1
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "searching-session")
+    done = runner.invoke(app, ["search", "pytest", "--json"])
+    [hit] = json.loads(done.stdout)
+    assert (hit["sessions"], hit["last"]) == (2, ledger.usage(layout)[path].last)
+    assert layout.delivered_ledger("searching-session").read_text().split("\t")[1:] == ["search", path + "\n"]
+
+
 @pytest.fixture
 def release(isolated: Path, layout: Layout) -> Path:
     project = isolated / "shop"

@@ -191,3 +191,18 @@ def test_lineage_of_hand_made_archives_that_replace_each_other_ends(layout: Layo
             f"replaces: project_{replaces}\n---\n\nBody.\n", encoding="utf-8")
     render_site(layout)
     assert (layout.site / "banks" / "-home-user-proj" / "_archive" / "20261128T090000-2_project_b.html").is_file()
+
+
+def test_a_memory_page_says_how_often_it_reached_a_session_and_follows_the_ledger(layout: Layout) -> None:
+    from sandman.recall import ledger
+
+    build(layout)
+    render_site(layout)
+    page = layout.site / "banks" / "_user" / "user_prefers_short_answers.html"
+    assert "Never given to a session on this machine" in page.read_text()
+    ledger.append(layout, "s1", "recall", ["_user/user_prefers_short_answers.md"])
+    ledger.append(layout, "s2", "prompt", ["_user/user_prefers_short_answers.md"])
+    stats = render_site(layout)  # incremental: the bank's pages are rebuilt, the ledger being one of their inputs
+    last = ledger.usage(layout)["_user/user_prefers_short_answers.md"].last
+    assert f"Reached 2 sessions, last {last}." in page.read_text()
+    assert stats.written >= 1

@@ -40,7 +40,9 @@ WORLD_MAX_CHARS = 12_000
 QUESTIONS = {
     "rot": "For each memory: does it still match the current state of the world, as the recent sessions and "
            "the voyage log show it? Propose to modify what changed, archive what is no longer true, flag "
-           "what you cannot judge.",
+           "what you cannot judge. Its `reached:` line says how many sessions it reached and when last: a "
+           "memory that never reached a session is a candidate (nothing needed it), one that reached many "
+           "is in use.",
     "merge": "Do two or more memories cover the same thing, so that one would say it better? Propose to "
              "merge them; flag a boundary that is a judgment call.",
     "split": "Has one memory accreted two or more unrelated concerns? Propose to split it into memories of "
@@ -84,12 +86,24 @@ def _banks(layout: Layout, bank: str | None) -> list[Path]:
     return [found.folder]
 
 
-def _listing(listed: dict[str, Listed]) -> str:
+def reached_line(usage) -> str:
+    """The ``reached:`` evidence of one memory (a sandman.recall.ledger.Usage, or None): how many sessions
+    it reached and when last, or that it never reached one on this machine."""
+    if usage is None:
+        return "reached: never (no session on this machine was given it)"
+    sessions = f"{usage.sessions} session" + ("" if usage.sessions == 1 else "s")
+    return f"reached: {sessions}, last {usage.last}"
+
+
+def _listing(listed: dict[str, Listed], reached: dict | None = None, bank: str = "") -> str:
+    """The bank's memories as the curator's prompt shows them; with ``reached`` (sandman.recall.ledger.usage,
+    for ``rot``) each memory says how often it reached a session."""
     blocks = []
     for file, item in sorted(listed.items()):
         m = item.memory
-        blocks.append(f"### {file}\ntype: {m.type}\ncreated: {m.created or 'unknown'}\nname: {one_line(m.name)}\n"
-                      f"description: {one_line(m.description)}\n\n{m.body.rstrip()}")
+        used = "" if reached is None else reached_line(reached.get(f"{bank}/{file}")) + "\n"
+        blocks.append(f"### {file}\ntype: {m.type}\ncreated: {m.created or 'unknown'}\n{used}"
+                      f"name: {one_line(m.name)}\ndescription: {one_line(m.description)}\n\n{m.body.rstrip()}")
     text = "\n\n".join(blocks) or "(the bank is empty)"
     if len(text) > LISTING_MAX_CHARS:
         text = text[:LISTING_MAX_CHARS] + "\n\n[... the rest of the bank is cut here ...]"
@@ -117,7 +131,12 @@ def _world(layout: Layout, folder: Path) -> str:
 
 def curator_prompt(layout: Layout, curator: str, folder: Path, listed: dict[str, Listed]) -> tuple[str, str]:
     """Return ``(prompt, nonce)``: prompts/curate.md filled for one bank. Raises FileNotFoundError."""
-    listing, world = _listing(listed), _world(layout, folder)
+    reached = None
+    if curator == "rot":
+        from sandman.recall.ledger import usage
+
+        reached = usage(layout)
+    listing, world = _listing(listed, reached, folder.name), _world(layout, folder)
     directory = bank_directory_of(folder) or "the user-wide bank (memories about the person)"
     nonce = prompts.new_nonce([listing, world, directory])
     values = {

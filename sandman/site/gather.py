@@ -76,6 +76,8 @@ class Snapshot:
     history: PathHistory | None  # None when the root is not a git repository
     repo: object | None  # the pygit2 Repository, for diffs
     walked: int = 0  # commits walked to bring the history up to HEAD
+    # How often each memory (``<bank>/<file>``) reached a session: sandman.recall.ledger.usage.
+    usage: dict = field(default_factory=dict)
 
     def unreadable(self) -> int:
         files = [f for bank in self.banks for f in (bank.memories + bank.archived)] + self.entries
@@ -392,4 +394,6 @@ def gather(layout: Layout, reader: SourceReader) -> Snapshot:
         for path in entry_paths(layout)
     ]
     history, repo, walked = _history(layout)
-    return Snapshot(banks, entries, began(layout), _queue(layout), history, repo, walked)
+    from sandman.recall.ledger import usage
+
+    return Snapshot(banks, entries, began(layout), _queue(layout), history, repo, walked, usage(layout))

@@ -126,11 +126,17 @@ def family_inputs(snapshot: Snapshot, bank: Bank) -> list:
         match = _ARCHIVED.fullmatch(_filename(item))
         live = f"{item.relpath.rsplit('/', 2)[0]}/{match.group(3)}" if match else None
         archived.append(source(item, live))
+    reached = [list(snapshot.usage.get(usage_key(item), ())) for item in bank.memories]
     return [
         bank.name, bank.label, history is not None,
         source(bank.index) if bank.index is not None else None,
-        [source(item) for item in bank.memories], archived,
+        [source(item) for item in bank.memories], archived, reached,
     ]
+
+
+def usage_key(source: SourceFile) -> str:
+    """A memory's key in the deliveries ledger (sandman.recall.ledger): ``<bank>/<file>``."""
+    return source.relpath.split("/", 1)[1] if source.relpath.startswith("memories/") else source.relpath
 
 
 def _filename(source: SourceFile) -> str:
@@ -359,8 +365,14 @@ class PageBuilder:
             "lineage": [self._archived_link(bank, item) for item in self.lineages[bank.name].chain(source)],
             "successor": self._successor_link(bank, source),
             "repo": self.snapshot.history is not None, "changes": self._changes(history_paths),
+            "reached": None if archived else self._reached(source),
         }
         return Page(memory_path(bank.name, filename, archived), "html", "memory.html", memory, source.relpath)
+
+    def _reached(self, source: SourceFile) -> dict:
+        """How often the memory reached a session: ``{"sessions": int, "last": ISO time or ""}``."""
+        found = self.snapshot.usage.get(usage_key(source))
+        return {"sessions": found.sessions if found else 0, "last": found.last if found else ""}
 
     def _changes(self, relpaths: list[str]) -> list[dict]:
         """The commits of a page's history: the file's own, then (for an archived file) its

@@ -343,6 +343,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     targets += locate.host_leftovers(session_id)
     targets += archived
     targets.append(layout.pending_take(session_id))
+    targets.append(layout.delivered_ledger(session_id))  # which memories it was given (sandman/recall/ledger.py)
     targets += sorted(_mind_transcripts(layout, session_id))
     for path in targets:
         if _remove(path):

@@ -1,12 +1,16 @@
 """``sandman hooks install|uninstall``: register sandman's hooks in Claude Code's settings.
 
-Three command hooks go into the user settings file (``<config dir>/settings.json``,
+Five command hooks go into the user settings file (``<config dir>/settings.json``,
 or ``--settings PATH``):
 
 - ``SessionEnd``: ``<sandman> take --hook``, timeout ``config.HOOK_TIMEOUT_TAKE_S``;
 - ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``;
 - ``SessionStart``: ``<sandman> report --hook`` (the unread shift reports' digest, docs/report.md),
-  timeout ``config.HOOK_TIMEOUT_REPORT_S``, in a group of its own next to recall's.
+  timeout ``config.HOOK_TIMEOUT_REPORT_S``, in a group of its own next to recall's;
+- ``UserPromptSubmit``: ``<sandman> recall --prompt-hook`` (memory at each prompt, docs/recall.md),
+  timeout ``config.HOOK_TIMEOUT_PROMPT_S``;
+- ``PostToolUse``, matcher ``Read|Edit|Write|MultiEdit|NotebookEdit``: ``<sandman> recall
+  --file-hook`` (memory at each file), timeout ``config.HOOK_TIMEOUT_FILE_S``.
 
 ``<sandman>`` is the absolute path of the running installation's executable
 (``executable()``), so the hooks keep working when ``PATH`` differs inside
@@ -32,16 +36,35 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from sandman import config
 from sandman.errors import ConfigError
 from sandman.store.atomic import write_atomic
 
-# (event, sandman verb, declared timeout in seconds), in the order install adds them
+# The file tools the file hook follows (sandman/recall/moments.py FILE_TOOLS, not imported here).
+FILE_MATCHER = "Read|Edit|Write|MultiEdit|NotebookEdit"
+
+
+class Hook(NamedTuple):
+    """One hook sandman registers: Claude Code's ``event``, the sandman ``verb`` and its ``flag``
+    (``sandman <verb> <flag>``), the declared ``timeout`` in seconds, and the group's ``matcher``
+    (None: every occurrence of the event)."""
+
+    event: str
+    verb: str
+    flag: str
+    timeout: int
+    matcher: str | None = None
+
+
+# In the order install adds them.
 HOOKS = (
-    ("SessionEnd", "take", config.HOOK_TIMEOUT_TAKE_S),
-    ("SessionStart", "recall", config.HOOK_TIMEOUT_RECALL_S),
-    ("SessionStart", "report", config.HOOK_TIMEOUT_REPORT_S),
+    Hook("SessionEnd", "take", "--hook", config.HOOK_TIMEOUT_TAKE_S),
+    Hook("SessionStart", "recall", "--hook", config.HOOK_TIMEOUT_RECALL_S),
+    Hook("SessionStart", "report", "--hook", config.HOOK_TIMEOUT_REPORT_S),
+    Hook("UserPromptSubmit", "recall", "--prompt-hook", config.HOOK_TIMEOUT_PROMPT_S),
+    Hook("PostToolUse", "recall", "--file-hook", config.HOOK_TIMEOUT_FILE_S, FILE_MATCHER),
 )
 
 
@@ -77,13 +100,14 @@ def executable() -> list[str]:
     return [sys.executable, "-m", "sandman"]
 
 
-def hook_command(verb: str) -> str:
-    """Return the shell command Claude Code runs for ``verb``'s hook."""
-    return shlex.join([*executable(), verb, "--hook"])
+def hook_command(verb: str, flag: str = "--hook") -> str:
+    """Return the shell command Claude Code runs for ``verb``'s hook (``flag``: ``--hook``, or
+    recall's ``--prompt-hook`` or ``--file-hook``)."""
+    return shlex.join([*executable(), verb, flag])
 
 
-def is_sandman_hook(entry: object, verb: str) -> bool:
-    """True when a settings hook entry runs ``sandman <verb> --hook`` (any path to sandman)."""
+def is_sandman_hook(entry: object, verb: str, flag: str = "--hook") -> bool:
+    """True when a settings hook entry runs ``sandman <verb> <flag>`` (any path to sandman)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     try:
@@ -95,7 +119,7 @@ def is_sandman_hook(entry: object, verb: str) -> bool:
         words += [str(arg) for arg in args]
     # ".../bin/sandman take --hook" and "python -m sandman take --hook" alike
     return any(
-        Path(word).name == "sandman" and words[index + 1] == verb and "--hook" in words[index + 2 :]
+        Path(word).name == "sandman" and words[index + 1] == verb and flag in words[index + 2 :]
         for index, word in enumerate(words[:-2])
     )
 
@@ -151,7 +175,7 @@ def _load(path: Path) -> tuple[bytes | None, dict]:
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f"\"hooks\" in {path} is not an object; nothing was changed")
-    for event in dict.fromkeys(event for event, _, _ in HOOKS):
+    for event in dict.fromkeys(hook.event for hook in HOOKS):
         if not isinstance(hooks.get(event, []), list):
             raise ConfigError(f"\"hooks.{event}\" in {path} is not a list; nothing was changed")
     return raw, data
@@ -173,12 +197,12 @@ def _save(path: Path, raw: bytes | None, data: dict) -> None:
     write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
 
 
-def _ours(groups: list, verb: str):
-    """Yield (group, index) of every sandman ``verb`` hook in an event's groups."""
+def _ours(groups: list, verb: str, flag: str = "--hook"):
+    """Yield (group, index) of every sandman ``verb`` ``flag`` hook in an event's groups."""
     for group in groups:
         if isinstance(group, dict) and isinstance(group.get("hooks"), list):
             for index, entry in enumerate(group["hooks"]):
-                if is_sandman_hook(entry, verb):
+                if is_sandman_hook(entry, verb, flag):
                     yield group, index
 
 
@@ -192,19 +216,19 @@ def _remove(event: str, groups: list, found: list, change: HooksChange) -> None:
 
 
 def install(settings: Path | None = None) -> HooksChange:
-    """Register sandman's SessionEnd and SessionStart hooks (``HOOKS``) in ``settings``
+    """Register sandman's hooks (``HOOKS``) in ``settings``
     (default: Claude Code's user settings); an install that predates a hook gains it. Raises ConfigError (unreadable or
     invalid settings: nothing is changed), OSError."""
     path = settings or config.claude_settings_file()
     change = HooksChange(settings=path)
     raw, data = _load(path)
     hooks = data.setdefault("hooks", {})
-    for event, verb, timeout in HOOKS:
-        want = {"type": "command", "command": hook_command(verb), "timeout": timeout}
+    for event, verb, flag, timeout, matcher in HOOKS:
+        want = {"type": "command", "command": hook_command(verb, flag), "timeout": timeout}
         groups = hooks.setdefault(event, [])
-        found = list(_ours(groups, verb))
+        found = list(_ours(groups, verb, flag))
         if not found:
-            groups.append({"hooks": [want]})
+            groups.append({"matcher": matcher, "hooks": [want]} if matcher else {"hooks": [want]})
             change.added.append(f"{event}: {want['command']}")
             continue
         (group, index), duplicates = found[0], found[1:]
@@ -212,6 +236,9 @@ def install(settings: Path | None = None) -> HooksChange:
         if any(entry.get(key) != value for key, value in want.items()) or "args" in entry:
             group["hooks"][index] = {**{k: v for k, v in entry.items() if k != "args"}, **want}
             change.updated.append(f"{event}: {want['command']}")
+        if matcher and len(group["hooks"]) == 1 and group.get("matcher") != matcher:
+            group["matcher"] = matcher  # a group of its own: the file tools it follows are sandman's to name
+            change.updated.append(f"{event}: {want['command']} (matcher {matcher})")
         _remove(event, groups, duplicates, change)
     if change.added or change.updated or change.removed:
         _save(path, raw, data)
@@ -288,11 +315,11 @@ def uninstall(settings: Path | None = None) -> HooksChange:
     if raw is None:
         return change
     hooks = data.get("hooks", {})
-    for event, verb, _ in HOOKS:
+    for event, verb, flag, _, _ in HOOKS:
         groups = hooks.get(event)
         if not groups:
             continue
-        _remove(event, groups, list(_ours(groups, verb)), change)
+        _remove(event, groups, list(_ours(groups, verb, flag)), change)
         if not groups:
             del hooks[event]
     if change.removed:

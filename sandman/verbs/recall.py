@@ -238,9 +238,11 @@ class _Plan:
 EMPTY_LOG = "[sandman recall: the voyage log has no entries yet; nothing was cut]"
 
 
-class Recalled(namedtuple("Recalled", "text trims")):
-    """A composed recall: the payload ``text`` (str) and one short key per trim (a list of str,
-    for the journal)."""
+class Recalled(namedtuple("Recalled", "text trims given", defaults=((),))):
+    """A composed recall: the payload ``text`` (str), one short key per trim (a list of str,
+    for the journal), and what it gave: ``given`` is ``(bodies, lines)``, the ``<bank>/<file>``
+    paths of the memories shown with their body and of those shown by their MEMORY.md line alone
+    (the deliveries ledger's ``recall`` and ``recall-line``, sandman/recall/ledger.py)."""
 
     __slots__ = ()
 
@@ -432,6 +434,16 @@ class _Composer:
             lines.append(line)
         return lines
 
+    def given(self, plan: _Plan) -> tuple[list[str], list[str]]:
+        """``(bodies, lines)``: the ``<bank>/<file>`` of each memory ``render(plan)`` shows with its body,
+        and of each it shows by its index line alone."""
+        bodies: list[str] = []
+        lines: list[str] = []
+        for block, full, kept in zip(self.blocks, plan.full, plan.kept):
+            entries = block.bank.entries if full else block.bank.entries[:kept]
+            (bodies if full else lines).extend(f"{block.bank.name}/{e.file}" for e in entries if e.file)
+        return bodies, lines
+
     def trims(self, plan: _Plan) -> list[str]:
         keys = [] if plan.tools else ["tools"]
         if plan.pointers < len(self.pointer_blocks):
@@ -485,7 +497,7 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     if budget - used < 2:
         return Recalled(text=head, trims=["everything"])
     rest = _compose(layout, directory, budget - used, now, cache)
-    return Recalled(text=head + rest.text, trims=rest.trims)
+    return Recalled(text=head + rest.text, trims=rest.trims, given=rest.given)
 
 
 def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, cache: bool) -> Recalled:
@@ -502,7 +514,7 @@ def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, 
         line = f"[sandman recall: {budget} UTF-16 units hold nothing; read {layout.memories}/]"
         return Recalled(text=line + "\n" if utf16_units(line) < budget else "", trims=["everything"])
     text = "\n".join(composer.render(plan)).rstrip("\n") + "\n"
-    return Recalled(text=text, trims=composer.trims(plan))
+    return Recalled(text=text, trims=composer.trims(plan), given=composer.given(plan))
 
 
 def recall_by_hand(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = None) -> Recalled:
@@ -615,6 +627,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
         recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
+        if session is not None:
+            from sandman.recall import ledger
+
+            ledger.record_start(layout, session, source, recalled.given)
     journal.write(layout, VERB, "recalled", hook=True, session=session, source=source, cwd=cwd,
                   chars=len(text), units=utf16_units(text), trimmed=",".join(trims) or None)
     reply = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}

@@ -54,10 +54,31 @@ def search(
     try:
         if reindex and layout.root.is_dir():
             index.build(layout)
-        return index.search(layout, query, bank=folder, memory_type=memory_type, limit=limit)
+        hits = index.search(layout, query, bank=folder, memory_type=memory_type, limit=limit)
     except sqlite3.Error as error:
         raise SearchIndexError(
             f"search index {layout.search_index} cannot be used ({error}); delete it and search again") from None
+    _deliver(layout, hits)
+    return hits
+
+
+def _deliver(layout: Layout, hits: list[index.Hit]) -> None:
+    """Count the hits as delivered to the session this search runs in (``$CLAUDE_CODE_SESSION_ID``:
+    the model's own ``sandman search`` or MCP ``search``); a person's search in a terminal is no session's."""
+    from sandman import config
+    from sandman.recall import ledger
+
+    session = config.claude_session_id()
+    if session is not None and hits and layout.root.is_dir():
+        ledger.append(layout, session, "search", [hit.path for hit in hits])
+
+
+def reached(usage) -> str:
+    """How often a memory reached a session (a sandman.recall.ledger.Usage, or None): `` · reached 3
+    sessions, last 2026-12-05T08:01:12Z``, or nothing for a memory no session was given."""
+    if usage is None:
+        return ""
+    return f" · reached {usage.sessions} session{'' if usage.sessions == 1 else 's'}, last {usage.last}"
 
 
 def no_match(query: str) -> str:
@@ -66,15 +87,27 @@ def no_match(query: str) -> str:
 
 
 def lines(layout: Layout, hits: list[index.Hit]) -> list[str]:
-    """Two lines a hit: ``<name> (<type>, <bank>)`` and ``  memories/<bank>/<file>:<line>: <text>``."""
+    """Two lines a hit: ``<name> (<type>, <bank>)[ · reached <n> sessions, last <time>]`` and
+    ``  memories/<bank>/<file>:<line>: <text>``."""
+    from sandman.recall.ledger import usage
+
+    used = usage(layout)
     out = []
     for hit in hits:
-        out.append(f"{hit.name} ({hit.type}, {hit.bank})")
+        out.append(f"{hit.name} ({hit.type}, {hit.bank}){reached(used.get(hit.path))}")
         where = f"memories/{hit.path}:{hit.line_number}" if hit.line_number else f"memories/{hit.path}"
         out.append(f"  {where}: {hit.line}")
     return out
 
 
-def to_json(hits: list[index.Hit]) -> str:
-    """The hits as a JSON array of objects (bank, file, name, description, type, line_number, line, score)."""
-    return json.dumps([hit._asdict() for hit in hits], ensure_ascii=False, indent=2)
+def to_json(layout: Layout, hits: list[index.Hit]) -> str:
+    """The hits as a JSON array of objects (bank, file, name, description, type, line_number, line, score,
+    and ``sessions`` and ``last``: how many sessions it reached and when last, 0 and null for none)."""
+    from sandman.recall.ledger import usage
+
+    used = usage(layout)
+    rows = []
+    for hit in hits:
+        reach = used.get(hit.path)
+        rows.append({**hit._asdict(), "sessions": reach.sessions if reach else 0, "last": reach.last if reach else None})
+    return json.dumps(rows, ensure_ascii=False, indent=2)

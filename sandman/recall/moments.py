@@ -1,0 +1,371 @@
+"""Memory at each prompt and at each file: the UserPromptSubmit and PostToolUse hooks (docs/recall.md).
+
+``sandman recall --prompt-hook`` (UserPromptSubmit) adds the few memories of the
+cwd's bank chain that best match the prompt's words; ``sandman recall
+--file-hook`` (PostToolUse of Read, Edit, Write, MultiEdit, NotebookEdit) adds
+the memories of the file's bank chain that name the file or its directory. Both
+skip what the session already holds (its deliveries ledger, sandman/recall/ledger.py:
+the bodies its start recall, an earlier prompt or an earlier file gave it since
+its last compaction), stay within their own budget (``config.PROMPT_BUDGET_UTF16``,
+``config.FILE_BUDGET_UTF16``, UTF-16 code units), add nothing when nothing is
+relevant enough, record what they add in the ledger and journal one line
+(``.trace/recall-<date>.log``) per run.
+
+They run on every prompt and every file read, so they read only the search index
+(sandman/recall/index.py) and never build it, and import the standard library
+and sandman's standard-library modules alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from sandman import config, hookpayload, journal
+from sandman.layout import Layout
+from sandman.recall import index, ledger
+
+VERB = "recall"
+# The tools whose input names one file: its path's key in ``tool_input``.
+FILE_TOOLS = {"Read": "file_path", "Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path",
+              "NotebookEdit": "notebook_path"}
+FILE_MATCHER = "|".join(FILE_TOOLS)
+# Compiled where used (re caches them): a prompt that adds nothing never pays for them.
+_CONTROL = r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+# A path-like run in a memory's text: what may name a file or a directory.
+_PATHISH = r"[\w.~+@-]*(?:/[\w.~+@-]*)*/?"
+
+
+def utf16_units(text: str) -> int:
+    """The UTF-16 code units of ``text``: its length as Claude Code counts it (verbs/recall.py's)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _one_line(text: str) -> str:
+    from sandman.marks import visible
+
+    return visible(" ".join(re.sub(_CONTROL, " ", text).split()), lines=False)
+
+
+# --- what the hooks have in common ------------------------------------------------
+
+
+def bank_chain(layout: Layout, directory: str) -> list[str]:
+    """The bank folder names recall reads for ``directory`` (absolute): the user-wide bank, then
+    ``directory``'s bank and its ancestors' up to the user's home (or ``/``), a linked git
+    worktree mapped to its main worktree (banks/worktrees.py). Raises InputError for a relative one."""
+    from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
+    from sandman.banks.worktrees import bank_directory
+
+    mapped = bank_directory(layout, normalize_directory(directory))
+    return [USER_BANK, *(bank_name(path) for path in ancestors(mapped, config.user_home()))]
+
+
+def _label(bank: str) -> str:
+    from sandman.banks.names import USER_BANK, bank_directory
+    from sandman.errors import InputError
+
+    if bank == USER_BANK:
+        return "user-wide"
+    try:
+        return str(bank_directory(bank))
+    except InputError:
+        return bank
+
+
+def render(layout: Layout, head: str, found: list[index.Found], budget: int) -> tuple[str, list[str]]:
+    """The context for ``found`` within ``budget`` UTF-16 units: ``head``, then per memory its
+    MEMORY.md-style line with its bank, and its body indented, as many whole body lines as fit (a
+    cut body ends with a line naming its file). Returns ``(text, the <bank>/<file> paths shown)``;
+    ``("", [])`` when not even one memory's line fits."""
+    from sandman.marks import visible
+
+    lines = [head]
+    used = utf16_units(head) + 1
+    shown: list[str] = []
+    for memory in found:
+        entry = (f"- [{_one_line(memory.name)}]({_one_line(memory.file)}) — {_one_line(memory.description)}"
+                 f" · {_one_line(_label(memory.bank))}")
+        cost = utf16_units(entry) + 1
+        if used + cost > budget:
+            continue
+        body = ["  " + visible(line) if line.strip() else "" for line in memory.body.strip().splitlines()]
+        where = f"  [cut; read it whole in {layout.memories / memory.bank / memory.file}]"
+        kept: list[str] = []
+        room = budget - used - cost
+        total = sum(utf16_units(line) + 1 for line in body)
+        if total > room:
+            room -= utf16_units(where) + 1
+            for line in body:
+                if utf16_units(line) + 1 > room:
+                    break
+                kept.append(line)
+                room -= utf16_units(line) + 1
+            if room < 0:
+                continue  # not even the line naming its file fits beside its entry
+            kept.append(where)
+        else:
+            kept = body
+        lines += [entry, *kept]
+        used += cost + sum(utf16_units(line) + 1 for line in kept)
+        shown.append(memory.path)
+    if not shown:
+        return "", []
+    return "\n".join(lines) + "\n", shown
+
+
+def _reply(event: str, text: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+                      ensure_ascii=False) + "\n"
+
+
+def _start(layout: Layout, payload: bytes, event: str, switch: str) -> tuple[dict, str, str] | None:
+    """``(payload, session, cwd)`` when the hook should look; else None after its journal line."""
+    data = hookpayload.parse(payload)
+    if data is None:
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="unreadable-payload", bytes=len(payload))
+        return None
+    session = data.get("session_id") if isinstance(data.get("session_id"), str) else None
+    if data.get("hook_event_name") != event:
+        shown = data.get("hook_event_name")
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="other-event",
+                      got=None if shown is None else _one_line(str(shown))[:80], session=session)
+        return None
+    if not ledger.usable_session(session):
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-session")
+        return None
+    cwd = data.get("cwd")
+    if cwd is None:
+        cwd = config.claude_project_dir()
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd:
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-cwd", session=session)
+        return None
+    if not layout.memories.is_dir():
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-root", session=session)
+        return None
+    if not config.recall_switch(layout, switch):
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="off", session=session)
+        return None
+    return data, session, cwd
+
+
+def _index(layout: Layout, banks: list[str], event: str, session: str):
+    connection, reason = index.open_current(layout, banks)
+    if connection is None:
+        spawned = index.refresh_soon(layout) if reason != "index-locked" else None
+        journal.write(layout, VERB, "nothing", hook=True, event=event, reason=reason, session=session,
+                      refresh=spawned)
+    return connection
+
+
+# --- the prompt --------------------------------------------------------------------
+
+
+def _groups(terms: list[str]) -> list[str]:
+    """Each term of the prompt as an FTS5 alternative of it and its related words (banks/query.py)."""
+    from sandman.banks.query import RELATED
+
+    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
+                        for word in (term, *RELATED.get(term, ()))) for term in terms]
+
+
+def enough(shared: int, terms: int) -> bool:
+    """The relevance floor: a memory sharing ``shared`` of a prompt's ``terms`` meaningful words
+    (each counted once with its related words) is relevant when it shares at least
+    ``config.PROMPT_MIN_SHARED`` of them (all, for a shorter prompt) and at least
+    ``config.PROMPT_MIN_SHARED_FRACTION`` of them (docs/recall.md, "The relevance floor")."""
+    return (shared >= min(config.PROMPT_MIN_SHARED, terms)
+            and shared >= config.PROMPT_MIN_SHARED_FRACTION * terms)
+
+
+def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | frozenset = frozenset(),
+                   limit: int = config.MOMENT_MAX_MEMORIES) -> tuple[list[index.Found], int, str | None]:
+    """The memories of ``banks`` relevant enough to ``prompt`` (``enough``), best first, at most
+    ``limit``, none of ``held``; the prompt's count of meaningful words; and why none was found
+    when none was (``no-words``, ``too-common``, ``below-floor``, ``held``) or None.
+
+    The work is bounded whatever the banks hold: the prompt's words (at most
+    ``config.PROMPT_MAX_TERMS``, each with its related words) are counted in the index, and
+    only the rarest, as many as together match at most ``config.PROMPT_RANK_MAX_MATCHES``
+    memories, rank the candidates by bm25; a prompt whose rarest word alone matches more
+    says too little to pick a memory out (``too-common``). A one-word prompt must find its
+    word in a memory's name or description. Raises sqlite3.Error."""
+    from sandman.banks.query import terms as meaningful
+
+    terms = meaningful(prompt, config.PROMPT_MAX_TERMS)
+    if not terms:
+        return [], 0, "no-words"
+    groups = _groups(terms)
+    if len(terms) == 1:
+        groups = ["{name description} : (" + groups[0] + ")"]
+    cap = config.PROMPT_RANK_MAX_MATCHES
+    counts = sorted((index.count(connection, group, cap), n) for n, group in enumerate(groups))
+    chosen, total = [], 0
+    for count, n in counts:
+        if count and total + count > config.PROMPT_RANK_MAX_MATCHES:
+            break
+        total += count
+        if count:
+            chosen.append(groups[n])
+    if not chosen:
+        return [], len(terms), "too-common" if counts[-1][0] else "below-floor"
+    ranked = index.ranked(connection, " OR ".join(f"({group})" for group in chosen), banks,
+                          config.PROMPT_CANDIDATES + len(held))
+    candidates = [found for found in ranked if found.path not in held][: config.PROMPT_CANDIDATES]
+    ids = [found.id for found in candidates]
+    shared = dict.fromkeys(ids, 0)
+    for group in groups:
+        for row in index.matching(connection, group, ids):
+            shared[row] += 1
+    relevant = [found for found in candidates if enough(shared[found.id], len(terms))][:limit]
+    if relevant:
+        return relevant, len(terms), None
+    return [], len(terms), "held" if ranked and not candidates else "below-floor"
+
+
+def prompt_hook(layout: Layout, payload: bytes) -> str | None:
+    """Answer Claude Code's UserPromptSubmit hook: the memories relevant to the prompt that the
+    session does not hold yet, as ``additionalContext``; None (nothing printed) when none is
+    relevant enough or the hook declines (each with its journal line). Payload: ``{session_id,
+    cwd, hook_event_name: "UserPromptSubmit", prompt, ...}``. Raises OSError on a broken root."""
+    event = "UserPromptSubmit"
+    started = _start(layout, payload, event, "prompt_hook")
+    if started is None:
+        return None
+    data, session, cwd = started
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        journal.write(layout, VERB, "nothing", hook=True, event=event, reason="no-prompt", session=session)
+        return None
+    banks = bank_chain(layout, cwd)
+    connection = _index(layout, banks, event, session)
+    if connection is None:
+        return None
+    import sqlite3
+
+    try:
+        found, terms, why = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
+    except sqlite3.Error as error:
+        journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
+                      session=session, error=str(error))
+        return None
+    finally:
+        connection.close()
+    head = "sandman: memories that match this prompt and were not given to this session yet:"
+    text, shown = render(layout, head, found, config.PROMPT_BUDGET_UTF16)
+    if not shown:
+        journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, terms=terms,
+                      reason=why or "budget")
+        return None
+    ledger.append(layout, session, "prompt", shown)
+    journal.write(layout, VERB, "prompt-added", hook=True, session=session, terms=terms, memories=",".join(shown),
+                  units=utf16_units(text))
+    return _reply(event, text)
+
+
+# --- the file ----------------------------------------------------------------------
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split("/") if part and part != "."]
+
+
+def names(text: str, file: str) -> bool:
+    """True when ``text`` names the file at the absolute path ``file`` or its directory.
+
+    A mention is a path-like run of ``text``: the file's name (``search.py``), or
+    a path ending in it whose folders are the file's last folders
+    (``banks/search.py``, ``./sandman/banks/search.py``, the absolute path); or
+    the directory's path ending in ``/`` (``banks/``, ``sandman/banks/``), or
+    with two parts or more (``sandman/banks``), its folders again the
+    directory's last ones. A bare folder name (``banks``) is a word, not a mention.
+    """
+    folders = _parts(os.path.dirname(file))
+    base = os.path.basename(file)
+    for match in re.finditer(_PATHISH, text):
+        mention = match.group().rstrip(".,:;")
+        if not mention or mention in ("/", ".", ".."):
+            continue
+        parts = _parts(mention.lstrip("~"))
+        if not parts:
+            continue
+        if mention.endswith("/") or (len(parts) >= 2 and parts[-1] != base):
+            if len(parts) <= len(folders) and folders[len(folders) - len(parts):] == parts:
+                return True
+            continue
+        if parts[-1] == base and len(parts) - 1 <= len(folders) and (
+                len(parts) == 1 or folders[len(folders) - len(parts) + 1:] == parts[:-1]):
+            return True
+    return False
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def file_matches(connection, banks: list[str], file: str, held: set[str] | frozenset = frozenset(),
+                 limit: int = config.MOMENT_MAX_MEMORIES) -> list[index.Found]:
+    """The memories of ``banks`` that name ``file`` (absolute) or its directory (``names``), best first,
+    at most ``limit``, none of ``held``. Raises sqlite3.Error."""
+    phrases = []
+    for part in (os.path.basename(file), os.path.basename(os.path.dirname(file))):
+        words = _words(part)
+        if words:
+            phrases.append('"' + " ".join(words) + '"')
+    # As for a prompt, the work is bounded: a phrase found in too many memories (a folder named
+    # ``src`` or ``tests``) is not looked for.
+    cap = config.PROMPT_RANK_MAX_MATCHES
+    phrases = [phrase for phrase in dict.fromkeys(phrases)
+               if 0 < index.count(connection, phrase, cap) <= cap]
+    if not phrases:
+        return []
+    ranked = index.ranked(connection, " OR ".join(phrases), banks, config.FILE_CANDIDATES + len(held))
+    found = [memory for memory in ranked if memory.path not in held
+             and names(f"{memory.name}\n{memory.description}\n{memory.body}", file)]
+    return found[:limit]
+
+
+def file_hook(layout: Layout, payload: bytes) -> str | None:
+    """Answer Claude Code's PostToolUse hook for a file tool: the memories that name the file (or
+    its directory) that the session does not hold yet, as ``additionalContext``; None otherwise,
+    with a journal line. Payload: ``{session_id, cwd, hook_event_name: "PostToolUse", tool_name,
+    tool_input: {file_path | notebook_path}, ...}``. Raises OSError on a broken root."""
+    event = "PostToolUse"
+    started = _start(layout, payload, event, "file_hook")
+    if started is None:
+        return None
+    data, session, _ = started
+    tool = data.get("tool_name")
+    key = FILE_TOOLS.get(tool) if isinstance(tool, str) else None
+    tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
+    file = tool_input.get(key) if key else None
+    if not isinstance(file, str) or not os.path.isabs(file) or "\0" in file:
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-file",
+                      tool=_one_line(str(tool))[:80], session=session)
+        return None
+    file = os.path.normpath(file)
+    banks = bank_chain(layout, os.path.dirname(file))
+    connection = _index(layout, banks, event, session)
+    if connection is None:
+        return None
+    import sqlite3
+
+    try:
+        found = file_matches(connection, banks, file, ledger.held(layout, session))
+    except sqlite3.Error as error:
+        journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
+                      session=session, error=str(error))
+        return None
+    finally:
+        connection.close()
+    head = f"sandman: memories that name {_one_line(file)} or its folder, not given to this session yet:"
+    text, shown = render(layout, head, found, config.FILE_BUDGET_UTF16)
+    if not shown:
+        journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, tool=tool,
+                      file=file, reason="budget" if found else "none-names-it")
+        return None
+    ledger.append(layout, session, "file", shown)
+    journal.write(layout, VERB, "file-added", hook=True, session=session, tool=tool, file=file,
+                  memories=",".join(shown), units=utf16_units(text))
+    return _reply(event, text)

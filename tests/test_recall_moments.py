@@ -1,0 +1,209 @@
+"""Memory at each prompt and at each file: recall --prompt-hook and --file-hook (docs/recall.md).
+
+The hooks run as real subprocesses, as Claude Code runs them; their decisions are read from
+the deliveries ledger (.delivered/) and the journal.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+
+SID = "5b1d0c3e-0000-4000-8000-00000000abcd"
+DEPLOY = "Deploys go through make release; never push the tags by hand."
+PYTEST = "Run the suite with pytest -rs so every skip prints its reason."
+LEDGER = "src/billing/ledger.py keeps every amount as integer cents, never a float."
+FOLDER = "Everything under src/billing/ is reviewed by the finance team before merging."
+
+
+@pytest.fixture
+def project(isolated: Path, layout) -> Path:
+    """A project with four memories in its bank and a current search index."""
+    from sandman.banks import search
+    from sandman.verbs.init import init
+    from sandman.verbs.remember import remember
+
+    init(layout)
+    project = isolated / "app"
+    for body in (DEPLOY, LEDGER, FOLDER):
+        remember(layout, body, cwd=str(project))
+    remember(layout, PYTEST, cwd=str(project), name="How the suite runs", description="How the suite runs.")
+    search.open_index(layout).close()
+    return project
+
+
+def _prompt(project: Path, prompt: object, session: str = SID, **extra) -> dict | None:
+    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+               "prompt": prompt, **extra}
+    done = sandman("recall", "--prompt-hook", stdin=json.dumps(payload).encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    return json.loads(done.stdout) if done.stdout else None
+
+
+def _read(project: Path, file: str, tool: str = "Read", session: str = SID) -> dict | None:
+    key = "notebook_path" if tool == "NotebookEdit" else "file_path"
+    payload = {"session_id": session, "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": tool,
+               "tool_input": {key: file}, "tool_response": {}}
+    done = sandman("recall", "--file-hook", stdin=json.dumps(payload).encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    return json.loads(done.stdout) if done.stdout else None
+
+
+def _context(reply: dict | None, event: str) -> str:
+    assert reply is not None and reply["hookSpecificOutput"]["hookEventName"] == event
+    return reply["hookSpecificOutput"]["additionalContext"]
+
+
+def _journal(layout) -> list[str]:
+    return [line for path in layout.trace.glob("recall-*.log") for line in path.read_text().splitlines()]
+
+
+def test_a_prompt_gets_the_memory_sharing_its_words_once_per_session(project, layout):
+    from sandman.recall import ledger
+    from sandman.verbs.recall import utf16_units
+
+    text = _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
+    assert DEPLOY in text and PYTEST not in text and LEDGER not in text
+    assert utf16_units(text) <= 1_500
+    assert _prompt(project, "How do I push a release tag?") is None  # the session holds it now
+    [held] = ledger.held(layout, SID)
+    assert "/project_deploys_go_through_make_release" in held
+    assert _context(_prompt(project, "push the release tag", session="other-session"), "UserPromptSubmit")
+    added = [line for line in _journal(layout) if " prompt-added " in line]
+    assert len(added) == 2 and "How do I" not in "".join(_journal(layout))  # decisions, never the prompt
+
+
+def test_a_prompt_sharing_too_few_words_gets_nothing(project, layout):
+    assert _prompt(project, "the weather in the mountains has been lovely this release week") is None
+    assert _prompt(project, "what?") is None  # no meaningful word
+    assert _prompt(project, "skip") is None  # one word, found only in a body: not enough
+    assert PYTEST in _context(_prompt(project, "suite"), "UserPromptSubmit")  # ...in a name, enough
+    reasons = [line.split("reason=")[1].split()[0] for line in _journal(layout) if " nothing " in line]
+    assert reasons == ["below-floor", "no-words", "below-floor"]
+
+
+def test_what_the_start_recall_gave_is_not_given_again_until_a_compaction(project, layout):
+    def start(source: str) -> None:
+        payload = {"session_id": SID, "cwd": str(project), "hook_event_name": "SessionStart", "source": source}
+        assert sandman("recall", "--hook", stdin=json.dumps(payload).encode()).returncode == 0
+
+    start("startup")
+    assert _prompt(project, "How do I push a release tag?") is None  # its body is in the start surface
+    assert _read(project, str(project / "src" / "billing" / "ledger.py")) is None
+    start("compact")  # the surface comes back whole after the compaction, so it is held again
+    assert _prompt(project, "How do I push a release tag?") is None
+    lines = layout.delivered_ledger(SID).read_text().splitlines()
+    assert [line.split("\t")[1] for line in lines].count("compact") == 1
+    assert sum(line.split("\t")[1] == "recall" for line in lines) == 8
+
+
+def test_a_compaction_lets_the_hooks_give_again_what_they_gave_before_it(project, layout):
+    from sandman.recall import ledger
+
+    assert _prompt(project, "How do I push a release tag?") is not None
+    ledger.append(layout, SID, ledger.COMPACT, [])  # what SessionStart source=compact writes first
+    assert DEPLOY in _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
+
+
+def test_a_read_gets_the_memories_naming_the_file_or_its_folder_once(project, layout):
+    target = str(project / "src" / "billing" / "ledger.py")
+    text = _context(_read(project, target), "PostToolUse")
+    assert LEDGER in text and FOLDER in text and DEPLOY not in text
+    assert _read(project, target, tool="Edit") is None
+    other = _context(_read(project, str(project / "src" / "billing" / "invoice.py"), session="s2"), "PostToolUse")
+    assert FOLDER in other and LEDGER not in other  # the folder's memory, not the other file's
+    assert _read(project, str(project / "lib" / "ledger.py"), session="s3") is None  # another ledger.py
+
+
+@pytest.mark.parametrize("text, named", [
+    ("see src/billing/ledger.py", True),
+    ("ledger.py, mostly", True),
+    ("/abs/app/src/billing/ledger.py", True),
+    ("./billing/ledger.py", True),
+    ("lib/ledger.py", False),
+    ("ledger.pyc and old_ledger.py", False),
+    ("the billing/ folder", True),
+    ("src/billing is the place", True),
+    ("billing alone is a word", False),
+    ("other/billing/ is elsewhere", False),
+])
+def test_what_names_a_file(text: str, named: bool):
+    from sandman.recall.moments import names
+
+    assert names(text, "/abs/app/src/billing/ledger.py") is named
+
+
+def test_the_settings_turn_each_hook_off(project, layout):
+    layout.settings_file.write_text("[recall]\nprompt_hook = false\nfile_hook = false\n")
+    assert _prompt(project, "How do I push a release tag?") is None
+    assert _read(project, str(project / "src" / "billing" / "ledger.py")) is None
+    assert sum(" reason=off " in line for line in _journal(layout)) == 2
+    layout.settings_file.write_text("[recall]\nprompt_hook = 'no'\n")
+    assert _prompt(project, "How do I push a release tag?") is not None  # a bad file leaves the default, on
+
+
+def test_a_missing_index_adds_nothing_and_starts_a_refresh(project, layout):
+    layout.search_index.unlink()
+    assert _prompt(project, "How do I push a release tag?") is None
+    [line] = [line for line in _journal(layout) if "reason=index-missing" in line]
+    assert int(line.split("refresh=")[1].split()[0]) > 0  # the detached child's pid
+    assert layout.search_refresh_stamp.is_file()
+
+
+def test_a_stale_index_adds_nothing_and_a_recent_refresh_is_not_started_again(project, layout):
+    import os
+
+    layout.search_refresh_stamp.touch()  # a hook started a refresh a moment ago
+    bank = next(p for p in layout.memories.iterdir() if p.name.startswith("-"))
+    os.utime(bank, ns=(1, 1))  # the bank folder changed since the index scanned it
+    assert _prompt(project, "How do I push a release tag?") is None
+    [line] = [line for line in _journal(layout) if "reason=index-stale" in line]
+    assert "refresh=-" in line
+
+
+@pytest.mark.parametrize("flag, payload, reason", [
+    ("--prompt-hook", b"not json", "unreadable-payload"),
+    ("--prompt-hook", b'{"hook_event_name": "SessionStart", "session_id": "s"}', "other-event"),
+    ("--prompt-hook", b'{"hook_event_name": "UserPromptSubmit", "session_id": "../x", "cwd": "/a"}', "no-session"),
+    ("--prompt-hook", b'{"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "rel"}', "no-cwd"),
+    ("--file-hook", b'{"hook_event_name": "PostToolUse", "session_id": "s", "cwd": "/a", "tool_name": "Bash",'
+                    b' "tool_input": {"command": "ls"}}', "no-file"),
+    ("--file-hook", b'{"hook_event_name": "PostToolUse", "session_id": "s", "cwd": "/a", "tool_name": "Read",'
+                    b' "tool_input": {"file_path": "relative.py"}}', "no-file"),
+])
+def test_bad_payloads_print_nothing_and_say_why(project, layout, flag, payload, reason):
+    done = sandman("recall", flag, stdin=payload)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert f"reason={reason}" in _journal(layout)[-1]
+
+
+def test_a_prompt_hook_and_a_recall_hook_entry_are_told_apart():
+    from sandman.verbs.hooks import is_sandman_hook
+
+    prompt = {"type": "command", "command": "/v/bin/sandman recall --prompt-hook"}
+    assert is_sandman_hook(prompt, "recall", "--prompt-hook") and not is_sandman_hook(prompt, "recall")
+
+
+def test_recall_takes_one_hook_flag_and_no_cwd_with_it():
+    done = sandman("recall", "--prompt-hook", "--file-hook", stdin=b"{}")
+    assert (done.returncode, done.stderr) == (
+        2, b"sandman: recall takes one of --hook, --prompt-hook and --file-hook, not --prompt-hook and --file-hook\n")
+    done = sandman("recall", "--file-hook", "--cwd", "/tmp", stdin=b"{}")
+    assert (done.returncode, done.stderr) == (
+        2, b"sandman: recall --file-hook reads its cwd from stdin; it takes no --cwd or --budget\n")
+
+
+def test_the_refresh_a_hook_starts_brings_the_index_up_to_date_for_the_next_prompt(project, layout):
+    import subprocess
+    import sys
+
+    layout.search_index.unlink()
+    assert _prompt(project, "How do I push a release tag?") is None
+    done = subprocess.run([sys.executable, "-m", "sandman.recall.index"], capture_output=True)  # the child's work
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert any(" recall index-refreshed" in line for line in _journal(layout))
+    assert DEPLOY in _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
