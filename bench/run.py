@@ -18,6 +18,7 @@ import argparse
 import backstop
 import cli_help
 import floors
+import mcp_start
 import consensus
 import consensus_quality
 import dream
@@ -34,7 +35,7 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, secrets_ban,
+MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start, secrets_ban,
            consensus, consensus_quality, dream, site_render, site_trail, trail, search)
 
 
