@@ -363,10 +363,10 @@ def test_a_day_that_has_not_ended_is_refused(layout):
     assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {today} has not ended yet")
 
 
-def test_no_root_is_an_error_that_writes_nothing(layout):
+def test_no_root_is_created_by_the_first_reflect(layout):
     done = sandman("reflect")
-    assert done.returncode == 2 and "run `sandman init` first" in done.stderr.decode()
-    assert not layout.root.exists()
+    assert done.returncode == 0, done.stderr
+    assert layout.memories.is_dir() and (layout.root / ".git").is_dir()
 
 
 def test_a_second_reflect_while_one_runs_exits(layout):
