@@ -30,9 +30,9 @@ def test_mcp_add_registers_for_one_directory_regression(fake_api, isolated: Path
     elsewhere.mkdir()
     words = documented_mcp_add()
     assert words[:3] == ["claude", "mcp", "add"]
-    added = claude(words[1:], here)
+    added = claude(words[1:], here, fake_api)
     assert added.rc == 0, added.stderr
-    got = claude(["mcp", "get", "sandman"], elsewhere)
+    got = claude(["mcp", "get", "sandman"], elsewhere, fake_api)
     assert got.rc == 0, got.stdout + got.stderr
     assert "Connected" in got.stdout
 
