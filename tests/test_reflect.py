@@ -285,7 +285,10 @@ def test_the_drain_reclaims_a_pending_take_whose_job_is_gone(layout, minds, isol
     transcript.write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj",
                                       "timestamp": "2026-11-29T10:00:00.000Z",
                                       "message": {"role": "user", "content": "Fix the upload test"}}) + "\n")
-    moment = time.time() - 600
+    # Older than the backstop's lookback: the drain, not reflect's backstop step, must take it.
+    from sandman import config
+
+    moment = time.time() - config.BACKSTOP_LOOKBACK_S - 600
     os.utime(transcript, (moment, moment))
     layout.pending_takes.mkdir(parents=True)
     layout.pending_take(SID).write_text(json.dumps(
