@@ -18,6 +18,7 @@ import argparse
 import backstop
 import cli_help
 import floors
+import mcp_start
 import prompt_hook
 import consensus
 import consensus_quality
@@ -36,7 +37,7 @@ import take_budget
 import trail
 from harness import measure, progress
 
-MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors,
+MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start,
            secrets_ban, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
 
 

@@ -2,12 +2,14 @@
 
 Typer (0.29) builds a pydantic ``TypeAdapter`` for the first parameter it
 processes, so every command it runs imports pydantic (about 60 ms) on top of
-typer and click (about 35 ms). Two kinds of command are too frequent to pay it:
+typer and click (about 35 ms). Three kinds of command are too frequent to pay it:
 
 - ``sandman remember BODY [--cwd DIR] [--type T] [--name N] [--description D]
   [--session ID]``, which the model runs mid-session: parsed here with the
   standard library when it has exactly that plain shape, then run by
   ``remember_command``, the same function typer's ``remember`` command calls;
+- ``sandman mcp``, the tool server Claude Code starts with every session and
+  waits for (``mcp_command``);
 - ``sandman [<group>] [<command>] --help``: typer's own help page of that command,
   rendered without processing any parameter, and kept in ``<root>/.help/``, so
   that the next request for the same page is answered without importing typer
@@ -110,6 +112,25 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
         say_error(os_error_message(error))
         return 1
     print(visible(committed.path))
+    return 0
+
+
+def mcp_command() -> int:
+    """Run ``sandman mcp`` (sandman/mcp.py) without typer: the server's start is on every Claude Code
+    session's path. Returns 0 when the client closed stdin; 2 on a bad ``$SANDMAN_ROOT``
+    (the error printed on stderr). SIGINT and SIGTERM end the process with 0 (mcp.serve)."""
+    from sandman import config
+    from sandman.errors import SandmanError
+    from sandman.layout import Layout
+
+    try:
+        root = Layout(config.root())
+    except SandmanError as error:
+        say_error(str(error))
+        return error.exit_code
+    from sandman.mcp import serve
+
+    serve(root)
     return 0
 
 

@@ -25,13 +25,25 @@ lone surrogate escape (``"\\ud800"``) as invalid JSON and drops the request
 unanswered, leaving the client waiting forever. ``serve`` therefore reads
 stdin itself and turns each lone surrogate into U+FFFD before the SDK parses
 the line, and every tool refuses an argument holding U+FFFD.
+
+Start and end are on every ``claude -p``'s path (issue 28, fault 3): Claude Code
+waits for the handshake before its first request, and at its end sends SIGINT,
+then SIGTERM, and waits for the server to leave. So ``sandman mcp`` is routed
+before typer (sandman/__main__.py, dispatch.mcp_command), a tool imports its
+verb (pygit2, yaml, the secrets scanner) when it is first called, and SIGINT,
+SIGTERM or stdin closing end the process at once (``os._exit(0)``): a write a
+signal interrupts is rolled back by the next one, as after ``kill -9``.
+What is left before the handshake is the SDK's own import
+(docs/performance.md, "sandman mcp's start").
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import signal
 import sys
 from collections.abc import AsyncIterator
 from typing import Annotated
@@ -43,17 +55,9 @@ from mcp.server.stdio import stdio_server
 from pydantic import Field
 
 from sandman import __version__, journal
-from sandman.banks.listing import find_bank, list_banks
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
 from sandman.layout import Layout
-from sandman.verbs.handoff import leave as leave_handoff
-from sandman.verbs.recall import memories
-from sandman.verbs.recall import recall as compose_recall
-from sandman.verbs.remember import remember as commit_remembered
-from sandman.verbs.search import lines as search_lines
-from sandman.verbs.search import no_match
-from sandman.verbs.search import search as search_memories
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -97,6 +101,8 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Return the memory surface for a directory: its banks and its ancestors', the user-wide
         bank, the sessions of the last 72 h, the voyage log tail and the tool index."""
+        from sandman.verbs.recall import recall as compose_recall
+
         check_utf8(cwd=cwd)
         try:
             recalled = compose_recall(layout, cwd, budget, deliver=True)
@@ -118,6 +124,8 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Commit one memory now, as `sandman remember` does: one file in the bank, one git commit.
         A memory carrying a secret is refused."""
+        from sandman.verbs.remember import remember as commit_remembered
+
         check_utf8(body=body, cwd=cwd, type=type, name=name, description=description)
         try:
             committed = commit_remembered(
@@ -138,6 +146,9 @@ def build_server(layout: Layout) -> MCPServer:
                                                       "bank's index instead of the list.")] = None,
     ) -> str:
         """List the memory banks (directory, memory count, folder), or one bank's MEMORY.md lines."""
+        from sandman.banks.listing import find_bank, list_banks
+        from sandman.verbs.recall import memories
+
         check_utf8(bank=bank)
         _journal(layout, "banks", None, bank=bank)
         if bank is None:
@@ -164,6 +175,10 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Search every bank's memories, best first: each hit's name, type, bank, file and the
         matching line, as `sandman search` prints them."""
+        from sandman.verbs.search import lines as search_lines
+        from sandman.verbs.search import no_match
+        from sandman.verbs.search import search as search_memories
+
         check_utf8(query=query, bank=bank, type=type)
         try:
             hits = search_memories(layout, query, bank=bank, memory_type=type, limit=limit)
@@ -184,6 +199,8 @@ def build_server(layout: Layout) -> MCPServer:
     ) -> str:
         """Leave a handoff note, as `sandman handoff` does: the next session in `cwd` reads it first
         in its recall. It replaces the directory's previous note."""
+        from sandman.verbs.handoff import leave as leave_handoff
+
         check_utf8(note=note, cwd=cwd)
         try:
             written = leave_handoff(layout, note, cwd=cwd, once=once)
@@ -280,6 +297,14 @@ async def _serve(server: MCPServer) -> None:
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
+def _leave_now(signum: int, frame: object) -> None:
+    # The client is leaving: no answer is awaited, and the stdin reader's thread would hold
+    # the interpreter's shutdown open until Claude Code kills the process.
+    os._exit(0)
+
+
 def serve(layout: Layout) -> None:
-    """Run the server on stdin/stdout until the client closes the connection."""
+    """Run the server on stdin/stdout until the client closes stdin or sends SIGINT or SIGTERM."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _leave_now)
     anyio.run(_serve, build_server(layout))

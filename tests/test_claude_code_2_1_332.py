@@ -233,7 +233,7 @@ def test_the_plugin_takes_detached_and_settings_hooks_do_not(isolated) -> None:
     from conftest import REPO
 
     plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
-    assert plugin["SessionEnd"][0]["hooks"][0]["command"] == "sandman take --hook --detach"
+    assert plugin["SessionEnd"][0]["hooks"][0]["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/sandman" take --hook --detach'
     from sandman.verbs.hooks import install
 
     install(None)

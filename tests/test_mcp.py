@@ -197,3 +197,47 @@ def test_mcp_answers_a_lone_surrogate_argument_with_a_tool_error(layout: Layout,
     finally:
         server.close()
     assert not list(layout.memories.glob("*/*\ufffd*"))
+
+
+INITIALIZE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+              b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n')
+
+
+def test_mcp_start_is_slow_regression_the_handshake_imports_no_cli_nor_git(isolated: Path) -> None:
+    """Fault 3 of issue 28: ``sandman mcp`` took 2.2-3.1 s to answer ``initialize``. Its start went
+    through typer and imported every verb (pygit2, yaml, the secrets scanner) before the handshake;
+    now the handshake needs the SDK alone, and a tool imports its verb when it is first called."""
+    from helpers import imported
+
+    names = imported("mcp", stdin=INITIALIZE)
+    assert "mcp.server.mcpserver" in names  # the server did start
+    # click and rich are the SDK's own imports; typer is sandman's CLI.
+    heavy = {name.split(".")[0] for name in names} & {"typer", "pygit2", "yaml", "jinja2", "betterleaks",
+                                                       "markdown_it", "filelock"}
+    assert heavy == set()
+    assert not {name for name in names if name.startswith(("sandman.verbs", "sandman.cli", "sandman.banks.commit"))}
+
+
+def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path) -> None:
+    """Claude Code ends a session's MCP servers with SIGINT, then SIGTERM, and waits for them to
+    leave: ``sandman mcp`` ignored SIGINT and left only when killed, holding every ``claude -p``
+    open. Both signals, and stdin closing, end it with status 0."""
+    import signal
+    import subprocess
+
+    for ending in ("SIGINT", "SIGTERM", "EOF"):
+        process = subprocess.Popen([sys.executable, "-m", "sandman", "mcp"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
+        process.stdin.write(INITIALIZE)
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        if ending == "EOF":
+            process.stdin.close()
+        else:
+            process.send_signal(getattr(signal, ending))
+        try:
+            # A deadline only to fail instead of hanging: the bug was a server that stayed.
+            code = process.wait(timeout=30)
+        finally:
+            process.kill()
+        assert (ending, code, process.stderr.read()) == (ending, 0, b"")

@@ -288,7 +288,10 @@ def test_the_drain_reclaims_a_pending_take_whose_job_is_gone(layout, minds, isol
     transcript.write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj",
                                       "timestamp": "2026-11-29T10:00:00.000Z",
                                       "message": {"role": "user", "content": "Fix the upload test"}}) + "\n")
-    moment = time.time() - 600
+    # Older than the backstop's lookback: the drain, not reflect's backstop step, must take it.
+    from sandman import config
+
+    moment = time.time() - config.BACKSTOP_LOOKBACK_S - 600
     os.utime(transcript, (moment, moment))
     layout.pending_takes.mkdir(parents=True)
     layout.pending_take(SID).write_text(json.dumps(
@@ -369,10 +372,10 @@ def test_a_day_that_has_not_ended_is_refused(layout):
     assert done.returncode == 2 and done.stderr.decode().startswith(f"sandman: --day {tomorrow} has not ended yet")
 
 
-def test_no_root_is_an_error_that_writes_nothing(layout):
+def test_no_root_is_created_by_the_first_reflect(layout):
     done = sandman("reflect")
-    assert done.returncode == 2 and "run `sandman init` first" in done.stderr.decode()
-    assert not layout.root.exists()
+    assert done.returncode == 0, done.stderr
+    assert layout.memories.is_dir() and (layout.root / ".git").is_dir()
 
 
 def test_a_second_reflect_while_one_runs_exits(layout):

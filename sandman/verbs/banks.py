@@ -71,8 +71,6 @@ def merge(layout: Layout, source: str, target: str) -> Merged:
     """Fold bank ``source`` into bank ``target`` (each a bank name or an absolute directory; ``target``
     may be a directory with no bank yet). Raises InputError (no such FROM, FROM is INTO),
     SecretRefused, LockBusy, RepositoryError; nothing is written then."""
-    if not layout.memories.is_dir():
-        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
     found = find_bank(layout, source)
     if found is None:
         raise InputError(f"FROM {source!r} is not a bank; `sandman doctor` lists the banks of worktrees")

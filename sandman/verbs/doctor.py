@@ -211,15 +211,22 @@ def _machine(layout: Layout) -> Check:
 # --- the root ------------------------------------------------------------------
 
 
+# A root that does not exist yet is no fault: `take`, `remember` and every verb that writes create it.
+NOT_YET = ("{root} does not exist yet: the first `sandman take --all`, `sandman remember` or any verb that "
+           "writes creates it (`sandman init` creates it now)")
+
+
 def _repository(layout: Layout):
     from sandman.store import repo as store
 
     if not layout.root.is_dir():
         blocker = next((folder for folder in layout.root.parents if folder.exists() and not folder.is_dir()), None)
-        problem = (f"{layout.root} lies under {blocker}, which is not a folder; point SANDMAN_ROOT at a folder"
-                   if blocker else f"{layout.root} does not exist; run `sandman init`")
+        if blocker is None:  # a fresh install: the first verb that writes creates the root
+            return None, [Check("repository", WARN, NOT_YET.format(root=layout.root)),
+                          Check("clean", WARN, "not checked: no repository")]
         return None, [
-            Check("repository", FAIL, problem),
+            Check("repository", FAIL, f"{layout.root} lies under {blocker}, which is not a folder; "
+                                      "point SANDMAN_ROOT at a folder"),
             Check("clean", WARN, "not checked: no repository"),
         ]
     try:

@@ -253,18 +253,21 @@ def import_claude_memory(layout: Layout, *, project: str | None = None, dry_run:
 
     ``project`` (a directory) limits the import to its project folder and
     names its directory. One commit for everything imported or replaced, none
-    when nothing changed. Raises InputError (no memory root, a bad
+    when nothing changed; a root that does not exist yet is created first (not
+    by a dry run, which writes nothing). Raises InputError (a bad
     ``--project``), LockBusy, RepositoryError; never for one native file
     (each is skipped with a reason).
     """
     if project is not None and not os.path.isdir(project):
         raise InputError(f"--project {project} is not a directory")
-    if not layout.memories.is_dir():
-        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
     if dry_run:
         result = plan(layout, project)
         result.dry_run = True
         return result
+    if not layout.memories.is_dir():
+        from sandman.verbs.init import init
+
+        init(layout)  # the first use creates the root, as every verb that writes does
     # Planned inside the transaction, after its recovery: a killed import's uncommitted files are
     # rolled back there, so judging them "unchanged" from the working tree before would lose them.
     with bank_transaction(layout, verb=VERB, subject="Claude Code's auto memory") as tx:

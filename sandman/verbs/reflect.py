@@ -128,14 +128,17 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
 
     ``now`` (UTC, default the clock) decides the day that ended, the sweep's
     cutoff and upkeep's due test. A step that fails is journaled and named in
-    ``errors``; the steps after it still run. Raises InputError (a bad or
-    unfinished ``day``, no memory root), ConfigError (a bad mind setting),
-    LockBusy (another reflect runs), all before anything is done.
+    ``errors``; the steps after it still run. A root that does not exist yet is
+    created first (verbs/init.py). Raises InputError (a bad or unfinished
+    ``day``), ConfigError (a bad mind setting), LockBusy (another reflect runs),
+    all before anything is done; what init raises when the root cannot be created.
     """
     now = now or journal.now_utc()
     target = check_day(day, now) if day is not None else (now.date() - timedelta(days=1)).isoformat()
-    if not layout.root.is_dir():
-        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    if not layout.memories.is_dir():
+        from sandman.verbs.init import init
+
+        init(layout)  # the first use creates the root, as every verb that writes does
     timeout, cap = config.mind_timeout(), config.daily_budget_usd()
     lock = RunLock(layout.reflect_lock)
     if not lock.acquire():

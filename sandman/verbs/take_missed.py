@@ -189,15 +189,17 @@ def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = 
 
     ``starting`` is the session whose SessionStart started this run: never
     taken. ``drain_after`` False leaves the pending-take ledger to the caller
-    (reflect drains it next). Raises InputError when there is no memory root; never for a
+    (reflect drains it next). A root that does not exist yet is created first, except by a
+    dry run, which writes nothing; what init raises when it cannot be. Never raises for a
     transcript (each is an Item, skipped with a reason).
     """
-    from sandman.errors import InputError
     from sandman.verbs import take_all
     from sandman.verbs.take import dream_if_due, drain
 
-    if not layout.memories.is_dir():
-        raise InputError(f"there is no memory root at {layout.root}; run `sandman init` first")
+    if not layout.memories.is_dir() and not dry_run:
+        from sandman.verbs.init import init
+
+        init(layout)  # the first use creates the root, as every verb that writes does
     now = time.time()
     live = live_sessions(layout)
     items = take_all.survey(layout, config.TAKE_LIVE_WINDOW_S, None, paths=_candidates(now), orphans=False)

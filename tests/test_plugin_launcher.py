@@ -1,0 +1,89 @@
+"""hooks/sandman, the plugin's launcher: every hook of hooks/hooks.json runs through it (issue 28;
+docs/hooks.md, "The plugin without the sandman command"). Real subprocesses, as Claude Code runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandman.verbs.hooks import is_sandman_hook
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCHER = REPO / "hooks" / "sandman"
+START = json.dumps({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "SessionStart", "source": "startup"})
+PROMPT = '{"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "hi"}'
+END = json.dumps({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "SessionEnd", "reason": "other"})
+
+
+def launch(args: list[str], payload: str, path: Path, data: Path) -> subprocess.CompletedProcess:
+    """Run the launcher as a plugin hook is run: ``sh <launcher> <args>``, the payload on stdin."""
+    env = {"PATH": f"{path}:/usr/bin:/bin", "HOME": str(data.parent), "CLAUDE_PLUGIN_DATA": str(data)}
+    return subprocess.run(["sh", str(LAUNCHER), *args], input=payload.encode(), capture_output=True, env=env,
+                          timeout=60)
+
+
+@pytest.fixture
+def empty_path(tmp_path: Path) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    return folder
+
+
+def test_every_plugin_hook_runs_sandman_through_the_launcher() -> None:
+    plugin = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
+    commands = [entry["command"] for groups in plugin.values() for group in groups for entry in group["hooks"]]
+    assert commands and all(command.startswith('sh "${CLAUDE_PLUGIN_ROOT}/hooks/sandman" ') for command in commands)
+    # doctor and hooks install know it for sandman's own hook
+    assert is_sandman_hook({"command": 'sh "${CLAUDE_PLUGIN_ROOT}/hooks/sandman" recall --hook'}, "recall")
+
+
+def test_with_sandman_on_path_the_launcher_is_sandman_itself(empty_path: Path, tmp_path: Path) -> None:
+    fake = empty_path / "sandman"
+    fake.write_text('#!/bin/sh\necho "args: $*"\ncat\nexit 3\n')
+    fake.chmod(0o755)
+    done = launch(["take", "--hook", "--detach"], END, empty_path, tmp_path / "data")
+    assert (done.returncode, done.stdout.decode(), done.stderr) == (3, f"args: take --hook --detach\n{END}", b"")
+
+
+def test_without_sandman_the_first_session_start_says_what_to_install_once(empty_path: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = launch(["recall", "--hook"], START, empty_path, data)
+    assert (first.returncode, first.stderr) == (0, b"")
+    message = json.loads(first.stdout)["systemMessage"]
+    assert message.startswith("sandman plugin: the sandman command is not installed (not on PATH)")
+    assert "pipx install sandman-memory" in message and "uv tool install sandman-memory" in message
+    for args, payload in [(["report", "--hook"], START), (["recall", "--hook"], START), (["prompt", "--hook"], PROMPT)]:
+        again = launch(args, payload, empty_path, data)
+        assert (again.returncode, again.stdout, again.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize("payload", [END, "", "not json"], ids=["session-end", "empty", "not-json"])
+def test_without_sandman_a_hook_no_one_sees_exits_0_and_keeps_the_telling(payload: str, empty_path: Path,
+                                                                          tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    done = launch(["take", "--hook", "--detach"], payload, empty_path, data)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert json.loads(launch(["prompt", "--hook"], PROMPT, empty_path, data).stdout)["systemMessage"]
+
+
+def test_sandman_installed_again_and_removed_is_told_again(empty_path: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert launch(["recall", "--hook"], START, empty_path, data).stdout
+    fake = empty_path / "sandman"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    assert launch(["recall", "--hook"], START, empty_path, data).returncode == 0
+    os.remove(fake)
+    assert json.loads(launch(["recall", "--hook"], START, empty_path, data).stdout)["systemMessage"]
+
+
+def test_without_a_plugin_data_folder_the_marker_goes_to_the_users_state(empty_path: Path, tmp_path: Path) -> None:
+    env = {"PATH": f"{empty_path}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    run = lambda: subprocess.run(["sh", str(LAUNCHER), "recall", "--hook"], input=START.encode(),  # noqa: E731
+                                 capture_output=True, env=env, timeout=60)
+    assert run().stdout and run().stdout == b""
+    assert (tmp_path / ".local" / "state" / "sandman-plugin" / "sandman-missing-told").is_dir()
