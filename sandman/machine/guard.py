@@ -174,8 +174,7 @@ def check_write_path(context: Context, target: Path, via: str) -> None:
         if context.repo is not None and _within(target, context.repo):
             raise Refused("main-checkout", f"{via} would write {target} in the main checkout {context.repo}; "
                           f"work in the shift's worktree {context.worktree}")
-        if not _within(target, Path("/tmp")) and not _within(target, Path(os.environ.get("TMPDIR", "/tmp"))):
-            raise Refused("outside-worktree", f"{via} would write {target}, outside the shift's worktree "
+        raise Refused("outside-worktree", f"{via} would write {target}, outside the shift's worktree "
                           f"{context.worktree}")
 
 

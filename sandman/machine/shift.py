@@ -364,6 +364,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             now=now)
         values = {
             "shift.id": ident, "shift.start_event": start.id, "shift.branch": f"shift/{ident}",
+            "shift.worktree": "" if rest else str(Path(repo) / ".claude" / "worktrees" / ident),
             "shift.repo": repo, "shift.trunk": trunk or "", "shift.weekday": weekday, "shift.theme": theme,
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
             "shift.hours": f"{settings.shift_hours:g}",
