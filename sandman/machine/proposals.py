@@ -223,8 +223,11 @@ def propose(layout: Layout, title: str, body: str = "", *, repo: str | None = No
 def _decide(layout: Layout, kind: str, ref: str, why: str | None, now: datetime | None) -> Proposal:
     from sandman.banks.commit import bank_transaction
 
+    from sandman.machine import owner
+
     if config.current_shift() is not None:
         raise InputError("a shift session does not decide proposals: the owner approves or declines them")
+    owner.refuse_in_shift(layout, "approving or declining a proposal")
     why = _check_text(why, "--why", WHY_MAX_CHARS, lines=False)
     if why:
         _refuse_secrets(why)

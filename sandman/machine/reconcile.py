@@ -133,11 +133,15 @@ def reconcile(layout: Layout, target: str, *, dry_run: bool = False) -> Result:
     """Revert the commits of a revoked event or shift in every known repository; return what happened.
 
     Raises InputError (the target: malformed, unknown, not revoked, an empty
-    shift) and ConfigError (bad ``[machine] roots``) before anything is done; a
+    shift; a caller inside a shift; a target of the shift still running) and ConfigError (bad ``[machine] roots``) before anything is done; a
     repository's own failure is its outcome (``Result.failed``).
     """
+    from sandman.machine import owner
+
+    owner.refuse_in_shift(layout, "reconciling")
     trail = trails.read(layout)
     events = check_revoked(trail, target)
+    owner.refuse_running(layout, target, {e.shift for e in events if e.shift}, "reconcile of")  # never under a live session
     ids = {event.id for event in events}
     shift = target if trails.is_shift_id(target) else None
     event = trails.new_event(trails.RECONCILE, f"reconcile {target}", data={"target": target})

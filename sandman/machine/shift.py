@@ -364,6 +364,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             now=now)
         values = {
             "shift.id": ident, "shift.start_event": start.id, "shift.branch": f"shift/{ident}",
+            "shift.worktree": "" if rest else str(Path(repo) / ".claude" / "worktrees" / ident),
             "shift.repo": repo, "shift.trunk": trunk or "", "shift.weekday": weekday, "shift.theme": theme,
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
             "shift.hours": f"{settings.shift_hours:g}",
@@ -738,28 +739,11 @@ def clock(layout: Layout, now: datetime | None = None) -> Clock:
 
 
 def profile(layout: Layout, shift_id: str | None = None) -> dict:
-    """The Claude Code settings and environment a shift session runs with (docs/shift.md, "Profile").
+    """The Claude Code settings and environment a shift session runs with (machine.profile.build:
+    the sandbox, ``dontAsk`` with allowed and denied tools, the guard hook; docs/shift.md)."""
+    from sandman.machine import profile as profiles
 
-    ``permission_mode`` dontAsk (what is not allowed is refused, nobody is asked),
-    ``settings`` (passed as ``--settings``) with allowed and denied tools: no
-    push, no history rewrite, no branch switch away from ``shift/<id>``.
-    """
-    settings = config.machine(layout)
-    return {
-        "permission_mode": config.SHIFT_PERMISSION_MODE,
-        "model": settings.model,
-        "settings": {"permissions": {
-            "defaultMode": config.SHIFT_PERMISSION_MODE,
-            "allow": ["Read", "Edit", "Write", "Glob", "Grep", "Bash"],
-            "deny": ["Bash(git push:*)", "Bash(git push)", "Bash(git reset --hard:*)", "Bash(git rebase:*)",
-                     "Bash(git checkout:*)", "Bash(git switch:*)", "Bash(git branch -D:*)",
-                     "Bash(git branch -f:*)", "Bash(git worktree:*)", "Bash(git update-ref:*)",
-                     "Bash(gh pr merge:*)", "Bash(sandman trail revoke:*)", "Bash(sandman reconcile:*)",
-                     "Bash(sandman forget:*)", "Bash(sandman report approve:*)",
-                     "Bash(sandman report decline:*)"],
-        }},
-        "env": {config.SHIFT_ENV: shift_id or "<shift id>", "SANDMAN_ROOT": str(layout.root)},
-    }
+    return profiles.build(layout, shift_id, read_meta(layout, shift_id) if trails.is_shift_id(shift_id) else None)
 
 
 # --- the rest day's output --------------------------------------------------------------------

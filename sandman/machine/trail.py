@@ -285,8 +285,12 @@ def append(
     """Append one event to the trail and commit it (``Verb: trail``); return it.
 
     Raises InputError (``new_event``'s checks; a parent not on the trail),
-    LockBusy, RepositoryError, ForeignRepository, LeftoverSecret.
+    LockBusy, RepositoryError, ForeignRepository, LeftoverSecret; InputError for an owner
+    decision's kind (machine.owner.OWNER_KINDS: their verbs write them).
     """
+    from sandman.machine.owner import refuse_owner_kind
+
+    refuse_owner_kind(kind)
     event = new_event(kind, summary, parent=parent, shift=shift, repo=repo, model=model, cost_usd=cost_usd,
                       data=data)
     append_event(layout, event)

@@ -28,6 +28,9 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
     line, and silently shortening what was typed would lose it. Raises
     InputError, and what ``trail.append`` raises.
     """
+    from sandman.machine.owner import refuse_owner_kind
+
+    refuse_owner_kind(kind)
     if "\n" in summary or "\r" in summary:
         raise InputError("the summary holds a line break; an event's summary is one line")
     refuse_controls(summary, "the summary", lines=False)  # refused, not silently dropped
@@ -148,7 +151,15 @@ def trailers(layout: Layout, event_id: str) -> list[str]:
 
 
 def revoke(layout: Layout, target: str, why: str) -> tuple[Event, bool]:
-    """Revoke an event or a shift (machine.trail.revoke); journal it."""
+    """Revoke an event or a shift (machine.trail.revoke); journal it. Refused inside a shift and
+    for the running shift or its events (machine.owner)."""
+    from sandman.machine import owner
+
+    owner.refuse_in_shift(layout, "revoking")
+    trail = store.read(layout)
+    touched = {event.shift for event in trail.targets(target) if event.shift} if (
+        store.is_shift_id(target) or store.is_event_id(target)) else set()
+    owner.refuse_running(layout, target, touched, "the revoke of")
     event, appended = store.revoke(layout, target, why)
     journal.write(layout, "trail", "revoked" if appended else "already-revoked", target=target, revoke=event.id)
     return event, appended

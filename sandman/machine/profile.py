@@ -1,0 +1,91 @@
+"""The Claude Code settings a shift session runs with (docs/shift.md, "The profile").
+
+Three layers, each from Claude Code 2.1.332's own settings (names and effects cited in
+docs/shift.md):
+
+- ``sandbox``: Bash runs inside Claude Code's sandbox (``enabled``), the session refuses to
+  start when it cannot (``failIfUnavailable``), no command may leave it
+  (``allowUnsandboxedCommands: false`` ignores ``dangerouslyDisableSandbox``), writes are
+  confined to the worktree (the working directory) plus ``filesystem.allowWrite``: the memory
+  root (sandman's verbs write the trail there) and the repository's ``.git`` (a worktree's
+  commits land in its objects and refs), and the network to ``network.allowedDomains`` (none).
+- ``permissions``: ``dontAsk`` (what is not allowed is refused, nobody is asked), the tools
+  allowed, and prefix ``deny`` rules as a first line.
+- ``hooks.PreToolUse``: the guard (machine.guard) on every tool call, which parses what the
+  prefix rules cannot and fails closed.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from sandman import config
+from sandman.layout import Layout
+
+GUARD_TIMEOUT_SECONDS = 30
+
+DENY = [
+    "Bash(git push:*)", "Bash(git push)", "Bash(git reset:*)", "Bash(git rebase:*)", "Bash(git checkout:*)",
+    "Bash(git switch:*)", "Bash(git stash:*)", "Bash(git stash)", "Bash(git clean:*)",
+    "Bash(git commit --amend:*)", "Bash(git branch -D:*)", "Bash(git branch -f:*)", "Bash(git worktree:*)",
+    "Bash(git update-ref:*)", "Bash(git filter-branch:*)", "Bash(pkill:*)", "Bash(killall:*)",
+    "Bash(gh pr merge:*)", "Bash(sandman trail revoke:*)", "Bash(sandman reconcile:*)", "Bash(sandman forget:*)",
+    "Bash(sandman report approve:*)", "Bash(sandman report decline:*)",
+]
+ALLOW = ["Read", "Edit", "Write", "Glob", "Grep", "Bash"]
+
+
+def guard_command(layout: Layout, shift_id: str | None) -> str:
+    """The hook's command line: this Python running the guard, failing closed (``|| exit 2``)."""
+    args = [sys.executable, "-m", "sandman.machine.guard", "--hook", "--root", str(layout.root)]
+    if shift_id:
+        args += ["--shift", shift_id]
+    return " ".join(shlex.quote(arg) for arg in args) + " || exit 2"
+
+
+def worktree_of(repo: str | None, shift_id: str | None) -> Path | None:
+    """``<repo>/.claude/worktrees/<id>`` (machine.tick.add_worktree), None without a repository."""
+    if not repo or not shift_id:
+        return None
+    return Path(repo) / ".claude" / "worktrees" / shift_id
+
+
+def build(layout: Layout, shift_id: str | None = None, meta: dict | None = None) -> dict:
+    """``{permission_mode, model, settings, env}`` for shift ``shift_id`` (``meta``: its meta.json,
+    for the repository). ``settings`` is what ``claude --settings`` receives."""
+    settings = config.machine(layout)
+    meta = meta or {}
+    repo = None if meta.get("rest") else meta.get("repo")
+    writable = [str(layout.root)]
+    if repo:
+        writable.append(str(Path(repo) / ".git"))
+    return {
+        "permission_mode": config.SHIFT_PERMISSION_MODE,
+        "model": settings.model,
+        "settings": {
+            "permissions": {"defaultMode": config.SHIFT_PERMISSION_MODE, "allow": list(ALLOW), "deny": list(DENY)},
+            "sandbox": {
+                "enabled": True,
+                "failIfUnavailable": True,
+                "allowUnsandboxedCommands": False,
+                "autoAllowBashIfSandboxed": False,
+                "filesystem": {"allowWrite": writable},
+                "network": {"allowedDomains": []},
+            },
+            "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": guard_command(layout, shift_id), "timeout": GUARD_TIMEOUT_SECONDS},
+            ]}]},
+        },
+        "env": {config.SHIFT_ENV: shift_id or "<shift id>", "SANDMAN_ROOT": str(layout.root)},
+    }
+
+
+def sandbox_missing() -> list[str]:
+    """What Claude Code's sandbox needs on Linux and this machine lacks (``bwrap``, ``socat``);
+    [] elsewhere or when both are on ``PATH``."""
+    if not sys.platform.startswith("linux"):
+        return []
+    return [name for name in ("bwrap", "socat") if shutil.which(name) is None]
