@@ -27,6 +27,7 @@ import report_hook
 import retrieval
 import search
 import secrets_ban
+import secrets_public
 import site_render
 import site_trail
 import sync_spawn
@@ -36,6 +37,7 @@ import trail
 from harness import measure, progress
 
 MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, secrets_ban,
+           secrets_public,
            consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
 
 

@@ -50,7 +50,7 @@ def _betterleaks(text: str) -> list[Finding]:
     found = []
     for item in betterleaks.scan_string(text):
         value = item.match.value or item.match.full
-        if value and not secret_rules.placeholder(value):
+        if value and not secret_rules.placeholder(value, typed=False):
             found.append(Finding(item.rule_id, value))
     return found
 
