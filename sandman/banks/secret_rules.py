@@ -169,12 +169,14 @@ def _random(body: str) -> bool:
 # What any secret the full check finds has, once normalised: a long run mixing letters with digits,
 # a credential word given a value, a URL with a user part, a key envelope, a command-line credential.
 # The long run is found whole and then checked for a letter and a digit: lookaheads at every start
-# of a run took time quadratic in its length (minutes on a 64 KiB body of letters).
+# of a run took time quadratic in its length (minutes on a 64 KiB body of letters). The tail of a
+# credential word is bounded for the same reason: `keykeykey…` re-read the rest of the run from every
+# `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
-    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']{0,64}\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
