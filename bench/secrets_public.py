@@ -67,7 +67,8 @@ def baseline_ban(ref: str):
         for name in ("secrets", "secret_rules"):
             text = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:sandman/banks/{name}.py"],
                                   capture_output=True, text=True, check=True).stdout
-            text = text.replace("from sandman.banks import secret_rules", "import baseline_secret_rules as secret_rules")
+            text = text.replace("from sandman.banks import secret_rules",
+                                "import baseline_secret_rules as secret_rules")
             (folder / f"baseline_{name}.py").write_text(text, encoding="utf-8")
     except subprocess.CalledProcessError:
         return None

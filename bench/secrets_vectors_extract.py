@@ -63,8 +63,8 @@ def git(gitdir: str, *args: str) -> str:
 
 # --- a small Go expression reader ---------------------------------------------
 
-_TOKEN = re.compile(r'`[^`]*`|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\])\'|\.\.\.|:=|[A-Za-z_][\w.]*|\d+|//[^\n]*|/\*.*?\*/|\S',
-                    re.DOTALL)
+_TOKEN = re.compile(r'`[^`]*`|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\])\'|\.\.\.|:=|[A-Za-z_][\w.]*|\d+'
+                    r'|//[^\n]*|/\*.*?\*/|\S', re.DOTALL)
 
 
 def _go_string(token: str) -> str:

@@ -35,7 +35,8 @@ class SecretRefused(InputError):
     def __init__(self, kinds: list[str], where: str = "it contains", what: str = "memory"):
         self.kinds = kinds
         fix = "remember the fact without it" if what == "memory" else "write it again without it"
-        super().__init__(f"{what} refused: {where} a secret (" + ", ".join(kinds) + f"); remove the credential and {fix}")
+        super().__init__(f"{what} refused: {where} a secret (" + ", ".join(kinds)
+                         + f"); remove the credential and {fix}")
 
 
 class PassRefused(SandmanError):

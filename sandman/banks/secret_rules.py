@@ -20,12 +20,21 @@ Each rule is a class of input, not a list of providers:
   ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
 - ``authorization-header``: Basic and Bearer authorization values;
 - ``encoded-*``: a base64 run whose decoded text holds a secret (a key inside
-  a kubeconfig, ``user:password`` in a docker config).
+  a kubeconfig, ``user:password`` in a docker config);
+- ``vendor-token``: vendors' published formats (Google, Square, SendGrid,
+  Databricks, Postman, Atlassian, Hugging Face, Twilio, signed JWTs) wherever
+  the token ends, where betterleaks' rules want a space or a quote after it;
+  ``twilio-auth-token``: 32 hex beside a Twilio account SID;
+- a password stated in prose ("the admin password for staging is …") and a
+  credential in an XML element named for one (``<secret>…</secret>``), as
+  ``assigned-credential``.
 
 A value is a credential only if it is not a placeholder (``<token>``,
-``${VAR}``, ``********``, ``password``), not a reference to where a secret
-lives (``settings.SLACK_TOKEN``, ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``,
-a path), and looks random: it mixes letters with digits or symbols.
+``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
+a reference to where a secret lives (``settings.SLACK_TOKEN``,
+``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
+numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code), and looks
+random: it mixes letters with digits or symbols.
 """
 
 from __future__ import annotations
@@ -44,7 +53,8 @@ _PLACEHOLDER_WORDS = {
     "user", "username", "none", "null", "true", "false", "required", "optional", "redacted", "hidden",
     "example", "test", "dummy", "sample", "placeholder", "foo", "bar", "xxx", "mypassword", "yourpassword",
 }
-_PLACEHOLDER_PARTS = ("[secret]", "example", "placeholder", "your_", "your-", "yourtoken", "redacted", "changeme", "xxxx")
+_PLACEHOLDER_PARTS = ("[secret]", "example", "placeholder", "your_", "your-", "yourtoken", "redacted", "changeme",
+                      "xxxx")
 _OPENERS = "<([{$%*!&@#"
 # A value that opens like a template or a reference is a placeholder only when the rest is words too:
 # `<your key>`, `${VAR}`, `$(cat ~/.token)`, `{{ vault_pw }}`, `[REDACTED]`, `%APPDATA%`, `****`.
@@ -118,10 +128,10 @@ _HEX_PART = re.compile(r"[0-9a-f]{6,40}")
 
 
 def _name_like(value: str) -> bool:
-    """True when ``value`` is words and numbers joined by ``-``, ``_`` or ``.``, at least two of them words, and
-    at most one longer part mixing letters with digits, in hex: a name (``project_builds_need_python_3_12``, a CI
-    cache key ``v1-npm-cache-<16 hex>``), not a key. Only for names that say key or token: a password may be
-    words and numbers."""
+    """True when ``value`` is words and numbers joined by ``-``, ``_`` or ``.`` (one word of three letters or
+    more at least), with at most one part longer than three characters mixing letters with digits, and that
+    one in hex: a name (``project_builds_need_python_3_12``, a CI cache key ``v1-npm-cache-<16 hex>``), not a
+    key. Only for names that say key or token: a password may be words and numbers."""
     parts = re.split(r"[-_.]", value)
     if len(parts) < 2 or not all(part.isascii() and part.isalnum() for part in parts):
         return False
@@ -291,8 +301,8 @@ _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]
          r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
-_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)"
-                       r"([^\s,;]+)")
+_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
+                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
