@@ -29,6 +29,7 @@ import report_hook
 import retrieval
 import search
 import secrets_ban
+import secrets_public
 import site_render
 import site_trail
 import sync_spawn
@@ -38,7 +39,7 @@ import trail
 from harness import measure, progress
 
 MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start,
-           secrets_ban, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
+           secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -32,13 +32,11 @@ class ConfigError(SandmanError):
 class SecretRefused(InputError):
     """A memory carries a credential; ``kinds`` names what was found, never the value."""
 
-    def __init__(self, kinds: list[str], where: str = "it contains"):
+    def __init__(self, kinds: list[str], where: str = "it contains", what: str = "memory"):
         self.kinds = kinds
-        super().__init__(
-            f"memory refused: {where} a secret ("
-            + ", ".join(kinds)
-            + "); remove the credential and remember the fact without it"
-        )
+        fix = "remember the fact without it" if what == "memory" else "write it again without it"
+        super().__init__(f"{what} refused: {where} a secret (" + ", ".join(kinds)
+                         + f"); remove the credential and {fix}")
 
 
 class PassRefused(SandmanError):

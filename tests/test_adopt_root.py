@@ -21,7 +21,7 @@ from sandman.store.repo import ensure_root
 from sandman.verbs.sync import setup
 
 HAND = ("-c", "user.name=Hand", "-c", "user.email=hand@example.org")
-GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+GITHUB_TOKEN = "ghp_" + "k3Xq9ZrT2vLm8NpB4wYc7HdF1sGj6aEu0oQi"  # random, not a typed abcdef… example
 
 
 def files_and_status(root: Path) -> tuple[list[str], str, str]:

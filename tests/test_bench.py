@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-# compare, site_incremental_ab: two installs side by side, not run.py benchmarks
-HELPERS = ("harness", "run", "compare", "site_incremental_ab")
+# compare, site_incremental_ab: two installs side by side, not run.py benchmarks; secrets_vectors_extract
+# writes bench/secrets_vectors.json.gz from fetched mirrors
+HELPERS = ("harness", "run", "compare", "site_incremental_ab", "secrets_vectors_extract")
 MODULES = sorted(path.stem for path in BENCH.glob("*.py") if path.stem not in HELPERS)
 
 

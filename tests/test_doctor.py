@@ -120,11 +120,11 @@ def test_dirty_root_warns(healthy):
 
 def test_a_leftover_change_holding_a_credential_fails_and_names_the_file(healthy):
     (healthy.bank("_user")).mkdir(parents=True, exist_ok=True)
-    (healthy.bank("_user") / "notes.txt").write_text("token ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    (healthy.bank("_user") / "notes.txt").write_text("token ghp_" + "k3Xq9ZrT2vLm8NpB4wYc7HdF1sGj6aEu0oQi\n")
     report = doctor()
     found = check(report, "clean")
     assert found.status == "fail" and found.message.startswith("memories/_user/notes.txt in ")
-    assert "prefixed-token" in found.message and "ghp_" not in found.message
+    assert "github-pat" in found.message and "ghp_" not in found.message
     assert report.exit_code == 1
 
 

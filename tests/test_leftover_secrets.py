@@ -8,6 +8,8 @@ what each commit it pushes adds.
 from __future__ import annotations
 
 import os
+import random
+import string
 import subprocess
 from pathlib import Path
 
@@ -21,7 +23,9 @@ from sandman.errors import LeftoverSecret, SyncError
 from sandman.layout import Layout
 from sandman.verbs.sync import sync
 
-GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+# Generated, not typed: a typed sequence (`ghp_abcdef…0123456789`) is an example, not a token (docs/secrets.md).
+_RNG = random.Random(24)
+GITHUB_TOKEN = "ghp_" + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(36))
 AWS_PAIR = ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
             "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
 
@@ -54,7 +58,7 @@ def test_a_hand_edit_with_a_github_token_is_never_committed(layout: Layout, bank
     relative = edited.relative_to(layout.root).as_posix()
     assert done.returncode == 2
     assert done.stderr.decode() == (
-        f"sandman: {relative} in {layout.root} contains a secret (prefixed-token), left there outside sandman; "
+        f"sandman: {relative} in {layout.root} contains a secret (github-pat), left there outside sandman; "
         "nothing was committed: remove the credential from that file (or delete it) and try again\n")
     assert git(layout.root, "rev-parse", "HEAD") == head
     assert GITHUB_TOKEN not in every_committed_byte(layout.root)
@@ -98,7 +102,7 @@ def test_the_refusal_from_a_library_caller_is_a_leftover_secret(layout: Layout, 
     with pytest.raises(LeftoverSecret) as caught:
         commit_memory(layout, memory, directory="/elsewhere", verb="remember")
     assert caught.value.path == f"memories/{bank.name}/notes.txt"
-    assert caught.value.kinds == ["prefixed-token"]
+    assert caught.value.kinds == ["github-pat"]
     assert git(layout.root, "status", "--porcelain", "--untracked-files=all").splitlines() == [
         f"?? memories/{bank.name}/notes.txt"]
 
@@ -134,7 +138,7 @@ def test_sync_refuses_to_push_a_commit_that_adds_a_credential(tmp_path: Path) ->
     with pytest.raises(SyncError) as caught:
         sync(world.a)
     assert caught.value.reason == "secret"
-    assert f"commit {oops[:12]} adds a secret (prefixed-token) to memories/notes.md" in str(caught.value)
+    assert f"commit {oops[:12]} adds a secret (github-pat) to memories/notes.md" in str(caught.value)
     assert GITHUB_TOKEN not in str(caught.value)
     assert remote_head(world.remote) == published
     assert snapshot(world.a) == before

@@ -647,3 +647,43 @@ def test_shift_handoff_with_an_escape_is_refused_not_kept_raw_for_the_next_brief
     assert not (opened.folder / "handoff.md").exists()
     assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again in plain text
     assert sandman("shift", "handoff", "done\n\tand indented").returncode == 0
+
+
+# --- the secrets ban on a shift's files (issue 30; docs/secrets.md, "Every channel") ---------------
+
+_RNG = __import__("random").Random(30)
+_PAT = "ghp_" + "".join(_RNG.choice("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(36))
+
+
+def test_shift_handoff_holding_a_credential_is_refused_and_reaches_no_file(layout, world):
+    """`shift handoff` accepted credentials: they landed in handoff.md and report.md, and the next brief
+    and breath/problems.md copied them."""
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", f"done; the deploy token is {_PAT}")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == ("sandman: handoff refused: it contains a secret (github-pat); "
+                                      "remove the credential and write it again without it\n")
+    assert not (opened.folder / "handoff.md").exists() and not (opened.folder / "report.md").exists()
+    assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again without it
+
+
+def test_a_handoff_taken_from_a_sessions_reply_is_masked_not_refused(layout, world):
+    """recover closes a shift with the session's reply as its handoff: refusing it would leave the shift
+    open for ever, so the credential is masked."""
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    shifts.handoff(layout, f"finished; used {_PAT} to push", truncate=True, outcome="finished")
+    for name in ("handoff.md", "report.md", "meta.json"):
+        assert _PAT not in (opened.folder / name).read_text(), name
+    assert "[secret]" in (opened.folder / "handoff.md").read_text()
+
+
+def test_a_brief_copying_an_old_handoff_with_a_credential_masks_it(layout, world):
+    """A handoff committed before the ban (or by hand) is copied into the next brief and problems.md."""
+    first = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    shifts.handoff(layout, "placeholder")
+    (first.folder / "handoff.md").write_text(f"next: push with {_PAT}\n")
+    git(layout.root, "-c", "user.name=Hand", "-c", "user.email=hand@example.invalid", "commit", "-qam", "by hand")
+    second = shifts.open_shift(layout, now=TUESDAY_NIGHT + timedelta(minutes=5))
+    brief = (second.folder / "brief.md").read_text()
+    assert _PAT not in brief and "next: push with [secret]" in brief
+    assert _PAT not in layout.breath_problems.read_text()

@@ -36,9 +36,9 @@ from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders, write_recall_cache
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
-from sandman.banks.secrets import refuse_secret_files, refuse_secrets
+from sandman.banks.secrets import added_lines, refuse_secret_files, refuse_secrets, versioned_secrets
 from sandman.banks.undo import UndoLog, remove_created, roll_back
-from sandman.errors import InputError, LeftoverSecret, SandmanError
+from sandman.errors import InputError, LeftoverSecret, SandmanError, SecretRefused
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.store import repo as store
@@ -166,9 +166,18 @@ class BankTransaction:
         self.undo.append(lambda: write_atomic(path, data))
 
     def write_file(self, path: Path, data: bytes | str) -> None:
-        """Write a versioned file that is not a memory (``_reflect.json``, a log entry) atomically."""
+        """Write a versioned file that is not a memory (``_reflect.json``, a log entry) atomically.
+
+        The lines it adds to the file are held to the versioned tier's ban
+        (secrets.versioned_secrets, docs/secrets.md "Every channel"): raises
+        SecretRefused, naming the file and the kinds, before anything is written.
+        """
         _inside(self.layout, path)
         old = path.read_bytes() if path.exists() else None
+        text = data if isinstance(data, str) else data.decode("utf-8", errors="replace")
+        kinds = versioned_secrets(added_lines((old or b"").decode("utf-8", errors="replace"), text))
+        if kinds:
+            raise SecretRefused(kinds, f"{path.relative_to(self.layout.root).as_posix()} would hold", what="write")
         self.log.replaced(path, old)
         write_atomic(path, data)
         self.changed.add(path)
@@ -235,6 +244,24 @@ def _relpaths(layout: Layout, paths: set[Path]) -> list[str]:
     return sorted(path.relative_to(layout.root).as_posix() for path in paths)
 
 
+def _vet(added: list[tuple[str, str]]) -> None:
+    """Refuse a commit that adds a secret to any file, as sync's pre-push scan would (docs/secrets.md,
+    "Every channel"): what sandman commits is never refused at push."""
+    for path, text in added:
+        kinds = versioned_secrets(text)
+        if kinds:
+            raise SecretRefused(kinds, f"the commit would add to {path}", what="commit")
+
+
+def _vet_leftover(root: Path) -> Callable[[list[tuple[str, str]]], None]:
+    def vet(added: list[tuple[str, str]]) -> None:
+        for path, text in added:
+            kinds = versioned_secrets(text)
+            if kinds:
+                raise LeftoverSecret(str(root), path, kinds)
+    return vet
+
+
 @contextmanager
 def bank_transaction(
     layout: Layout,
@@ -277,7 +304,7 @@ def bank_transaction(
                 values = [v for value in all_trailers.values() for v in ([value] if isinstance(value, str) else value)]
                 refuse_secrets(tx.subject)
                 refuse_secrets(*values, where="its session id or a commit trailer holds")
-                tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers)
+                tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
         except BaseException:
             for step in reversed(tx.undo):
                 try:
@@ -347,7 +374,8 @@ def _index_every_bank(layout: Layout, repo) -> str | None:
             changed.append(index)
     if not changed:
         return None
-    return store.commit_paths(repo, _relpaths(layout, set(changed)), "init: index every bank", {"Verb": "init"})
+    return store.commit_paths(repo, _relpaths(layout, set(changed)), "init: index every bank", {"Verb": "init"},
+                              vet=_vet_leftover(layout.root))
 
 
 def index_every_bank(layout: Layout) -> str | None:
@@ -401,9 +429,15 @@ def recover(layout: Layout, repo) -> str | None:
     paths = store.committable_paths(repo)
     if not paths:
         return None
-    commit = store.commit_paths(
-        repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"}
-    )
+    try:
+        commit = store.commit_paths(
+            repo, paths, "recover: commit changes left in the working tree", {"Verb": "recover"},
+            vet=_vet_leftover(layout.root),
+        )
+    except LeftoverSecret as error:
+        store.reset_index(repo)
+        journal.write(layout, "recover", "refused", reason="secret", file=error.path, kinds=",".join(error.kinds))
+        raise
     _refresh_search(layout, sorted(folder.name for folder in banks))  # a hand edit made in place
     return commit
 

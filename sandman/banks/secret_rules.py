@@ -20,12 +20,21 @@ Each rule is a class of input, not a list of providers:
   ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
 - ``authorization-header``: Basic and Bearer authorization values;
 - ``encoded-*``: a base64 run whose decoded text holds a secret (a key inside
-  a kubeconfig, ``user:password`` in a docker config).
+  a kubeconfig, ``user:password`` in a docker config);
+- ``vendor-token``: vendors' published formats (Google, Square, SendGrid,
+  Databricks, Postman, Atlassian, Hugging Face, Twilio, signed JWTs) wherever
+  the token ends, where betterleaks' rules want a space or a quote after it;
+  ``twilio-auth-token``: 32 hex beside a Twilio account SID;
+- a password stated in prose ("the admin password for staging is …") and a
+  credential in an XML element named for one (``<secret>…</secret>``), as
+  ``assigned-credential``.
 
 A value is a credential only if it is not a placeholder (``<token>``,
-``${VAR}``, ``********``, ``password``), not a reference to where a secret
-lives (``settings.SLACK_TOKEN``, ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``,
-a path), and looks random: it mixes letters with digits or symbols.
+``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
+a reference to where a secret lives (``settings.SLACK_TOKEN``,
+``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
+numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code), and looks
+random: it mixes letters with digits or symbols.
 """
 
 from __future__ import annotations
@@ -44,8 +53,13 @@ _PLACEHOLDER_WORDS = {
     "user", "username", "none", "null", "true", "false", "required", "optional", "redacted", "hidden",
     "example", "test", "dummy", "sample", "placeholder", "foo", "bar", "xxx", "mypassword", "yourpassword",
 }
-_PLACEHOLDER_PARTS = ("example", "placeholder", "your_", "your-", "yourtoken", "redacted", "changeme", "xxxx")
+_PLACEHOLDER_PARTS = ("[secret]", "example", "placeholder", "your_", "your-", "yourtoken", "redacted", "changeme",
+                      "xxxx")
 _OPENERS = "<([{$%*!&@#"
+# A value that opens like a template or a reference is a placeholder only when the rest is words too:
+# `<your key>`, `${VAR}`, `$(cat ~/.token)`, `{{ vault_pw }}`, `[REDACTED]`, `%APPDATA%`, `****`.
+# A generated secret may open with any of these characters (a Django key's `(bx$kit…`).
+_TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
 _QUOTES = "'\"`"
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
@@ -54,11 +68,29 @@ _WORDS = re.compile(r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$")
 _PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
 
 
-def placeholder(value: str) -> bool:
-    """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``)."""
+def _sequential(value: str, run: int = 6) -> bool:
+    """True when ``value`` holds ``run`` characters in alphabet or counting order (``abcdef``, ``123456``):
+    typed by a person writing an example, improbable in a generated secret."""
+    steps = 0
+    for a, b in zip(value, value[1:]):
+        steps = steps + 1 if ord(b) - ord(a) == 1 and a.isalnum() and b.isalnum() else 0
+        if steps >= run - 1:
+            return True
+    return False
+
+
+def placeholder(value: str, *, typed: bool = True) -> bool:
+    """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``).
+
+    With ``typed``, also an example a person typed rather than a generated value: six characters in
+    sequence (``abcdef``, ``123456``), or one character making more than half of 12 or more (``xxxx…``,
+    ``glc_1111…``). betterleaks' findings are passed with ``typed=False``: its rules carry their own
+    entropy gates, and gitleaks' true positives include typed values in a vendor's format."""
     value = value.strip(_QUOTES)
     lowered = value.lower()
-    return (not value or value[0] in _OPENERS or lowered in _PLACEHOLDER_WORDS or len(set(value)) <= 2
+    return (not value or value[0] in _OPENERS and bool(_TEMPLATE.fullmatch(value)) or lowered in _PLACEHOLDER_WORDS
+            or len(set(value)) <= 2 or typed and _sequential(lowered)
+            or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
             or any(part in lowered for part in _PLACEHOLDER_PARTS))
 
 
@@ -92,12 +124,44 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
 
 
+_HEX_PART = re.compile(r"[0-9a-f]{6,40}")
+
+
+def _name_like(value: str) -> bool:
+    """True when ``value`` is words and numbers joined by ``-``, ``_`` or ``.`` (one word of three letters or
+    more at least), with at most one part longer than three characters mixing letters with digits, and that
+    one in hex: a name (``project_builds_need_python_3_12``, a CI cache key ``v1-npm-cache-<16 hex>``), not a
+    key. Only for names that say key or token: a password may be words and numbers."""
+    parts = re.split(r"[-_.]", value)
+    if len(parts) < 2 or not all(part.isascii() and part.isalnum() for part in parts):
+        return False
+    mixed = [part for part in parts if len(part) > 3 and not part.isalpha() and not part.isdigit()]
+    return (sum(part.isalpha() and len(part) >= 3 for part in parts) >= 1 and len(mixed) <= 1
+            and all(_HEX_PART.fullmatch(part) for part in mixed))
+
+
 def _classes(value: str) -> int:
     """How many of lowercase, uppercase and digits ``value`` holds."""
     return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
 
 
 _IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+)(?:[_-](?:[a-z]+|[0-9]+))+[_-]?")
+# A name in code: CamelCase words (`CreateLightmapTexturesIndividual`, `RHFSearchEXPSubsK2Click`), or upper-case
+# words joined by `_` (`SYSMEMINFO1_PERF_CCTOTALDIRTYPAGES`). A generated body has single letters between its
+# digits and capitals, and no `_` between upper-case words.
+_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|[A-Z]?\d{1,4})+")
+_UPPER_WORDS = re.compile(r"[A-Z]{2,}\d{0,2}(?:_[A-Z]{2,}\d{0,2}){2,}")
+
+
+def _code_name(body: str) -> bool:
+    """True when ``body`` reads as a name in code (CamelCase words, UPPER_SNAKE words), or a path of words."""
+    if _UPPER_WORDS.fullmatch(body):
+        return True
+    if "/" in body:
+        return all(_IDENTIFIER.fullmatch(part.lower()) or re.fullmatch(r"[A-Za-z]+\d{0,2}|\d+", part)
+                   for part in body.split("/") if part)
+    parts = [part for part in re.split(r"[_.\-]", body) if part]
+    return bool(parts) and all(_CAMEL.fullmatch(part) for part in parts) and len(re.findall(r"[a-z]{2,}", body)) >= 2
 
 
 def _random(body: str) -> bool:
@@ -106,7 +170,7 @@ def _random(body: str) -> bool:
         return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
     # snake_case or kebab-case words and numbers (a memory file name, a test id) are names, not keys:
     # generated bodies mix letters and digits within one run.
-    if _IDENTIFIER.fullmatch(body):
+    if _IDENTIFIER.fullmatch(body) or _code_name(body):
         return False
     classes = _classes(body)
     return len(body) >= 16 and classes >= 3 and entropy(body) >= 3.5 or len(body) >= 24 and classes >= 2 and entropy(body) >= 4.0
@@ -115,12 +179,14 @@ def _random(body: str) -> bool:
 # What any secret the full check finds has, once normalised: a long run mixing letters with digits,
 # a credential word given a value, a URL with a user part, a key envelope, a command-line credential.
 # The long run is found whole and then checked for a letter and a digit: lookaheads at every start
-# of a run took time quadratic in its length (minutes on a 64 KiB body of letters).
+# of a run took time quadratic in its length (minutes on a 64 KiB body of letters). The tail of a
+# credential word is bounded for the same reason: `keykeykey…` re-read the rest of the run from every
+# `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
-    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']*\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']{0,64}\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
@@ -197,8 +263,35 @@ _SHAPED = [
     re.compile(r"\b(ATBB[A-Za-z0-9]{32,})\b"),
     re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b"),
 ]
+# Vendors' published token formats (GitHub's secret-scanning patterns, the vendors' docs), found wherever
+# the token ends: betterleaks' rules want a space, a quote or the end of the line after the token, so a
+# key closing a sentence (`… dapi<hex>.`) or in parentheses passed. The lookarounds keep a longer run whole.
+_EDGE_L, _EDGE_R = r"(?<![A-Za-z0-9_\-])", r"(?![A-Za-z0-9_\-])"
+_VENDOR = re.compile(_EDGE_L + "(" + "|".join((
+    r"AIza[0-9A-Za-z_\-]{35}",                          # Google API key
+    r"EAAA[0-9A-Za-z_\-]{60}",                          # Square access token
+    r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}",            # Square legacy token, OAuth secret
+    r"SG\.[0-9A-Za-z_\-]{22}\.[0-9A-Za-z_\-]{43}",      # SendGrid
+    r"dapi[0-9a-f]{32}(?:-\d)?",                         # Databricks
+    r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}",                   # Postman
+    r"ATATT3[0-9A-Za-z_\-=]{100,}",                      # Atlassian API token
+    r"(?:hf|api_org)_[A-Za-z]{34}",                      # Hugging Face
+    r"SK[0-9a-fA-F]{32}",                                # Twilio API key SID
+    r"eyJ[0-9A-Za-z_\-]{8,}\.eyJ[0-9A-Za-z_\-]{8,}\.[0-9A-Za-z_\-]{16,}",  # a signed JWT (Supabase, Kubernetes)
+)) + ")" + _EDGE_R)
+# A Twilio account SID names an account; the 32-hex auth token written beside it is the secret.
+_TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
+_HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
+# A password stated in prose: "the admin password for staging is <value>", "password for root: <value>".
+_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase)?|pwd)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
+# A credential in an XML element named for one: `<secret>…</secret>`, `<account_key>…</account_key>`.
+_XML_ELEMENT = re.compile(r"(?i)<([\w.:-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key"
+                          r"|account[_-]?key|private[_-]?key|credential))>([^<]{6,400})</\1>")
+_XML_RUN = re.compile(r"[\w+/=\-.~:]{6,}")
 _PRIVATE_KEY = re.compile(r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----)?",
                           re.DOTALL)
+# A whole envelope holds a key: an envelope around `anything`, or around nothing, is an example.
+_KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{20,}")
 _PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: [0-9a-f]+|\Z)", re.DOTALL)
 # scheme://user:password@host: the password runs to the last @ before the host.
 _URL_AUTH = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s:/@'\"`]*):(\S+)@[\w.\-]+")
@@ -207,8 +300,12 @@ _URL_PATH = re.compile(r"(?i)\bhttps?://[^\s/'\"`]+(/[^\s?#'\"`]*)")
 _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
          r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
          r"|client[_-]?secret|key)")
-_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]*" + _NAME + r")[\"']?(?:\s*(?::=|=>|[:=])\s*|\s+is\s+)([^\s,;]+)")
+# The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
+_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
+                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
+# Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
+_NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
 _NETRC = re.compile(r"(?i)\blogin\s+\S+\s+password\s+(\S+)")
 _PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:(\S+)$")
 _FLAG = re.compile(r"(?i)(?<![\w-])--?(?:[\w-]*(?:password|passwd|passphrase|token|secret|api-?key|auth))(?:[ =])\s*(\S+)")
@@ -242,16 +339,33 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         prefix, body = match.groups()
         body = body.rstrip("_-")
         # Object ids (msg_, req_, toolu_, call_, Stripe's cus_ and pi_) are 24 characters or fewer; keys are longer.
-        if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body):
+        if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body) and not placeholder(body):
             yield "prefixed-token", match.group(0)
     for match in re.finditer(r"[A-Z0-9]{20,}", text):
-        if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)):
+        if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6:
             yield "aws-access-key-id", match.group(0)
     for pattern in _SHAPED:
         for match in pattern.finditer(text):
-            yield "prefixed-token", match.group(1)
+            if not placeholder(match.group(1)):
+                yield "prefixed-token", match.group(1)
+    for match in _VENDOR.finditer(text):
+        if not placeholder(match.group(1)):
+            yield "vendor-token", match.group(1)
+    if _TWILIO_SID.search(text):
+        for match in _HEX32.finditer(text):
+            if _classes(match.group(0)) == 2:
+                yield "twilio-auth-token", match.group(0)
+    for match in _PROSE_PASSWORD.finditer(text):
+        if credential_like(match.group(1)):
+            yield "assigned-credential", _strip(match.group(1))
+    for match in _XML_ELEMENT.finditer(text):
+        minimum = 6 if _STRONG_NAME.search(match.group(1)) else 12
+        for run in _XML_RUN.finditer(match.group(2)):
+            if credential_like(run.group(0), minimum) and not _name_like(run.group(0)):
+                yield "assigned-credential", run.group(0)
     for match in _PRIVATE_KEY.finditer(text):
-        yield "private-key", match.group(0)
+        if match.group(0).count("-----") < 4 or _KEY_BODY.search(match.group(0)):
+            yield "private-key", match.group(0)
     for match in _PUTTY.finditer(text):
         yield "private-key", match.group(0)
     for match in _URL_AUTH.finditer(text):
@@ -263,11 +377,15 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "url-credentials", match.group(1)
     for match in _URL_PATH.finditer(text):
         for segment in re.split(r"[/:]", match.group(1)):
-            if re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0:
+            if (re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0
+                    and not _name_like(segment)):
                 yield "url-credentials", segment
     for match in _ASSIGNED.finditer(text):
         name, value = match.group(1), _strip(match.group(2).strip())
-        if credential_like(value, 6 if _STRONG_NAME.search(name) else 12):
+        strong = _STRONG_NAME.search(name)
+        if not strong and _NOT_SECRET_NAME.search(name):
+            continue
+        if credential_like(value, 6 if strong else 12) and (strong or not _name_like(value)):
             yield "assigned-credential", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):
@@ -281,7 +399,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             if credential_like(match.group(1)):
                 yield "command-line-credential", _strip(match.group(1))
     for match in _CURL_USER.finditer(text):
-        if credential_like(match.group(2), 4):
+        if credential_like(match.group(2), 4) and not match.group(1).startswith("<"):
             yield "command-line-credential", match.group(2)
     for match in _BASIC.finditer(text):
         decoded = _b64text(match.group(1))

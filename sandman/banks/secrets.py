@@ -20,6 +20,7 @@ reported by kind (a rule id such as ``github-pat``), never by value.
 
 from __future__ import annotations
 
+import difflib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,7 @@ def _betterleaks(text: str) -> list[Finding]:
     found = []
     for item in betterleaks.scan_string(text):
         value = item.match.value or item.match.full
-        if value and not secret_rules.placeholder(value):
+        if value and not secret_rules.placeholder(value, typed=False):
             found.append(Finding(item.rule_id, value))
     return found
 
@@ -95,6 +96,18 @@ def mask_secrets(text: str) -> str:
     return text
 
 
+def mask_found(text: str) -> str:
+    """Return ``text`` unchanged when it holds no secret, else ``mask_secrets(text)``.
+
+    For text sandman composes from sources it does not control and must still
+    write to the versioned tier (a shift's brief from a repository's plan and
+    earlier handoffs, a report from the shift's commits, a handoff taken from a
+    session's reply): refusing it would stop every later shift, so the secret
+    is masked instead (docs/secrets.md, "Every channel").
+    """
+    return mask_secrets(text) if find_secrets(text) else text
+
+
 def refuse_secrets(*texts: str, where: str = "it contains") -> None:
     """Raise SecretRefused, naming the kinds found, when any text carries a secret.
 
@@ -124,3 +137,32 @@ def refuse_secret_files(root: Path, paths: list[str]) -> None:
         kinds = find_secrets(text)
         if kinds:
             raise LeftoverSecret(str(root), path, kinds)
+
+
+# --- the versioned tier ---------------------------------------------------------------
+
+
+def added_lines(old: str, new: str) -> str:
+    """Return the lines ``new`` holds that ``old`` does not, in order, joined as they were (a diff's ``+`` lines).
+
+    What a writer adds to a versioned file, read the way sync's pre-push scan
+    reads a commit (the lines it adds to each file). ``old`` is "" for a new file.
+    """
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return "".join(line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace")
+                   for line in after[j1:j2])
+
+
+def versioned_secrets(added: str) -> list[str]:
+    """Return the kinds of secret in ``added``, the lines one commit adds to one file (empty when clean).
+
+    The one check of the versioned tier (docs/secrets.md, "Every channel"):
+    every commit sandman makes is held to it before it is made
+    (banks.commit), every writer of a versioned file before it writes
+    (``BankTransaction.write_file``), and sync's pre-push scan applies it to
+    each outgoing commit. The same function on the same lines, so what sandman
+    committed is never refused at push. Text the stdlib pre-check clears
+    (secret_rules.suspected) is clean without loading the rule set.
+    """
+    return find_secrets(added) if added and secret_rules.suspected(added) else []

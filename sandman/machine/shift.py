@@ -27,6 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from sandman import config, journal
+from sandman.banks.secrets import mask_found
 from sandman.errors import InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
 from sandman.machine import brief as briefing
@@ -371,6 +372,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
         }
         text, cuts = briefing.fill(template, values, slots, cap)
+        text = mask_found(text)  # a plan, a breath or an old handoff may hold one (docs/secrets.md)
+        problems = None if problems is None else mask_found(problems)
         meta = {
             "schema": META_SCHEMA, "id": ident, "opened_at": journal.iso(now), "repo": repo, "trunk": trunk,
             "base": base, "branch": None if rest else f"shift/{ident}", "worktree": None, "day": str(day),
@@ -569,6 +572,7 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
+    text = mask_found(text)  # a session's reply taken as its handoff (recover); `shift handoff` refuses first
     meta.update({"outcome": outcome, "closed_at": journal.iso(now), "cost_usd": cost, "commits": commits,
                  "findings": findings})
     event = trails.new_event("shift.handoff", f"{outcome}: {len(commits)} commit(s), {len(findings)} finding(s)",
@@ -583,8 +587,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     with bank_transaction(layout, verb=VERB, subject=f"close {shift_id}: {outcome}",
                           trailers=trails.trailers(event)) as tx:
         tx.write_file(folder / "handoff.md", text + "\n")
-        tx.write_file(folder / "report.md", report_text(meta, text, commits, findings, filed))
-        tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        tx.write_file(folder / "report.md", mask_found(report_text(meta, text, commits, findings, filed)))
+        tx.write_file(folder / "meta.json", mask_found(json.dumps(meta, indent=2, ensure_ascii=False) + "\n"))
         trails.write(tx, event)
     if current and current.get("shift") == shift_id:
         layout.shift_current.unlink(missing_ok=True)

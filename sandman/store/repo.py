@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
@@ -311,9 +312,15 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
 
 
 def commit_paths(
-    repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str]
+    repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
+    vet: Callable[[list[tuple[str, str]]], None] | None = None,
 ) -> str:
     """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
+
+    ``vet``, when given, is called with ``(path, added lines)`` for every file
+    the commit changes (store.sync.tree_added_lines: what sync's pre-push scan
+    will read of this commit) before the commit is made; what it raises is
+    raised, with the paths left staged (the caller resets the index).
 
     The caller holds ``.commit.lock``. The lock files a killed sandman commit
     leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
@@ -335,6 +342,10 @@ def commit_paths(
         index.write()
         tree = index.write_tree()
         parents = [] if repo.head_is_unborn else [repo.head.target]
+        if vet is not None:
+            from sandman.store.sync import tree_added_lines
+
+            vet(tree_added_lines(repo, repo[parents[0]].tree if parents else None, repo[tree]))
         author = signature(repo)
         message = format_message(subject, trailers)
         oid = repo.create_commit("HEAD", author, author, message, tree, parents)

@@ -551,12 +551,23 @@ def added_lines(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> list[t
     for commit in commits:
         if len(commit.parents) > 1:
             continue
-        if commit.parents:
-            diff = repo.diff(commit.parents[0].tree, commit.tree, flags=DiffOption.FORCE_TEXT)
-        else:
-            diff = commit.tree.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
-        for patch in diff:
-            lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
-            if lines:
-                found.append((str(commit.id), patch.delta.new_file.path, "".join(lines)))
+        parent = commit.parents[0].tree if commit.parents else None
+        found += [(str(commit.id), path, text) for path, text in tree_added_lines(repo, parent, commit.tree)]
+    return found
+
+
+def tree_added_lines(repo: pygit2.Repository, old, new) -> list[tuple[str, str]]:
+    """Return ``(path, text)``: the lines tree ``new`` adds to each file of tree ``old`` (None: an
+    empty tree), joined by newlines. Every file is diffed as text (a binary-looking file too).
+    The one reading of "what a commit adds": sync's pre-push scan and the check every commit
+    sandman makes is held to (store.repo.commit_paths' ``vet``)."""
+    if old is not None:
+        diff = repo.diff(old, new, flags=DiffOption.FORCE_TEXT)
+    else:
+        diff = new.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
+    found = []
+    for patch in diff:
+        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+        if lines:
+            found.append((patch.delta.new_file.path, "".join(lines)))
     return found

@@ -52,10 +52,19 @@ def brief(layout: Layout, *, path: str | None = None) -> tuple[shifts.Opened, st
 def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False) -> shifts.Closed:
     """Close the open shift with the session's handoff ``text`` (machine.shift.handoff). Raises
     InputError for a handoff holding a control character other than newline and tab (it would be
-    kept raw in handoff.md and the next shift's brief), and what machine.shift.handoff raises."""
+    kept raw in handoff.md and the next shift's brief), SecretRefused for one holding a credential,
+    and what machine.shift.handoff raises."""
     from sandman.marks import refuse_controls
 
+    from sandman.banks.secrets import refuse_secrets
+    from sandman.errors import SecretRefused
+
     refuse_controls((text or "").replace("\r\n", "\n"), "the handoff", lines=True)
+    try:
+        # handoff.md and report.md are versioned, and the next brief copies the handoff (docs/secrets.md).
+        refuse_secrets(text or "")
+    except SecretRefused as error:
+        raise SecretRefused(error.kinds, "it contains", what="handoff") from None
     return shifts.handoff(layout, text, abandoned=abandoned, truncate=truncate)
 
 

@@ -273,7 +273,7 @@ def _refuse_incoming_links(name: str, branch: str, ours, theirs) -> None:
 def _push(repo, name: str, branch: str, target, theirs) -> None:
     """Push ``target`` after checking no outgoing commit carries the hidden tier off the machine
     or adds a credential, and that its tree holds no symbolic link."""
-    from sandman.banks.secrets import find_secrets
+    from sandman.banks.secrets import versioned_secrets
     from sandman.store import sync as git
 
     linked = git.links(git.flat_tree(repo, target))
@@ -293,10 +293,10 @@ def _push(repo, name: str, branch: str, target, theirs) -> None:
             f"refusing to push: commit {commit[:12]} carries {path}, which belongs to the hidden tier "
             "and never leaves this machine; take it out of that commit's history first",
         )
-    # remember and dream refuse credentials, but a commit made by hand (or by
-    # an older sandman's recover) never met the ban: only what it adds is read.
+    # Every commit sandman makes met this same check on these same lines (banks.commit's vet), so only
+    # a commit made by hand (or by an older sandman) can be refused here: only what it adds is read.
     for commit, path, text in git.added_lines(repo, outgoing):
-        kinds = find_secrets(text)
+        kinds = versioned_secrets(text)
         if kinds:
             raise SyncError(
                 "secret",

@@ -26,7 +26,8 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
     A summary a person typed is refused, not cut, when it holds a line break or
     is over ``trail.SUMMARY_MAX_CHARS`` (300) characters: the trail keeps one
     line, and silently shortening what was typed would lose it. Raises
-    InputError, and what ``trail.append`` raises.
+    InputError, SecretRefused (a credential in ``model`` or ``data``: the trail
+    is versioned and pushed), and what ``trail.append`` raises.
     """
     from sandman.machine.owner import refuse_owner_kind
 
@@ -45,6 +46,13 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
             raise InputError(f"--data is not JSON ({error}); give an object such as '{{\"pr\": 12}}'") from None
         if not isinstance(parsed, dict):
             raise InputError("--data must be a JSON object such as '{\"pr\": 12}'")
+    # The summary meets the ban as the commit's subject; the model and the data land in the trail's file.
+    from sandman.banks.secrets import find_secrets
+    from sandman.errors import SecretRefused
+
+    kinds = find_secrets(model or "", data or "")
+    if kinds:
+        raise SecretRefused(kinds, "--model or --data holds", what="event")
     return store.append(layout, kind, summary, parent=parent, shift=shift or config.current_shift(),
                         repo=repo, model=model, cost_usd=cost_usd, data=parsed)
 
