@@ -292,7 +292,8 @@ def test_the_drain_reclaims_a_pending_take_whose_job_is_gone(layout, minds, isol
         {"declined": "2026-11-29T10:00:00Z", "job": "gone1234", "session": SID, "transcript": str(transcript)}))
     summary = reflect(layout, now=NOW)
     assert summary.drained == [SID]
-    assert layout.pointer(SID).exists() and not layout.pending_take(SID).exists() and not transcript.exists()
+    assert layout.pointer(SID).exists() and not layout.pending_take(SID).exists()
+    assert transcript.stat().st_nlink == 2  # taken: archived, and still resumable
     assert journal_lines(layout, "drained")[0]["reclaimed"] == "1"
 
 

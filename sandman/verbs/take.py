@@ -1,10 +1,15 @@
 """``sandman take``: a session's afterlife begins (design stations ① take, ② archive, ③ pointer).
 
-A take moves the session's live transcript into the archive, byte-identical,
-by a same-volume rename (a cross-device destination is an error, never a copy),
-drops a pointer into ``memories/.recent/``, drains the pending-take ledger,
-and, when dream's queue holds ``config.DREAM_DUE_POINTERS`` pointers and no
-dream runs, spawns ``sandman dream`` fully detached. Un-take is ``mv`` back.
+A take gives the session's live transcript a second name in the archive (a
+hard link on the same volume: one file, never a copy; a cross-device
+destination is an error) and leaves Claude Code's name in place, so the
+session can still be resumed (docs/take.md, "Resume after a take"). The
+pointer it drops into ``memories/.recent/`` names the part to dream, a byte
+range of that file with the SHA-256 of everything up to its end
+(sandman.archive). A second ending of a resumed session archives only what
+was appended. Then take drains the pending-take ledger and, when dream's queue
+holds ``config.DREAM_DUE_POINTERS`` pointers and no dream runs, spawns
+``sandman dream`` fully detached.
 
 ``take --hook`` is Claude Code's SessionEnd hook (through sandman.hook): it
 declines ``reason: "resume"`` quietly (a resume is a beginning), declines a
@@ -14,12 +19,12 @@ the live window does not apply). ``$SANDMAN_NO_TAKE`` and
 ``CLAUDE_MEMORY_PIPELINE=1`` are handled in sandman.hook, before stdin is read.
 
 A take writes an intent record (``.taking/<sid>.<pid>.json``) before the
-move and deletes it once the pointer is written, so a take killed in between
+link and deletes it once the pointer is written, so a take killed in between
 is finished by the next drain (``finish_interrupted``): the session never
 drops out of the pipeline with its transcript archived and no pointer.
 
 Module level is standard library only: take --hook imports it, and must do the
-rename, the pointer and the spawn without importing anything heavy.
+link, the pointer and the spawn without importing anything heavy.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
 from sandman import config, journal
-from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
+from sandman.archive import parts
+from sandman.errors import InputError, NothingNew, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.layout import GITIGNORE_SIGNATURE, Layout
 from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.runlock import RunLock
-from sandman.store.atomic import TEMP_NAME, is_real_dir, move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, is_real_dir, link_no_replace, move_no_replace, write_atomic
 from sandman.transcripts import HOSTS, Session, locate, summarize
 from sandman.transcripts.locate import Source
 
@@ -89,52 +95,81 @@ def check_live(path: Path, now: float | None = None) -> None:
         )
 
 
-def _move(layout: Layout, src: Path, host: str, relpath: str, taken: datetime,
-          record: Callable[[Path], None] | None) -> Path:
-    """Move ``src`` to its archive path and return it; ``record(dst)`` runs before each attempt.
+def _link(layout: Layout, src: Path, host: str, relpath: str, taken: datetime,
+          record: Callable[[Path], None] | None) -> tuple[Path, bool]:
+    """Give ``src`` its archive name; return it, and whether it is a link (False: moved).
 
-    A clash with another file of the same name and second moves the stamp on a second.
+    ``record(dst)`` runs before each attempt. A clash with another file of the
+    same name and second moves the stamp on a second. A filesystem that refuses
+    hard links gets the transcript moved instead (no copy ever): the archive
+    keeps it, and the session can no longer be resumed.
     """
     for delta in range(_SAME_SECOND_RETRIES):
         dst = layout.archive_path(host, taken + timedelta(seconds=delta), relpath)
         if record is not None:
             record(dst)
         try:
-            move_no_replace(src, dst)
-            return dst
+            try:
+                link_no_replace(src, dst)
+                return dst, True
+            except (FileExistsError, FileNotFoundError, SandmanError):
+                raise
+            except OSError:
+                move_no_replace(src, dst)
+                return dst, False
         except FileExistsError:
             # A concurrent take of the same session linked the same name first.
             try:
                 gone = not src.exists() or os.path.samefile(src, dst)
-            except FileNotFoundError:  # ... and unlinked src between the two looks
+            except FileNotFoundError:
                 gone = True
             if gone:
-                raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
+                raise TranscriptNotFound(f"transcript {src} is already archived: another take linked it") from None
         except FileNotFoundError:
             raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
     raise FileExistsError(f"archive names for {src} are all taken around {taken:%H%M%S}")
 
 
 def archive(layout: Layout, source: Source, taken: datetime,
-            record: Callable[[Path], None] | None = None) -> tuple[Path, Path | None]:
-    """Move the transcript (then its companion folder) into ``.archive/`` (BANK-FORMAT "The archive").
+            record: Callable[[Path], None] | None = None, existing: Path | None = None) -> tuple[Path, Path | None, bool]:
+    """Link the transcript (then its companion folder's files) into ``.archive/`` (BANK-FORMAT "The archive").
 
-    ``record(dst)`` is called with each destination just before the move
-    tries it (take's intent record). Returns the archived transcript and
-    companion folder. Raises TranscriptNotFound (another take moved it
-    first), CrossDeviceError (the archive is on another filesystem: nothing
-    is copied), OSError.
+    ``existing``: the archive already holds this very file under that name (a
+    resumed session appended to it): no new name is made. ``record(dst)`` is
+    called with each destination just before the link is tried (take's
+    intent record). Returns the archived transcript, the archived companion
+    folder (None: none), and whether the live name stayed (False: a
+    filesystem without hard links, the transcript moved). Raises
+    TranscriptNotFound (gone, or another take linked it first),
+    CrossDeviceError (the archive is on another filesystem: nothing is
+    copied), OSError.
     """
-    dst = _move(layout, source.path, source.host, source.relpath, taken, record)
+    if existing is not None:
+        if record is not None:
+            record(existing)
+        dst, linked = existing, True
+    else:
+        dst, linked = _link(layout, source.path, source.host, source.relpath, taken, record)
     companion = None
     if source.companion is not None:
-        companion = _move_companion(layout, source.companion, dst)
-    return dst, companion
+        companion = (_link_companion if linked else _move_companion)(layout, source.companion, dst)
+    return dst, companion, linked
+
+
+def _link_companion(layout: Layout, folder: Path, archived: Path) -> Path | None:
+    """Link a companion folder's files beside the transcript's archived name (``<sid>.jsonl`` gets
+    ``<sid>/``), leaving the folder where Claude Code keeps it; return the archived folder, None when none."""
+    target = archived.with_suffix("")
+    try:
+        parts.link_tree(folder, target)
+    except (OSError, SandmanError) as error:
+        journal.write(layout, VERB, "companion-left", folder=str(folder), error=str(error))
+    return target if is_real_dir(target) else None
 
 
 def _move_companion(layout: Layout, folder: Path, archived: Path) -> Path | None:
-    """Move a companion folder beside the transcript's archived name, under the same time prefix
-    (``<HHMMSS>-<project>/<sid>.jsonl`` gets ``<HHMMSS>-<project>/<sid>/``); return it, None when it stays."""
+    """Move a companion folder beside the transcript's archived name, where no hard link can be
+    made (``<HHMMSS>-<project>/<sid>.jsonl`` gets ``<HHMMSS>-<project>/<sid>/``); return it, None when it stays."""
     target = archived.with_suffix("")
     try:
         move_no_replace(folder, target)
@@ -210,18 +245,24 @@ def vet_shown(layout: Layout, source: Source, title: str | None, highlights: lis
 
 
 def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path | None,
-                 cwd: str | None, session: Session | None) -> tuple[dict, int]:
+                 cwd: str | None, session: Session | None, *, part: parts.Part) -> tuple[dict, int]:
     """Return the pointer's fields for a transcript just archived (BANK-FORMAT "Pointers"),
     and how many of its lines the reader skipped (-1: the file could not be read).
 
-    ``session`` is the transcript's summary, read before the move (``vet``). A
+    ``session`` is the transcript's summary, read before the link (``vet``). A
     transcript that cannot be read still gets a pointer: cwd from the
-    payload, the end time from the file's modification time.
+    payload, the end time from the file's modification time. ``part`` is the
+    byte range the pointer names (``offset``, ``bytes``, ``sha256``); a part
+    that starts past 0 (a resumed session's second ending) takes its
+    highlights from its own bytes: the earlier ones were dreamt already.
     """
     if session is not None:
+        highlights = session.highlights
+        if part.offset:
+            highlights = _part_highlights(archived, source.host, part) or []
         facts = {"cwd": session.cwd, "started": session.started, "ended": session.ended,
-                 "title": session.title, "highlights": session.highlights}
-        facts["title"], facts["highlights"] = vet_shown(layout, source, session.title, session.highlights)
+                 "title": session.title, "highlights": highlights}
+        facts["title"], facts["highlights"] = vet_shown(layout, source, session.title, highlights)
         skipped = sum(session.skipped.values())
     else:
         facts, skipped = {"cwd": None, "started": None, "ended": None, "title": None, "highlights": []}, -1
@@ -236,6 +277,9 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
         "title": facts["title"],
         "highlights": facts["highlights"],
         "origin": str(source.path),
+        "offset": part.offset,
+        "bytes": part.bytes,
+        "sha256": part.sha256,
     }
     if isinstance(data["cwd"], str):
         data["cwd"], masked = vet_cwd(layout, source, data["cwd"])
@@ -244,6 +288,14 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
     if companion is not None:
         data["companion"] = _rel(layout, companion)
     return data, skipped
+
+
+def _part_highlights(archived: Path, host: str, part: parts.Part) -> list[str] | None:
+    """The highlights inside the part's own bytes; None when they cannot be read."""
+    try:
+        return summarize(archived, host, start=part.offset, end=part.bytes).highlights
+    except (OSError, SandmanError):
+        return None
 
 
 def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
@@ -269,22 +321,31 @@ def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
     return mask_secrets(cwd), True
 
 
-def _earlier(layout: Layout, session_id: str, data: dict) -> None:
-    """Keep the archive paths of an earlier take of the same session in ``earlier``.
+def _earlier(layout: Layout, session_id: str, data: dict) -> list[str]:
+    """Keep in ``earlier`` the archive names of earlier takes of the session that are other files.
 
-    A session id taken twice (its transcript written again after a take) has
-    two archived parts; the newer pointer must not lose the older one.
+    A resumed session appends to the file it was taken from, so its parts
+    share one archived name; a transcript written anew after a take (or
+    taken before takes linked) is another file, which the newer pointer
+    must not lose (forget destroys every one). Returns the list (also set
+    in ``data`` when not empty).
     """
     old = read_pointer(layout.pointer(session_id))
-    if old is None:
-        return
-    earlier = [p for p in old.data.get("earlier", []) if isinstance(p, str)]
-    for key in ("archived", "companion"):
-        value = old.data.get(key)
-        if isinstance(value, str) and value not in (data["archived"], data.get("companion")):
-            earlier.append(value)
-    if earlier:
-        data["earlier"] = earlier
+    record = parts.read_record(layout, session_id)
+    earlier: list[str] = []
+    if old is not None:
+        earlier += [p for p in old.data.get("earlier", []) if isinstance(p, str)]
+        earlier += [old.data.get(key) for key in ("archived", "companion")]
+    if record is not None:
+        earlier += [*record.earlier, record.archived, record.companion]
+    current = (data["archived"], data.get("companion"))
+    kept: list[str] = []
+    for value in earlier:
+        if isinstance(value, str) and value not in current and value not in kept:
+            kept.append(value)
+    if kept:
+        data["earlier"] = kept
+    return kept
 
 
 def _ensure_repository(layout: Layout) -> None:
@@ -322,37 +383,45 @@ def _refuse_foreign_root(layout: Layout) -> None:
 
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
-    """Take one resolved transcript: live check, vet, move, pointer, journal line.
+    """Take one resolved transcript: live check, vet, plan the part, link, pointer, take record, journal line.
 
     Raises TranscriptLive (not ``force`` and written within the live window),
-    InputError (``vet`` refused it), ForeignRepository (the root is someone's
-    own git repository), TranscriptNotFound (another take moved it first),
+    InputError (``vet`` refused it), NothingNew (taken already, and nothing
+    written since), ForeignRepository (the root is someone's own git
+    repository), TranscriptNotFound (gone, or another take linked it first),
     CrossDeviceError, OSError.
     """
     if not force:
         check_live(source.path)
     _refuse_foreign_root(layout)
     session = vet(layout, session_id, source)
+    try:
+        part = parts.plan(layout, session_id, source.path)
+    except FileNotFoundError:
+        raise TranscriptNotFound(f"transcript {source.path} is already gone") from None
     intent = layout.take_intent(session_id, os.getpid())
 
     def record(dst: Path) -> None:
-        _record_intent(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force)
+        _record_intent(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
 
     try:
-        archived, companion = archive(layout, source, journal.now_utc(), record)
+        archived, companion, linked = archive(layout, source, journal.now_utc(), record, existing=part.archived)
     except (SandmanError, OSError):
-        _drop_intent(intent)  # nothing of this take moved
+        _drop_intent(intent)  # nothing of this take was archived
         raise
-    data, skipped = pointer_data(layout, source, archived, companion, cwd, session)
-    _earlier(layout, session_id, data)
+    data, skipped = pointer_data(layout, source, archived, companion, cwd, session, part=part)
+    if not linked:
+        data["moved"] = True
+    earlier = _earlier(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
+    parts.write_record(layout, session_id, data, earlier)
     _drop_intent(intent)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
     _ensure_repository(layout)
     journal.write(
         layout, VERB, "reclaimed" if reclaimed else "archived", session=session_id, host=source.host,
         archived=data["archived"], companion=data.get("companion"), hook=hook, forced=force,
-        skipped_lines=skipped,
+        skipped_lines=skipped, offset=part.offset, bytes=part.bytes, linked=linked,
     )
     return Taken(session=session_id, archived=archived, pointer=pointer, companion=companion)
 
@@ -431,6 +500,10 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     try:
         take_source(layout, session_id, source, force=True, cwd=cwd, hook=True)
+    except NothingNew:  # taken already, and resumed without a word since (or a second SessionEnd)
+        journal.write(layout, VERB, "declined", reason="nothing-new", session=session_id, hook=True)
+        drain(layout)
+        return None
     except TranscriptNotFound:  # a concurrent take archived it first
         journal.write(layout, VERB, "declined", reason="already-gone", session=session_id, hook=True)
         drain(layout)
@@ -500,6 +573,10 @@ def _settle(layout: Layout, entry: Path) -> bool:
         entry.unlink(missing_ok=True)
         journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
         return False
+    except NothingNew:
+        entry.unlink(missing_ok=True)
+        journal.write(layout, VERB, "dropped", session=session_id, reason="nothing-new")
+        return False
     except InputError as error:  # vet refused it: it will never be taken
         entry.unlink(missing_ok=True)
         journal.write(layout, VERB, "dropped", session=session_id, reason="refused", error=str(error))
@@ -511,11 +588,12 @@ def _settle(layout: Layout, entry: Path) -> bool:
 
 
 def _record_intent(layout: Layout, path: Path, session_id: str, source: Source, dst: Path, *,
-                   cwd: str | None, hook: bool, force: bool) -> None:
-    """Write the intent record of a take about to move ``source`` to ``dst``."""
+                   cwd: str | None, hook: bool, force: bool, part: parts.Part) -> None:
+    """Write the intent record of a take about to link ``source`` as ``dst`` (the part it archives)."""
     entry = {"session": session_id, "source": str(source.path), "host": source.host, "relpath": source.relpath,
              "companion": None if source.companion is None else str(source.companion),
-             "archived": _rel(layout, dst), "cwd": cwd, "hook": hook, "forced": force,
+             "archived": _rel(layout, dst), "offset": part.offset, "bytes": part.bytes, "sha256": part.sha256,
+             "cwd": cwd, "hook": hook, "forced": force,
              "pid": os.getpid(), "written": journal.iso(journal.now_utc())}
     # ASCII JSON: a path whose name is not UTF-8 holds surrogate escapes, written as \udcXX.
     write_atomic(path, json.dumps(entry, indent=2) + "\n")
@@ -526,7 +604,7 @@ def _drop_intent(path: Path) -> None:
 
 
 # An intent record read back from ``.taking/<sid>.<pid>.json``.
-_Intent = namedtuple("_Intent", "session archived source cwd hook forced pid written")
+_Intent = namedtuple("_Intent", "session archived source cwd hook forced pid written part")
 
 
 def _read_intent(path: Path) -> _Intent:
@@ -551,7 +629,17 @@ def _read_intent(path: Path) -> _Intent:
         cwd=cwd if isinstance(cwd, str) else None, hook=data.get("hook") is True, forced=data.get("forced") is True,
         pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
         written=parse_time(data.get("written")),
+        part=_intent_part(data),
     )
+
+
+def _intent_part(data: dict) -> parts.Part | None:
+    """The part an intent record names; None for a record without one (written before takes linked)."""
+    offset, size, digest = data.get("offset"), data.get("bytes"), data.get("sha256")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (offset, size)) \
+            or offset > size or not isinstance(digest, str) or len(digest) != 64:
+        return None
+    return parts.Part(offset, size, digest, None)
 
 
 def _in_flight(intent: _Intent) -> bool:
@@ -632,8 +720,10 @@ def _finish(layout: Layout, path: Path) -> str | None:
         return None
     source, archived = intent.source, layout.root / intent.archived
     pointer = read_pointer(layout.pointer(intent.session))
-    if pointer is not None and pointer.data.get("archived") == intent.archived:
+    if pointer is not None and pointer.data.get("archived") == intent.archived \
+            and (intent.part is None or pointer.data.get("bytes") == intent.part.bytes):
         reason = "pointer-written"  # killed after the pointer, before the record went
+        _settle_record(layout, intent.session, pointer.data)
     elif not os.path.lexists(archived):
         reason = "not-moved" if os.path.lexists(source.path) else "gone"
     else:
@@ -645,31 +735,47 @@ def _finish(layout: Layout, path: Path) -> str | None:
     return None
 
 
+def _settle_record(layout: Layout, session_id: str, pointer: dict) -> None:
+    """Write the take record from a pointer a killed take wrote before its record."""
+    record = parts.read_record(layout, session_id)
+    if record is not None and (record.archived, record.bytes) == (pointer.get("archived"), pointer.get("bytes")):
+        return
+    if isinstance(pointer.get("bytes"), int) and isinstance(pointer.get("sha256"), str):
+        earlier = [p for p in pointer.get("earlier", []) if isinstance(p, str)] if isinstance(pointer.get("earlier"), list) else []
+        parts.write_record(layout, session_id, pointer, earlier)
+
+
 def _recover(layout: Layout, intent: _Intent, archived: Path) -> None:
-    """Finish a take whose transcript reached the archive: what take_source does after the move."""
+    """Finish a take whose transcript reached the archive: what take_source does after the link.
+
+    The live name stays (a take links, it does not move). The part is the
+    intent's; a record without one (written before takes linked) archives
+    the whole file as it is now.
+    """
     source = intent.source
-    try:
-        if os.path.samefile(source.path, archived):
-            os.unlink(source.path)  # killed between move_no_replace's link and its unlink
-    except FileNotFoundError:
-        pass
     companion = None
     if source.companion is not None:
         target = archived.with_suffix("")
-        if is_real_dir(source.companion) and not os.path.lexists(target):
-            _move_companion(layout, source.companion, archived)
+        if is_real_dir(source.companion):
+            _link_companion(layout, source.companion, archived)
         companion = target if is_real_dir(target) else None
+    part = intent.part
+    if part is None:
+        size = archived.stat().st_size
+        part = parts.Part(0, size, parts.digest(archived, size), None)
     try:
-        session = summarize(archived, source.host)
+        session = summarize(archived, source.host, end=part.bytes)
     except (OSError, SandmanError):
         session = None
-    data, skipped = pointer_data(layout, source, archived, companion, intent.cwd, session)
-    _earlier(layout, intent.session, data)
+    data, skipped = pointer_data(layout, source, archived, companion, intent.cwd, session, part=part)
+    earlier = _earlier(layout, intent.session, data)
     write_pointer(layout, intent.session, data)
+    parts.write_record(layout, intent.session, data, earlier)
     layout.pending_take(intent.session).unlink(missing_ok=True)
     _ensure_repository(layout)
     journal.write(layout, VERB, "recovered", session=intent.session, host=source.host, archived=data["archived"],
-                  companion=data.get("companion"), hook=intent.hook, forced=intent.forced, skipped_lines=skipped)
+                  companion=data.get("companion"), hook=intent.hook, forced=intent.forced, skipped_lines=skipped,
+                  offset=part.offset, bytes=part.bytes)
 
 
 # --- the dream trigger ------------------------------------------------------
