@@ -95,3 +95,16 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     for name, value in fake.env().items():
         monkeypatch.setenv(name, value)
     return fake
+
+
+# --- the real Claude Code against a fake Messages API (issue 28: tests/live_claude.py) ----
+
+
+@pytest.fixture
+def fake_api():
+    """A started FakeApi (tests/live_claude.py); skips the test when the pinned Claude Code is absent."""
+    from live_claude import FakeApi, claude_code
+
+    claude_code()
+    with FakeApi() as api:
+        yield api
