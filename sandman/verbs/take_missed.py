@@ -25,7 +25,10 @@ every session taken costs a dream), and it is not:
 - held by a live job (``locate.live_job``), a dream mind's own session, a
   subagent transcript, or anything else take_all's survey skips.
 
-A transcript still in the projects folder was never taken: a take moves it.
+A take leaves Claude Code's name of a transcript in place (for --resume), so a
+transcript its take record shows unchanged is passed over as ``taken``; one
+that grew since (a resumed session whose ending was missed) is taken from
+where its last take ended.
 Each session taken is take's own ``archived`` line; a batch that looked at
 any transcript is one ``missed`` line in ``.trace/take-<date>.log`` with the
 skips counted by reason.

@@ -1,0 +1,115 @@
+"""Resume after a take, with the real Claude Code 2.1.332 against a fake Messages API (issue 27, item 1).
+
+A session ends (its SessionEnd hook runs ``sandman take --hook``), is resumed by
+``--resume <id>`` and by ``--continue`` with its earlier turns in the request
+body, ends again and is taken again; the dream (fake minds) learns each part
+once; ``forget`` leaves no copy. docs/take.md, "Resume after a take".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from dream_helpers import bank_memories, journal_lines, model, proposal
+from live_claude import run_print, texts, write_settings
+from sandman.archive import parts
+from sandman.layout import Layout
+from sandman.pointers import read_pointer
+from sandman.verbs.dream_run import run_queue
+
+FIRST = "Remember this: deploys go through make release"
+SECOND = "And the staging server listens on port 8443"
+THIRD = "One more thing: the nightly job runs at 03:30"
+
+
+def _said(body: dict) -> list[str]:
+    return [text for role, text in texts(body) if role in ("user", "assistant")]
+
+
+def _files_holding(root: Path, needle: bytes) -> list[Path]:
+    found = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = Path(folder) / name
+            try:
+                if needle in path.read_bytes():
+                    found.append(path)
+            except OSError:
+                continue
+    return sorted(found)
+
+
+def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_copy(
+        fake_api, isolated: Path, layout: Layout, fake_claude, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    write_settings({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook"}]}]}})
+
+    fake_api.script("Noted: make release.")
+    first = run_print(FIRST, project, fake_api, args=["--output-format", "json"])
+    assert first.rc == 0, first.stderr
+    sid = json.loads(first.stdout)["session_id"]
+    pointer = read_pointer(layout.pointer(sid))
+    assert pointer is not None, "the SessionEnd hook took the session"
+    live = Path(pointer.data["origin"])
+    archived = layout.root / pointer.data["archived"]
+    assert os.path.samefile(live, archived)  # Claude Code's name stays: one file, two names
+    first_bytes = pointer.data["bytes"]
+
+    # The first part dreamt: the minds agree on the deploy fact.
+    deploy = proposal(project, "Deploys go through make release", "make release tags and publishes")
+    port = proposal(project, "Staging listens on 8443", "the staging server port is 8443")
+    nightly = proposal(project, "Nightly job at 03:30", "the nightly job runs at 03:30 UTC")
+    rules = [{"match": "03:30", "result": {"memories": [port, nightly]}},
+             {"match": "8443", "result": {"memories": [port]}},
+             {"match": "make release", "result": {"memories": [deploy]}}]
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.rules(model(mind), rules)
+    run_queue(layout, everything=True)
+    assert [m.name for m in bank_memories(layout, project)] == ["Deploys go through make release"]
+
+    # --resume <id>: the same session, its earlier turns in the request body.
+    fake_api.script("Noted: 8443.")
+    resumed = run_print(SECOND, project, fake_api, resume=sid, args=["--output-format", "json"])
+    assert resumed.rc == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["session_id"] == sid
+    (body,) = [r["body"] for r in resumed.requests if r["path"].split("?")[0] == "/v1/messages"]
+    said = _said(body)
+    assert any(FIRST in text for text in said) and "Noted: make release." in said and SECOND in said
+
+    # --continue: the most recent session of this directory, the same one.
+    fake_api.script("Noted: 03:30.")
+    continued = run_print(THIRD, project, fake_api, continue_=True, args=["--output-format", "json"])
+    assert continued.rc == 0, continued.stderr
+    assert json.loads(continued.stdout)["session_id"] == sid
+    (body,) = [r["body"] for r in continued.requests if r["path"].split("?")[0] == "/v1/messages"]
+    said = _said(body)
+    assert any(FIRST in text for text in said) and any(SECOND in text for text in said) and THIRD in said
+
+    # Each ending was taken: one file, the pointer names what came after the dreamt part.
+    assert os.path.samefile(live, archived) and list(layout.archive.rglob("*.jsonl")) == [archived]
+    pointer = read_pointer(layout.pointer(sid)).data
+    assert pointer["offset"] == first_bytes and pointer["bytes"] == live.stat().st_size
+    assert parts.read_record(layout, sid).bytes == live.stat().st_size
+
+    # The second dream reads only what is new: the port and the nightly job, never the deploy fact again.
+    calls_before = len(fake_claude.calls())
+    run_queue(layout, everything=True)
+    prompts = [call["prompt"] for call in fake_claude.calls()[calls_before:]]
+    assert len(prompts) == 3 and all("Noted: make release." not in p and "8443" in p and "03:30" in p
+                                      for p in prompts)
+    names = sorted(m.name for m in bank_memories(layout, project))
+    assert names == ["Deploys go through make release", "Nightly job at 03:30", "Staging listens on 8443"]
+    assert not journal_lines(layout, "deduped")
+
+    # forget: no copy of the session is left, under either name.
+    from helpers import sandman
+
+    assert sandman("forget", sid).returncode == 0  # the memories it taught stay (forget --memories takes them)
+    assert not live.exists() and not archived.exists() and not layout.take_record(sid).exists()
+    assert _files_holding(isolated / ".claude" / "projects", b"Noted: 8443.") == []
+    assert _files_holding(layout.root, b"Noted: 8443.") == []
+    left = [p.relative_to(layout.root).as_posix() for p in _files_holding(layout.root, sid.encode())]
+    assert all(p.startswith(("memories/-", ".git/", "trail/")) for p in left), left  # knowledge, not copies
