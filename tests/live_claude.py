@@ -275,14 +275,16 @@ def system_text(body: dict) -> str:
 HOOK_CONTEXT = "SessionStart hook additional context: "
 
 
-def hook_contexts(body: dict) -> list[str]:
-    """The SessionStart additionalContext texts of a request, in order.
+def system_messages(body: dict) -> str:
+    """The texts of a request's ``role: "system"`` messages, joined by newlines.
 
-    Claude Code 2.1.332 sends each hook's context as its own text block of a
-    ``role: "system"`` message, prefixed ``SessionStart hook additional context: ``
-    (docs/live-tests.md).
+    Claude Code 2.1.332 puts SessionStart hooks' additionalContext there (not in the
+    top-level ``system``, not as a ``<system-reminder>``): one text that starts
+    ``SessionStart hook additional context: `` and holds each hook's context whole,
+    joined by a newline, in the order the hooks finished; after a compaction it
+    follows the environment section (docs/live-tests.md).
     """
-    return [text[len(HOOK_CONTEXT):] for role, text in texts(body) if role == "system" and text.startswith(HOOK_CONTEXT)]
+    return "\n".join(text for role, text in texts(body) if role == "system")
 
 
 def tool_results(body: dict) -> list[dict]:
@@ -303,10 +305,22 @@ class Result:
     rc: int
     requests: list[dict] = field(default_factory=list)
 
+    @property
+    def events(self) -> list[dict]:
+        """stdout's JSON lines (``--output-format stream-json``), the lines that are not JSON left out."""
+        found = []
+        for line in self.stdout.splitlines():
+            try:
+                found.append(json.loads(line))
+            except ValueError:
+                continue
+        return [event for event in found if isinstance(event, dict)]
 
-def environment(api: FakeApi | None, env_extra: dict[str, str] | None = None) -> dict[str, str]:
+
+def environment(api: FakeApi, env_extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a claude run: the test's (isolated) one, the fake API, sandman first on PATH."""
-    env = dict(os.environ)
+    # Nothing of a developer's own API set-up (a real key, a proxy, a model) leaks into a run.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("ANTHROPIC_")}
     env.update({
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
         "ANTHROPIC_API_KEY": "dummy",
@@ -314,9 +328,8 @@ def environment(api: FakeApi | None, env_extra: dict[str, str] | None = None) ->
         "DISABLE_TELEMETRY": "1",
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
+        "ANTHROPIC_BASE_URL": api.url,
     })
-    if api is not None:
-        env["ANTHROPIC_BASE_URL"] = api.url
     env.update(env_extra or {})
     return env
 
@@ -329,10 +342,16 @@ def write_settings(settings: dict, config_dir: Path | None = None) -> Path:
     return path
 
 
-def plugin_copy(dest: Path) -> Path:
-    """Copy the plugin's parts of this repository (PLUGIN_PARTS) into ``dest``; return it."""
+def plugin_copy(dest: Path, mcp: bool = True) -> Path:
+    """Copy the plugin's parts of this repository (PLUGIN_PARTS) into ``dest``; return it.
+
+    ``mcp=False`` leaves out ``.mcp.json``: a session then starts no sandman MCP server,
+    for tests of the hooks and commands alone.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     for part in PLUGIN_PARTS:
+        if part == ".mcp.json" and not mcp:
+            continue
         source = REPO / part
         if source.is_dir():
             shutil.copytree(source, dest / part)
@@ -341,14 +360,18 @@ def plugin_copy(dest: Path) -> Path:
     return dest
 
 
-def claude(args: list[str], cwd: Path, api: FakeApi | None = None, env_extra: dict[str, str] | None = None,
+def claude(args: list[str], cwd: Path, api: FakeApi, env_extra: dict[str, str] | None = None,
            stdin: str | None = None, timeout: float = 120) -> Result:
-    """Run the pinned CLI with ``args`` in ``cwd``; the requests are those this run added."""
+    """Run the pinned CLI with ``args`` in ``cwd``; the requests are those this run added.
+
+    ``api`` even for subcommands that send no request (``plugin install``): without
+    ``ANTHROPIC_BASE_URL`` 2.1.332 waits about 18 s on the unreachable real API first.
+    """
     binary = claude_code()
-    before = len(api.requests) if api else 0
+    before = len(api.requests)
     done = subprocess.run([str(binary), *args], cwd=cwd, env=environment(api, env_extra), input=stdin or "",
                           capture_output=True, text=True, timeout=timeout)
-    return Result(done.stdout, done.stderr, done.returncode, api.requests[before:] if api else [])
+    return Result(done.stdout, done.stderr, done.returncode, api.requests[before:])
 
 
 def run_print(prompt: str, cwd: Path, api: FakeApi, *, env_extra: dict[str, str] | None = None,
@@ -377,7 +400,68 @@ def run_print(prompt: str, cwd: Path, api: FakeApi, *, env_extra: dict[str, str]
     return claude([*argv, *args], cwd, api, env_extra, timeout=timeout)
 
 
+def run_stream(prompts: list[str], cwd: Path, api: FakeApi, *, env_extra: dict[str, str] | None = None,
+               plugin_dirs: list[Path] = (), args: list[str] = (), timeout: float = 120) -> Result:
+    """One headless session of several turns: ``prompts`` as stream-json user messages on stdin.
+
+    A prompt may be a slash command (``/compact``); ``Result.events`` holds what
+    Claude Code printed (hook_started/hook_response, init, assistant, result, ...).
+    """
+    argv = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+    for folder in plugin_dirs:
+        argv += ["--plugin-dir", str(folder)]
+    stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": prompt}}) + "\n"
+                    for prompt in prompts)
+    return claude([*argv, *args], cwd, api, env_extra, stdin=stdin, timeout=timeout)
+
+
+def wait_for_sandman(root: Path, timeout: float = 60) -> None:
+    """Wait until no process of this user runs with ``SANDMAN_ROOT=root`` (a detached take, a dream).
+
+    Claude Code does not wait for ``take --hook --detach``'s child; this finds it in
+    /proc by its environment and waits on a pidfd, without polling.
+    """
+    import select
+
+    marker = f"SANDMAN_ROOT={root}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            handle = os.pidfd_open(int(entry.name))
+        except (OSError, ValueError):
+            continue  # gone, or another user's
+        try:
+            poller = select.poll()
+            poller.register(handle, select.POLLIN)
+            if not poller.poll(timeout * 1000):
+                raise AssertionError(f"process {entry.name} of {root} still runs after {timeout} s")
+        finally:
+            os.close(handle)
+
+
 # --- an interactive session ----------------------------------------------------------
+
+
+def seed_interactive_config(cwd: Path) -> Path:
+    """Write ``$CLAUDE_CONFIG_DIR/.claude.json`` as a person who finished onboarding left it.
+
+    Without it an interactive 2.1.332 starts onboarding, which calls the real API
+    and stops ("Unable to connect to Anthropic services"); the folder's trust dialog
+    and the custom API key question are answered too. Keys already there are kept.
+    """
+    path = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    data.update({"hasCompletedOnboarding": True, "theme": "dark", "numStartups": 1,
+                 "customApiKeyResponses": {"approved": ["dummy"], "rejected": []}})
+    projects = data.setdefault("projects", {})
+    projects.setdefault(str(cwd), {}).update({"hasTrustDialogAccepted": True,
+                                              "hasCompletedProjectOnboarding": True})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
 
 
 class Tmux:
@@ -392,14 +476,14 @@ class Tmux:
         if shutil.which("tmux") is None:
             pytest.skip("tmux is not installed: the interactive Claude Code tests need it")
         binary = claude_code()
+        seed_interactive_config(cwd)
         self.socket = str(Path(os.environ["HOME"]) / ".tmux-live")
-        env = environment(api, env_extra)
-        exports = " ".join(f"{name}={_quote(value)}" for name, value in env.items()
-                           if name.isidentifier())
-        command = f"cd {_quote(str(cwd))} && env -i {exports} {_quote(str(binary))} " + \
-                  " ".join(_quote(arg) for arg in args)
+        # A new socket starts a new tmux server from this call: the session inherits this environment.
         subprocess.run(["tmux", "-S", self.socket, "new-session", "-d", "-s", "live", "-x", str(width),
-                        "-y", str(height), command], check=True)
+                        "-y", str(height), "-c", str(cwd), str(binary), *args],
+                       env=environment(api, env_extra), check=True)
+        subprocess.run(["tmux", "-S", self.socket, "set-option", "-t", "live", "remain-on-exit", "on"],
+                       check=True)
 
     def screen(self) -> str:
         done = subprocess.run(["tmux", "-S", self.socket, "capture-pane", "-p", "-t", "live"],
@@ -425,9 +509,19 @@ class Tmux:
                 raise AssertionError(f"timed out waiting for {predicate!r}; the screen:\n{screen}")
             time.sleep(0.1)
 
+    def exited(self) -> bool:
+        """True once claude has exited (its pane stays, dead, for the screen to be read)."""
+        done = subprocess.run(["tmux", "-S", self.socket, "display-message", "-p", "-t", "live", "#{pane_dead}"],
+                              capture_output=True, text=True)
+        return done.stdout.strip() == "1"
+
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
 
+    def __enter__(self) -> "Tmux":
+        return self
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
