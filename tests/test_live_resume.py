@@ -113,3 +113,48 @@ def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_
     assert _files_holding(layout.root, b"Noted: 8443.") == []
     left = [p.relative_to(layout.root).as_posix() for p in _files_holding(layout.root, sid.encode())]
     assert all(p.startswith(("memories/-", ".git/", "trail/")) for p in left), left  # knowledge, not copies
+
+
+def _type(session, text: str) -> None:
+    """Type a prompt, then press Enter once the input shows it (typed fast, Enter is read as part of a paste)."""
+    session.send(text, enter=False)
+    session.wait_for(text, timeout=30)
+    session.keys("Enter")
+
+
+def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, isolated: Path, layout: Layout,
+                                                                     tmp_path: Path) -> None:
+    """The picker lists interactive sessions only (a `claude -p` one never shows there, taken or not)."""
+    from live_claude import Tmux, seed_interactive_config
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    write_settings({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook"}]}]}})
+    seed_interactive_config(project)
+    fake_api.script("Noted: make release.")
+    with Tmux(project, fake_api) as session:
+        session.wait_for("❯", timeout=60)
+        _type(session, FIRST)
+        session.wait_for("Noted: make release.", timeout=60)
+        session.send("/exit")
+        session.wait_for(session.exited, timeout=60)
+    (pointer,) = [p for p in layout.recent.glob("*.json")]  # the SessionEnd hook took it
+    sid = pointer.stem
+    live = Path(json.loads(pointer.read_text())["origin"])
+    assert live.stat().st_nlink == 2
+
+    fake_api.script("Picked up where we left off.")
+    with Tmux(project, fake_api, args=["--resume"]) as picker:
+        picker.wait_for("make release", timeout=60)  # listed by its first prompt
+        picker.keys("Enter")
+        picker.wait_for("Noted: make release.", timeout=60)  # resumed whole: its earlier turns on screen
+        before = len(fake_api.messages())
+        _type(picker, SECOND)
+        picker.wait_for("Picked up where we left off.", timeout=60)
+        picker.send("/exit")
+        picker.wait_for(picker.exited, timeout=60)
+    bodies = fake_api.messages()[before:]
+    assert any(any(FIRST in text for text in _said(body)) and any(SECOND in text for text in _said(body))
+               for body in bodies)
+    pointer = json.loads(layout.pointer(sid).read_text())  # the second ending took what came after the first
+    assert pointer["offset"] == 0 and pointer["bytes"] == live.stat().st_size  # (the first was not dreamt)
