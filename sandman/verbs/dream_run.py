@@ -99,7 +99,7 @@ class RunSummary:
             f"{self.total('forgotten')} forgotten; {self.left} still queued"
         )
         if self.total("tripped"):
-            line += f"; {self.total('tripped')} refused as retired by a curator or upkeep"
+            line += f"; {self.total('tripped')} refused as retired by a curator, upkeep or forget"
         if self.stopped == "budget":
             line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
         return line

@@ -365,6 +365,13 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     return result
 
 
+def forget_derived(layout: Layout) -> str | None:
+    """Drop the derived copies of memories just deleted: the search index, and the rendered site
+    (re-rendered, else removed); return the site's fate as ``_forget_site`` does."""
+    _forget_search_index(layout)
+    return _forget_site(layout)
+
+
 def _forget_search_index(layout: Layout) -> None:
     """Delete the search index (it is derived; the next search rebuilds it from the banks).
 
