@@ -274,7 +274,8 @@ def dream(
     summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
     if summary.stopped == "not due":
         say(f"dream: {summary.left} pointer(s) queued; a dream is due at "
-              f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
+            f"{config.dream_due_pointers()}, or once one has waited {config.dream_wait_s() / 3600:g} h "
+            "(use --now to dream them anyway)")
     else:
         say(summary.text())
 

@@ -378,7 +378,7 @@ def test_the_tenth_queued_pointer_spawns_a_detached_dream(isolated: Path, tmp_pa
     assert ran["stdin"] == ""
     log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
     assert "dream stand-in output" in log.read_text()
-    assert _journal(layout)[-1] == ("dream-spawned", {"queued": "10", "pid": str(taken.dream_pid)})
+    assert _journal(layout)[-1] == ("dream-spawned", {"queued": "10", "pid": str(taken.dream_pid), "due": "queue"})
 
 
 def test_no_dream_below_the_threshold_or_while_one_runs(isolated: Path, tmp_path: Path, layout: Layout,

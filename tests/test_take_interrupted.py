@@ -129,6 +129,7 @@ def _same_pointer(found: dict, clean: dict, isolated: Path, tmp_path: Path) -> N
     def comparable(data: dict, home: Path) -> dict:
         data = dict(data)
         data["origin"] = data["origin"].replace(str(home), "<home>")
+        data.pop("taken")  # the moment of each take
         for key in ("archived", "companion"):
             if key in data:
                 data[key] = re.sub(r"^\.archive/claude/\d{4}/\d\d/\d\d/\d{6}-", "", data[key])

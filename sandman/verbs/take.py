@@ -7,9 +7,10 @@ session can still be resumed (docs/take.md, "Resume after a take"). The
 pointer it drops into ``memories/.recent/`` names the part to dream, a byte
 range of that file with the SHA-256 of everything up to its end
 (sandman.archive). A second ending of a resumed session archives only what
-was appended. Then take drains the pending-take ledger and, when dream's queue
-holds ``config.DREAM_DUE_POINTERS`` pointers and no dream runs, spawns
-``sandman dream`` fully detached.
+was appended. Then take drains the pending-take ledger and, when a dream is due
+(``config.dream_due_pointers()`` pointers queued, or one waiting longer than
+``config.dream_wait_s()``) and none runs, spawns ``sandman dream`` fully
+detached.
 
 ``take --hook`` is Claude Code's SessionEnd hook (through sandman.hook): it
 declines ``reason: "resume"`` quietly (a resume is a beginning), declines a
@@ -277,6 +278,7 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
         "title": facts["title"],
         "highlights": facts["highlights"],
         "origin": str(source.path),
+        "taken": journal.iso(journal.now_utc()),
         "offset": part.offset,
         "bytes": part.bytes,
         "sha256": part.sha256,
@@ -805,7 +807,8 @@ def spawn_dream(layout: Layout, lock: RunLock | None = None) -> int:
 def dream_if_due(layout: Layout) -> int | None:
     """Spawn a detached dream when dream's queue is due and no dream runs; return its pid.
 
-    The queue is asked of the dream queue (sandman/dreamqueue.py), never counted here (design
+    Due is asked of the dream queue (sandman/dreamqueue.py ``due_reason``: enough pointers
+    queued, or one waiting past ``config.dream_wait_s()``), never counted here (design
     station ①). The dream lock is taken here, before the spawn, and handed to
     the dream: a take that finds it held (a dream runs, or another take is
     starting one) spawns nothing and journals ``dream-running``, so a burst of
@@ -813,9 +816,14 @@ def dream_if_due(layout: Layout) -> int | None:
     spawn is a journal line.
     """
     from sandman import dreamqueue
+    from sandman.errors import ConfigError
 
-    depth = dreamqueue.queue_depth(layout)
-    if depth < config.DREAM_DUE_POINTERS:
+    try:
+        reason, depth = dreamqueue.due_reason(layout)
+    except ConfigError as error:  # the dream would refuse it too; the hook must not fail for it
+        journal.write(layout, VERB, "dream-failed", reason="config", error=str(error))
+        return None
+    if reason is None:
         return None
     lock = RunLock(layout.dream_lock)
     try:
@@ -833,5 +841,5 @@ def dream_if_due(layout: Layout) -> int | None:
         journal.write(layout, VERB, "dream-failed", queued=depth, error=str(error))
         return None
     lock.let_go(pid)
-    journal.write(layout, VERB, "dream-spawned", queued=depth, pid=pid)
+    journal.write(layout, VERB, "dream-spawned", queued=depth, pid=pid, due=reason)
     return pid

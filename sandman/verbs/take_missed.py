@@ -187,12 +187,14 @@ def _candidates(now: float) -> list[Path]:
     return found
 
 
-def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = False, drain_after: bool = True):
+def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = False, drain_after: bool = True,
+                dream_after: bool = True):
     """Take the sessions whose ending was missed (docs/take.md, "The backstop"); return a take_all.Backfill.
 
     ``starting`` is the session whose SessionStart started this run: never
     taken. ``drain_after`` False leaves the pending-take ledger to the caller
-    (reflect drains it next). Raises InputError when there is no memory root; never for a
+    (reflect drains it next), ``dream_after`` False the dream (reflect dreams
+    what is due itself, and must not find a detached dream holding the lock). Raises InputError when there is no memory root; never for a
     transcript (each is an Item, skipped with a reason).
     """
     from sandman.errors import InputError
@@ -218,7 +220,7 @@ def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = 
         take_all.take_item(layout, item)
     if drain_after:
         result.reclaimed = drain(layout)
-    result.dream_pid = dream_if_due(layout)
+    result.dream_pid = dream_if_due(layout) if dream_after else None
     if not result.items:
         return result  # nothing under the projects folder is recent: no line for a quiet start
     reasons = ",".join(f"{reason}:{count}" for reason, count in sorted(result.reasons().items()))
