@@ -8,7 +8,8 @@ is due (``due_reason``) when ``config.dream_due_pointers()`` pointers are due
 take (``waited``): someone with two sessions a day learns by the next
 morning, from the nightly reflect. take and dream both ask ``due_reason``
 (never count files themselves) so the trigger and the run cannot disagree,
-and take asks ``is_running`` so it never spawns a second dream. Standard library only: take --hook imports it. Imported by the dream verb
+and take asks ``is_running`` so it never spawns a second dream. Standard
+library only: take --hook imports it. Imported by the dream verb
 (sandman/verbs/dream.py) and its run (dream_run.py); it imports neither.
 """
 

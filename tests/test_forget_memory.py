@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from dream_helpers import archive_session, proposal
 from dream_helpers import model as dream_model
 from helpers import git, sandman
+from sandman import journal
 from sandman.banks.names import bank_name
 from sandman.curators import retired
 from sandman.layout import BANK_INDEX, Layout
@@ -114,8 +115,6 @@ def test_forget_memory_refuses_what_is_not_a_live_memory_in_one_line(layout: Lay
     done = sandman("forget", "--memory", str(target))
     err = done.stderr.decode()
     assert done.returncode == 2 and err.count("\n") == 1 and err.startswith("sandman: "), err
-    import re
-
     assert re.search(expected, err), err
     assert git(layout.root, "rev-parse", "HEAD") == head and path.exists()
 
@@ -148,5 +147,5 @@ def test_the_mcp_tool_forgets_one_memory(layout: Layout, project: Path) -> None:
     assert not done.is_error and text.startswith(f"forgotten: {bank_name(project)}/{path.name} (Deploy path)")
     assert not path.exists() and retired.lines(layout)[0]["file"] == path.name
     assert bad.is_error and "is not a memory of a bank under" in bad.content[0].text
-    lines = layout.trace_file("mcp", __import__("sandman").journal.now_utc().strftime("%Y-%m-%d")).read_text()
-    assert "tool=forget_memory" in lines and json.dumps  # journaled like every tool call
+    lines = layout.trace_file("mcp", journal.now_utc().strftime("%Y-%m-%d")).read_text()
+    assert "tool=forget_memory" in lines  # journaled like every tool call

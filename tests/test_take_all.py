@@ -18,6 +18,7 @@ from corpus_table import CASES, place
 from dream_helpers import transcript_lines
 from helpers import sandman
 from sandman import config, journal
+from sandman.archive import link as link_module
 from sandman.errors import InputError, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
@@ -242,7 +243,7 @@ def test_regression_a_take_that_loses_the_link_race_reports_the_session_gone(iso
     def unlinked(a, b) -> bool:
         raise FileNotFoundError(2, "No such file or directory", str(a))
 
-    monkeypatch.setattr(take_module, "link_no_replace", lost)
+    monkeypatch.setattr(link_module, "link_no_replace", lost)
     monkeypatch.setattr(os.path, "samefile", unlinked)
     with pytest.raises(TranscriptNotFound, match="another take linked it"):
         take_module.take_source(layout, _session(1), locate.source(path), force=False)

@@ -25,6 +25,7 @@ from helpers import sandman
 from sandman import journal
 from sandman.layout import Layout
 from sandman.pointers import read_pointer
+from sandman.archive import intents
 from sandman.verbs import take as take_module
 from sandman.verbs.dream import queue
 from sandman.verbs.take import drain, take
@@ -78,7 +79,7 @@ DRIVER = textwrap.dedent("""
     from pathlib import Path
     from sandman import config
     from sandman.layout import Layout
-    from sandman.store import atomic
+    from sandman.archive import link
     from sandman.verbs import take
 
     point, payload = sys.argv[1], sys.stdin.buffer.read()
@@ -89,7 +90,7 @@ DRIVER = textwrap.dedent("""
     if point == "before-pointer":        # the transcript is archived; the pointer is not written
         take.write_pointer = die
     elif point == "before-link":         # the intent is written; nothing is archived
-        take.link_no_replace = die
+        link.link_no_replace = die
     elif point == "before-record":       # the pointer is written; the take record is not
         take.parts.write_record = die
     elif point == "before-companion":    # the transcript is archived; its companion folder's files are not
@@ -242,7 +243,7 @@ def test_an_intent_whose_pointer_was_written_is_dropped_and_the_pointer_kept(
         isolated: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     _live(isolated)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "_drop_intent", _die)
+        patch.setattr(intents, "drop", _die)
         with pytest.raises(Killed):
             take(layout, SID)
     before = layout.pointer(SID).read_bytes()

@@ -18,7 +18,7 @@ import pytest
 
 from dream_helpers import bank_memories, journal_lines, model, proposal
 from helpers import sandman
-from sandman import config, journal
+from sandman import journal
 from sandman.archive import parts
 from sandman.errors import ArchiveChanged, NothingNew
 from sandman.layout import Layout

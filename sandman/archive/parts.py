@@ -47,7 +47,8 @@ def read_record(layout: Layout, session_id: str) -> TakeRecord | None:
     if not isinstance(archived, str) or not isinstance(size, int) or isinstance(size, bool) or size < 0 \
             or not isinstance(digest, str) or len(digest) != 64:
         return None
-    earlier = [p for p in data.get("earlier", []) if isinstance(p, str)] if isinstance(data.get("earlier"), list) else []
+    listed = data.get("earlier")
+    earlier = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
     companion = data.get("companion") if isinstance(data.get("companion"), str) else None
     origin = data.get("origin") if isinstance(data.get("origin"), str) else None
     return TakeRecord(session_id, archived, origin, companion, size, digest, earlier)

@@ -21,8 +21,16 @@ the live window does not apply). ``$SANDMAN_NO_TAKE`` and
 
 A take writes an intent record (``.taking/<sid>.<pid>.json``) before the
 link and deletes it once the pointer is written, so a take killed in between
-is finished by the next drain (``finish_interrupted``): the session never
-drops out of the pipeline with its transcript archived and no pointer.
+is finished by the next drain (``archive.intents.finish_interrupted``): the
+session never drops out of the pipeline with its transcript archived and no
+pointer.
+
+The substance lives one floor down, in ``sandman.archive``: ``parts`` (what a
+take archives of a session, the take record), ``link`` (the archive names),
+``pointer`` (the pointer's fields), ``intents`` (takes in progress and their
+recovery), ``root`` (the repository the first take makes). This module is the
+verb: the guards, the order of the steps, the hook's declines, the
+pending-take ledger and the dream trigger.
 
 Module level is standard library only: take --hook imports it, and must do the
 link, the pointer and the spawn without importing anything heavy.
@@ -33,21 +41,25 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import namedtuple
-from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from sandman import config, journal
-from sandman.archive import parts
+from sandman.archive import intents, parts
+from sandman.archive.intents import finish_interrupted
+from sandman.archive.link import archive
+from sandman.archive.pointer import earlier_parts, pointer_data
+from sandman.archive.root import ensure_repository, refuse_foreign_root
 from sandman.errors import InputError, NothingNew, SandmanError, TranscriptLive, TranscriptNotFound
-from sandman.layout import GITIGNORE_SIGNATURE, Layout
-from sandman.pointers import check_session_id, parse_time, read_pending_take, read_pointer, write_pointer
+from sandman.layout import Layout
+from sandman.pointers import check_session_id, read_pending_take, write_pointer
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.runlock import RunLock
-from sandman.store.atomic import TEMP_NAME, is_real_dir, link_no_replace, move_no_replace, write_atomic
-from sandman.transcripts import HOSTS, Session, locate, summarize
+from sandman.store.atomic import write_atomic
+from sandman.transcripts import Session, locate, summarize
 from sandman.transcripts.locate import Source
+
+__all__ = ["Taken", "archive", "check_live", "drain", "dream_if_due", "finish_interrupted", "hook", "take",
+           "take_source", "vet"]
 
 VERB = "take"
 _SAME_SECOND_RETRIES = 5
@@ -70,10 +82,6 @@ class Taken:
         return f"Taken({shown})"
 
 
-def _rel(layout: Layout, path: Path) -> str:
-    return path.relative_to(layout.root).as_posix()
-
-
 def check_live(path: Path, now: float | None = None) -> None:
     """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds
     or more than ``config.TAKE_CLOCK_SLACK_S`` seconds in the future (a clock is off: the
@@ -94,90 +102,6 @@ def check_live(path: Path, now: float | None = None) -> None:
             f"transcript {path} was written {max(int(age), 0)} s ago: the session may still be live; "
             f"wait {int(wait) + 1} s or pass --force"
         )
-
-
-def _link(layout: Layout, src: Path, host: str, relpath: str, taken: datetime,
-          record: Callable[[Path], None] | None) -> tuple[Path, bool]:
-    """Give ``src`` its archive name; return it, and whether it is a link (False: moved).
-
-    ``record(dst)`` runs before each attempt. A clash with another file of the
-    same name and second moves the stamp on a second. A filesystem that refuses
-    hard links gets the transcript moved instead (no copy ever): the archive
-    keeps it, and the session can no longer be resumed.
-    """
-    for delta in range(_SAME_SECOND_RETRIES):
-        dst = layout.archive_path(host, taken + timedelta(seconds=delta), relpath)
-        if record is not None:
-            record(dst)
-        try:
-            try:
-                link_no_replace(src, dst)
-                return dst, True
-            except (FileExistsError, FileNotFoundError, SandmanError):
-                raise
-            except OSError:
-                move_no_replace(src, dst)
-                return dst, False
-        except FileExistsError:
-            # A concurrent take of the same session linked the same name first.
-            try:
-                gone = not src.exists() or os.path.samefile(src, dst)
-            except FileNotFoundError:
-                gone = True
-            if gone:
-                raise TranscriptNotFound(f"transcript {src} is already archived: another take linked it") from None
-        except FileNotFoundError:
-            raise TranscriptNotFound(f"transcript {src} is already gone: another take archived it") from None
-    raise FileExistsError(f"archive names for {src} are all taken around {taken:%H%M%S}")
-
-
-def archive(layout: Layout, source: Source, taken: datetime,
-            record: Callable[[Path], None] | None = None, existing: Path | None = None) -> tuple[Path, Path | None, bool]:
-    """Link the transcript (then its companion folder's files) into ``.archive/`` (BANK-FORMAT "The archive").
-
-    ``existing``: the archive already holds this very file under that name (a
-    resumed session appended to it): no new name is made. ``record(dst)`` is
-    called with each destination just before the link is tried (take's
-    intent record). Returns the archived transcript, the archived companion
-    folder (None: none), and whether the live name stayed (False: a
-    filesystem without hard links, the transcript moved). Raises
-    TranscriptNotFound (gone, or another take linked it first),
-    CrossDeviceError (the archive is on another filesystem: nothing is
-    copied), OSError.
-    """
-    if existing is not None:
-        if record is not None:
-            record(existing)
-        dst, linked = existing, True
-    else:
-        dst, linked = _link(layout, source.path, source.host, source.relpath, taken, record)
-    companion = None
-    if source.companion is not None:
-        companion = (_link_companion if linked else _move_companion)(layout, source.companion, dst)
-    return dst, companion, linked
-
-
-def _link_companion(layout: Layout, folder: Path, archived: Path) -> Path | None:
-    """Link a companion folder's files beside the transcript's archived name (``<sid>.jsonl`` gets
-    ``<sid>/``), leaving the folder where Claude Code keeps it; return the archived folder, None when none."""
-    target = archived.with_suffix("")
-    try:
-        parts.link_tree(folder, target)
-    except (OSError, SandmanError) as error:
-        journal.write(layout, VERB, "companion-left", folder=str(folder), error=str(error))
-    return target if is_real_dir(target) else None
-
-
-def _move_companion(layout: Layout, folder: Path, archived: Path) -> Path | None:
-    """Move a companion folder beside the transcript's archived name, where no hard link can be
-    made (``<HHMMSS>-<project>/<sid>.jsonl`` gets ``<HHMMSS>-<project>/<sid>/``); return it, None when it stays."""
-    target = archived.with_suffix("")
-    try:
-        move_no_replace(folder, target)
-        return target
-    except (OSError, SandmanError) as error:
-        journal.write(layout, VERB, "companion-left", folder=str(folder), error=str(error))
-        return None
 
 
 def refuse_inside_root(layout: Layout, path: Path) -> None:
@@ -216,173 +140,6 @@ def vet(layout: Layout, session_id: str, source: Source) -> Session | None:
     return session
 
 
-def vet_shown(layout: Layout, source: Source, title: str | None, highlights: list[str]) -> tuple[str | None, list[str]]:
-    """Return the title with its secrets masked and the highlights that hold none (the secrets ban).
-
-    A pointer's title and highlights reach recall, the minds and the site: a
-    ``sandman remember`` whose refusal was hidden (``2>/dev/null || true``)
-    still looks committed in the transcript. The full check loads a rule set
-    (hundreds of milliseconds), so it runs only on text the stdlib pre-check
-    cannot clear (banks.secret_rules.suspected); each highlight dropped is a
-    journal line naming its kinds, never its text.
-    """
-    from sandman.banks.secret_rules import suspected
-
-    texts = [t for t in [title or "", *highlights] if t]
-    if not any(suspected(text) for text in texts):
-        return title, highlights
-    from sandman.banks.secrets import find_secrets, mask_secrets
-
-    if title and find_secrets(title):
-        title = mask_secrets(title)
-    kept = []
-    for highlight in highlights:
-        kinds = find_secrets(highlight)
-        if kinds:
-            journal.write(layout, VERB, "highlight-refused", origin=str(source.path), kinds=", ".join(kinds))
-        else:
-            kept.append(highlight)
-    return title, kept
-
-
-def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path | None,
-                 cwd: str | None, session: Session | None, *, part: parts.Part) -> tuple[dict, int]:
-    """Return the pointer's fields for a transcript just archived (BANK-FORMAT "Pointers"),
-    and how many of its lines the reader skipped (-1: the file could not be read).
-
-    ``session`` is the transcript's summary, read before the link (``vet``). A
-    transcript that cannot be read still gets a pointer: cwd from the
-    payload, the end time from the file's modification time. ``part`` is the
-    byte range the pointer names (``offset``, ``bytes``, ``sha256``); a part
-    that starts past 0 (a resumed session's second ending) takes its
-    highlights from its own bytes: the earlier ones were dreamt already.
-    """
-    if session is not None:
-        highlights = session.highlights
-        if part.offset:
-            highlights = _part_highlights(archived, source.host, part) or []
-        facts = {"cwd": session.cwd, "started": session.started, "ended": session.ended,
-                 "title": session.title, "highlights": highlights}
-        facts["title"], facts["highlights"] = vet_shown(layout, source, session.title, highlights)
-        skipped = sum(session.skipped.values())
-    else:
-        facts, skipped = {"cwd": None, "started": None, "ended": None, "title": None, "highlights": []}, -1
-    if facts["ended"] is None:
-        facts["ended"] = journal.iso(datetime.fromtimestamp(archived.stat().st_mtime, timezone.utc))
-    data = {
-        "host": source.host,
-        "archived": _rel(layout, archived),
-        "cwd": facts["cwd"] or cwd,
-        "started": facts["started"],
-        "ended": facts["ended"],
-        "title": facts["title"],
-        "highlights": facts["highlights"],
-        "origin": str(source.path),
-        "taken": journal.iso(journal.now_utc()),
-        "offset": part.offset,
-        "bytes": part.bytes,
-        "sha256": part.sha256,
-    }
-    if isinstance(data["cwd"], str):
-        data["cwd"], masked = vet_cwd(layout, source, data["cwd"])
-        if masked:
-            data["cwd_masked"] = True
-    if companion is not None:
-        data["companion"] = _rel(layout, companion)
-    return data, skipped
-
-
-def _part_highlights(archived: Path, host: str, part: parts.Part) -> list[str] | None:
-    """The highlights inside the part's own bytes; None when they cannot be read."""
-    try:
-        return summarize(archived, host, start=part.offset, end=part.bytes).highlights
-    except (OSError, SandmanError):
-        return None
-
-
-def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
-    """Return the pointer's cwd with its secrets masked as ``[secret]``, and whether any was (the secrets ban).
-
-    A cwd reaches recall, the site and the bank a dream files into: a
-    directory named after a key must not carry it there. The transcript
-    itself is archived unchanged (never lose data); a pointer whose cwd was
-    masked is marked ``cwd_masked`` and routed by dream without a mind. The full check runs only
-    when the stdlib pre-check for paths (secret_rules.suspected_path) cannot
-    clear the cwd; the journal line names the kinds, never the value.
-    """
-    from sandman.banks.secret_rules import suspected_path
-
-    if not suspected_path(cwd):
-        return cwd, False
-    from sandman.banks.secrets import find_secrets, mask_secrets
-
-    kinds = find_secrets(cwd)
-    if not kinds:
-        return cwd, False
-    journal.write(layout, VERB, "cwd-masked", origin=str(source.path), kinds=", ".join(kinds))
-    return mask_secrets(cwd), True
-
-
-def _earlier(layout: Layout, session_id: str, data: dict) -> list[str]:
-    """Keep in ``earlier`` the archive names of earlier takes of the session that are other files.
-
-    A resumed session appends to the file it was taken from, so its parts
-    share one archived name; a transcript written anew after a take (or
-    taken before takes linked) is another file, which the newer pointer
-    must not lose (forget destroys every one). Returns the list (also set
-    in ``data`` when not empty).
-    """
-    old = read_pointer(layout.pointer(session_id))
-    record = parts.read_record(layout, session_id)
-    earlier: list[str] = []
-    if old is not None:
-        earlier += [p for p in old.data.get("earlier", []) if isinstance(p, str)]
-        earlier += [old.data.get(key) for key in ("archived", "companion")]
-    if record is not None:
-        earlier += [*record.earlier, record.archived, record.companion]
-    current = (data["archived"], data.get("companion"))
-    kept: list[str] = []
-    for value in earlier:
-        if isinstance(value, str) and value not in current and value not in kept:
-            kept.append(value)
-    if kept:
-        data["earlier"] = kept
-    return kept
-
-
-def _ensure_repository(layout: Layout) -> None:
-    """Make the root a git repository on the first take (every verb sets the tree up on first use).
-
-    After the rename and the pointer, so a hook pays for pygit2 only once, on
-    the very first take. Best effort: a failure is a journal line, never a lost take.
-    """
-    if (layout.root / ".git").exists():
-        return
-    from sandman.verbs.init import init
-
-    try:
-        init(layout)
-    except (SandmanError, OSError) as error:
-        journal.write(layout, VERB, "init-failed", error=str(error))
-
-
-def _refuse_foreign_root(layout: Layout) -> None:
-    """Raise ForeignRepository when the root is a git repository sandman did not create: a
-    transcript must not be filed into someone's project (store.repo.ensure_root's rule).
-
-    The hook reads only the .gitignore; pygit2 is imported just when that does not settle it.
-    """
-    try:
-        rules = set(layout.gitignore.read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError):
-        rules = set()
-    if rules >= set(GITIGNORE_SIGNATURE) or not (layout.root / ".git").exists():
-        return
-    from sandman.store.repo import open_repo, refuse_foreign
-
-    refuse_foreign(layout, open_repo(layout))
-
-
 def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, vet, plan the part, link, pointer, take record, journal line.
@@ -395,7 +152,7 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     """
     if not force:
         check_live(source.path)
-    _refuse_foreign_root(layout)
+    refuse_foreign_root(layout)
     session = vet(layout, session_id, source)
     try:
         part = parts.plan(layout, session_id, source.path)
@@ -404,22 +161,22 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     intent = layout.take_intent(session_id, os.getpid())
 
     def record(dst: Path) -> None:
-        _record_intent(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
+        intents.record(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
 
     try:
         archived, companion, linked = archive(layout, source, journal.now_utc(), record, existing=part.archived)
     except (SandmanError, OSError):
-        _drop_intent(intent)  # nothing of this take was archived
+        intents.drop(intent)  # nothing of this take was archived
         raise
     data, skipped = pointer_data(layout, source, archived, companion, cwd, session, part=part)
     if not linked:
         data["moved"] = True
-    earlier = _earlier(layout, session_id, data)
+    earlier = earlier_parts(layout, session_id, data)
     pointer = write_pointer(layout, session_id, data)
     parts.write_record(layout, session_id, data, earlier)
-    _drop_intent(intent)
+    intents.drop(intent)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
-    _ensure_repository(layout)
+    ensure_repository(layout)
     journal.write(
         layout, VERB, "reclaimed" if reclaimed else "archived", session=session_id, host=source.host,
         archived=data["archived"], companion=data.get("companion"), hook=hook, forced=force,
@@ -584,200 +341,6 @@ def _settle(layout: Layout, entry: Path) -> bool:
         journal.write(layout, VERB, "dropped", session=session_id, reason="refused", error=str(error))
         return False
     return True
-
-
-# --- takes in progress (BANK-FORMAT "Takes in progress") ---------------------
-
-
-def _record_intent(layout: Layout, path: Path, session_id: str, source: Source, dst: Path, *,
-                   cwd: str | None, hook: bool, force: bool, part: parts.Part) -> None:
-    """Write the intent record of a take about to link ``source`` as ``dst`` (the part it archives)."""
-    entry = {"session": session_id, "source": str(source.path), "host": source.host, "relpath": source.relpath,
-             "companion": None if source.companion is None else str(source.companion),
-             "archived": _rel(layout, dst), "offset": part.offset, "bytes": part.bytes, "sha256": part.sha256,
-             "cwd": cwd, "hook": hook, "forced": force,
-             "pid": os.getpid(), "written": journal.iso(journal.now_utc())}
-    # ASCII JSON: a path whose name is not UTF-8 holds surrogate escapes, written as \udcXX.
-    write_atomic(path, json.dumps(entry, indent=2) + "\n")
-
-
-def _drop_intent(path: Path) -> None:
-    path.unlink(missing_ok=True)
-
-
-# An intent record read back from ``.taking/<sid>.<pid>.json``.
-_Intent = namedtuple("_Intent", "session archived source cwd hook forced pid written part")
-
-
-def _read_intent(path: Path) -> _Intent:
-    """Read an intent record; raise ValueError (or InputError, OSError) when it is not one."""
-    data = json.loads(path.read_bytes())
-    if not isinstance(data, dict):
-        raise ValueError("not an object")
-    session = check_session_id(data.get("session"))
-    archived, source, relpath = data.get("archived"), data.get("source"), data.get("relpath")
-    if not isinstance(archived, str) or PurePosixPath(archived).parts[:1] != (".archive",) \
-            or ".." in PurePosixPath(archived).parts:
-        raise ValueError("archived is not a path inside .archive/")
-    if not isinstance(source, str) or not source.startswith("/") or not isinstance(relpath, str):
-        raise ValueError("source or relpath missing")
-    if data.get("host") not in HOSTS:
-        raise ValueError("unknown host")
-    companion, cwd, pid = data.get("companion"), data.get("cwd"), data.get("pid")
-    return _Intent(
-        session=session, archived=archived,
-        source=Source(host=data["host"], path=Path(source), relpath=relpath,
-                      companion=Path(companion) if isinstance(companion, str) and companion.startswith("/") else None),
-        cwd=cwd if isinstance(cwd, str) else None, hook=data.get("hook") is True, forced=data.get("forced") is True,
-        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
-        written=parse_time(data.get("written")),
-        part=_intent_part(data),
-    )
-
-
-def _intent_part(data: dict) -> parts.Part | None:
-    """The part an intent record names; None for a record without one (written before takes linked)."""
-    offset, size, digest = data.get("offset"), data.get("bytes"), data.get("sha256")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (offset, size)) \
-            or offset > size or not isinstance(digest, str) or len(digest) != 64:
-        return None
-    return parts.Part(offset, size, digest, None)
-
-
-def _in_flight(intent: _Intent) -> bool:
-    """True while the process that wrote the intent still lives and the intent is young:
-    its take is running, not interrupted (a recycled pid cannot hold an intent for long)."""
-    if intent.pid is None or intent.pid == os.getpid() or intent.written is None:
-        return False
-    if (journal.now_utc() - intent.written).total_seconds() >= config.TAKE_INTENT_STALE_S:
-        return False
-    try:
-        os.kill(intent.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
-
-
-def finish_interrupted(layout: Layout) -> list[str]:
-    """Finish the takes a kill interrupted, from their intent records in ``.taking/``; return the
-    sessions whose pointer it wrote (BANK-FORMAT "Takes in progress").
-
-    For each record whose take is not running: the pointer already names the
-    archived transcript, the record goes; the transcript is archived and no
-    pointer names it, the take is finished as take does it (the live name
-    of a half-done link-then-unlink removed, the companion folder moved, the
-    pointer built from the archived bytes, journal ``take recovered``);
-    nothing was moved, or the transcript is gone, the record goes. Never
-    raises: an unreadable record is dropped, any error keeps it; each is a
-    journal line. Temp files a killed take left beside its intent record or
-    pointer go too.
-    """
-    _sweep_temp_files(layout)
-    try:
-        records = sorted(p for p in layout.taking.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
-    except OSError:
-        return []
-    recovered = []
-    for path in records:
-        try:
-            session = _finish(layout, path)
-            if session is not None:
-                recovered.append(session)
-        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
-            journal.write(layout, VERB, "intent-kept", intent=path.name, reason="error",
-                          error=f"{type(error).__name__}: {error}")
-    return recovered
-
-
-def _sweep_temp_files(layout: Layout) -> None:
-    """Delete write_atomic's temp files in ``.taking/`` and ``memories/.recent/`` older than
-    ``config.TAKE_INTENT_STALE_S`` seconds: takes write there without a lock, so a younger
-    one may be a running take's."""
-    cutoff = time.time() - config.TAKE_INTENT_STALE_S
-    for folder in (layout.taking, layout.recent):
-        try:
-            orphans = [entry for entry in os.scandir(folder) if TEMP_NAME.fullmatch(entry.name)]
-        except OSError:
-            continue
-        for orphan in orphans:
-            try:
-                if orphan.is_file(follow_symlinks=False) and orphan.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(orphan.path)
-            except OSError:
-                pass
-
-
-def _finish(layout: Layout, path: Path) -> str | None:
-    """Settle one intent record; return its session when the take was finished here."""
-    try:
-        intent = _read_intent(path)
-    except (OSError, ValueError, RecursionError, InputError):
-        _drop_intent(path)
-        journal.write(layout, VERB, "intent-dropped", intent=path.name, reason="unreadable")
-        return None
-    if _in_flight(intent):
-        journal.write(layout, VERB, "intent-kept", session=intent.session, reason="in-flight", pid=intent.pid)
-        return None
-    source, archived = intent.source, layout.root / intent.archived
-    pointer = read_pointer(layout.pointer(intent.session))
-    if pointer is not None and pointer.data.get("archived") == intent.archived \
-            and (intent.part is None or pointer.data.get("bytes") == intent.part.bytes):
-        reason = "pointer-written"  # killed after the pointer, before the record went
-        _settle_record(layout, intent.session, pointer.data)
-    elif not os.path.lexists(archived):
-        reason = "not-moved" if os.path.lexists(source.path) else "gone"
-    else:
-        _recover(layout, intent, archived)
-        _drop_intent(path)
-        return intent.session
-    _drop_intent(path)
-    journal.write(layout, VERB, "intent-dropped", session=intent.session, reason=reason)
-    return None
-
-
-def _settle_record(layout: Layout, session_id: str, pointer: dict) -> None:
-    """Write the take record from a pointer a killed take wrote before its record."""
-    record = parts.read_record(layout, session_id)
-    if record is not None and (record.archived, record.bytes) == (pointer.get("archived"), pointer.get("bytes")):
-        return
-    if isinstance(pointer.get("bytes"), int) and isinstance(pointer.get("sha256"), str):
-        earlier = [p for p in pointer.get("earlier", []) if isinstance(p, str)] if isinstance(pointer.get("earlier"), list) else []
-        parts.write_record(layout, session_id, pointer, earlier)
-
-
-def _recover(layout: Layout, intent: _Intent, archived: Path) -> None:
-    """Finish a take whose transcript reached the archive: what take_source does after the link.
-
-    The live name stays (a take links, it does not move). The part is the
-    intent's; a record without one (written before takes linked) archives
-    the whole file as it is now.
-    """
-    source = intent.source
-    companion = None
-    if source.companion is not None:
-        target = archived.with_suffix("")
-        if is_real_dir(source.companion):
-            _link_companion(layout, source.companion, archived)
-        companion = target if is_real_dir(target) else None
-    part = intent.part
-    if part is None:
-        size = archived.stat().st_size
-        part = parts.Part(0, size, parts.digest(archived, size), None)
-    try:
-        session = summarize(archived, source.host, end=part.bytes)
-    except (OSError, SandmanError):
-        session = None
-    data, skipped = pointer_data(layout, source, archived, companion, intent.cwd, session, part=part)
-    earlier = _earlier(layout, intent.session, data)
-    write_pointer(layout, intent.session, data)
-    parts.write_record(layout, intent.session, data, earlier)
-    layout.pending_take(intent.session).unlink(missing_ok=True)
-    _ensure_repository(layout)
-    journal.write(layout, VERB, "recovered", session=intent.session, host=source.host, archived=data["archived"],
-                  companion=data.get("companion"), hook=intent.hook, forced=intent.forced, skipped_lines=skipped,
-                  offset=part.offset, bytes=part.bytes)
 
 
 # --- the dream trigger ------------------------------------------------------
