@@ -24,6 +24,7 @@ import dream
 import recall
 import remember
 import report_hook
+import retrieval
 import search
 import secrets_ban
 import site_render
@@ -35,7 +36,7 @@ import trail
 from harness import measure, progress
 
 MODULES = (take, take_budget, recall, report_hook, backstop, sync_spawn, remember, cli_help, floors, secrets_ban,
-           consensus, consensus_quality, dream, site_render, site_trail, trail, search)
+           consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
 
 
 def main(argv: list[str] | None = None) -> None:

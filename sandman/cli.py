@@ -533,7 +533,7 @@ def search(
         say(verb.to_json(hits), lines=True)
         return
     if not hits:
-        say(f"no memory matches {query!r}")
+        say(verb.no_match(query))
         raise typer.Exit(1)
     for line in verb.lines(root, hits):
         say(line)

@@ -241,11 +241,13 @@ def git_identity() -> tuple[str, str] | None:
 # --- the design's constants --------------------------------------------------
 
 RECALL_BUDGET_UTF16 = 9_000  # UTF-16 code units: Claude Code caps hook context at 10,000 of them
-HOOK_CONTEXT_MAX_UTF16 = 10_000  # past it, additionalContext goes to a file; the model sees 2 KB
-# The unread reports' digest (`report --hook`) sits beside recall in the same SessionStart: what recall
-# leaves of Claude Code's cap, less a margin for the separators Claude Code puts between two contexts.
-REPORT_DIGEST_MARGIN_UTF16 = 100
-REPORT_DIGEST_UTF16 = HOOK_CONTEXT_MAX_UTF16 - RECALL_BUDGET_UTF16 - REPORT_DIGEST_MARGIN_UTF16  # 900
+# Claude Code 2.1.332 caps each hook's additionalContext on its own: up to 10,000 UTF-16 units
+# arrive whole, one more and the model sees a 2 KB preview of a file (docs/live-tests.md, proven
+# live by tests/test_live_claude_code.py). Two hooks' contexts are never summed.
+HOOK_CONTEXT_MAX_UTF16 = 10_000
+# The unread reports' digest (`report --hook`) is a SessionStart hook of its own beside recall's:
+# the whole cap is its.
+REPORT_DIGEST_UTF16 = HOOK_CONTEXT_MAX_UTF16
 REPORT_MESSAGE_LINES = 20  # reports named in the person's systemMessage; past it, "and N more"
 HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72

@@ -53,6 +53,7 @@ from sandman.verbs.recall import memories
 from sandman.verbs.recall import recall as compose_recall
 from sandman.verbs.remember import remember as commit_remembered
 from sandman.verbs.search import lines as search_lines
+from sandman.verbs.search import no_match
 from sandman.verbs.search import search as search_memories
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
@@ -172,7 +173,7 @@ def build_server(layout: Layout) -> MCPServer:
             raise ToolError(str(error)) from None
         _journal(layout, "search", None, bank=bank, type=type, hits=len(hits))
         if not hits:
-            return f"no memory matches {query!r}"
+            return no_match(query)
         return "\n".join(search_lines(layout, hits))
 
     @server.tool(structured_output=False)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+# Imported here, before the autouse fixture clears SANDMAN_*: it reads $SANDMAN_TEST_CLAUDE_CODE.
+from live_claude import FakeApi, claude_code
 from sandman.layout import Layout
 
 REAL_HOME = Path.home()
@@ -103,8 +105,6 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def fake_api():
     """A started FakeApi (tests/live_claude.py); skips the test when the pinned Claude Code is absent."""
-    from live_claude import FakeApi, claude_code
-
     claude_code()
     with FakeApi() as api:
         yield api

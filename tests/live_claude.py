@@ -418,28 +418,37 @@ def run_stream(prompts: list[str], cwd: Path, api: FakeApi, *, env_extra: dict[s
 def wait_for_sandman(root: Path, timeout: float = 60) -> None:
     """Wait until no process of this user runs with ``SANDMAN_ROOT=root`` (a detached take, a dream).
 
-    Claude Code does not wait for ``take --hook --detach``'s child; this finds it in
-    /proc by its environment and waits on a pidfd, without polling.
+    Claude Code does not wait for ``take --hook --detach``'s child; this finds such
+    processes in /proc by their environment and waits on a pidfd for each, without
+    polling, then looks again, until a look finds none (a parent may fork a child
+    after the first look).
     """
     import select
 
     marker = f"SANDMAN_ROOT={root}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+    deadline = time.monotonic() + timeout
+    while True:
+        running = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
                 continue
-            handle = os.pidfd_open(int(entry.name))
-        except (OSError, ValueError):
-            continue  # gone, or another user's
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    running.append(os.pidfd_open(int(entry.name)))
+            except OSError:
+                continue  # gone, or another user's
+        if not running:
+            return
         try:
-            poller = select.poll()
-            poller.register(handle, select.POLLIN)
-            if not poller.poll(timeout * 1000):
-                raise AssertionError(f"process {entry.name} of {root} still runs after {timeout} s")
+            for handle in running:
+                poller = select.poll()
+                poller.register(handle, select.POLLIN)
+                left = max(deadline - time.monotonic(), 0)
+                if not poller.poll(left * 1000):
+                    raise AssertionError(f"a process of {root} still runs after {timeout} s")
         finally:
-            os.close(handle)
+            for handle in running:
+                os.close(handle)
 
 
 # --- an interactive session ----------------------------------------------------------

@@ -14,6 +14,8 @@ from sandman.banks.names import bank_name
 from sandman.layout import Layout
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+# About 1 MB of distinct words, "make" first (issue 34: such a query ran for minutes at 617 MB).
+HUGE_QUERY = "make " + " ".join(f"word{i}" for i in range(110_000))
 
 
 def text(result) -> str:
@@ -43,6 +45,7 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
         seen["unknown"] = await client.call_tool("banks", {"bank": "/no/such/dir"})
         seen["search"] = await client.call_tool("search", {"query": "make"})
         seen["search-bad"] = await client.call_tool("search", {"query": '""'})
+        seen["search-huge"] = await client.call_tool("search", {"query": HUGE_QUERY})
         seen["handoff"] = await client.call_tool("handoff", {"note": "Next: ship it.", "cwd": str(project)})
         seen["after-handoff"] = await client.call_tool("recall", {"cwd": str(project)})
     return seen
@@ -86,7 +89,9 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
 
     assert not seen["search"].is_error
     assert text(seen["search"]).splitlines()[1].endswith("project_the_build_runs_with_make.md:1: The build runs with make.")
-    assert seen["search-bad"].is_error and "has no words in it" in text(seen["search-bad"])
+    assert seen["search-bad"].is_error and "has no word to search for" in text(seen["search-bad"])
+    assert len(HUGE_QUERY) > 1_000_000 and not seen["search-huge"].is_error
+    assert text(seen["search-huge"]).splitlines()[1].endswith("project_the_build_runs_with_make.md:1: The build runs with make.")
     assert not seen["handoff"].is_error and text(seen["handoff"]).startswith(f"handoff for {project}: ")
     assert text(seen["after-handoff"]).startswith("## Handoff from the last session (")
     assert layout.handoff(bank_name(project)).read_text().count('"delivered": 1') == 1
@@ -116,7 +121,8 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
         ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
         ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
-        ("called", "banks"), ("called", "banks"), ("called", "search"), ("failed", "search"), ("called", "handoff"),
+        ("called", "banks"), ("called", "banks"), ("called", "search"), ("failed", "search"), ("called", "search"),
+        ("called", "handoff"),
         ("called", "recall")]
     assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
 

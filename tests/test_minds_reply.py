@@ -193,6 +193,14 @@ def test_the_dream_prompt_says_an_unusable_memory_is_dropped_alone():
     assert "is thrown away, and your other memories still count" in text
 
 
+def test_regression_the_dream_prompt_told_toolless_minds_to_read_the_archived_transcript():
+    """Issue 28, fault 5: a mind has no tools (--tools ""), so it cannot read a file; the session is in the prompt."""
+    text = " ".join(prompts.load("dream").split())
+    assert "read it if you need" not in text and "holds all of it" not in text
+    assert "you have no tools and cannot open it; the session is included below" in text
+    assert "The session itself, included below:" in text
+
+
 def test_a_memory_filed_in_a_bank_whose_directory_holds_a_secret_is_dropped():
     """A session run in /tmp/<AKIA…> let a mind file memories in a bank named after the key."""
     key = "AKIA" + "UJZDE8GXD6NCF10E"

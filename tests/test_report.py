@@ -130,8 +130,7 @@ def test_two_real_shifts_give_one_digest_beside_a_full_recall_and_nothing_the_se
 
     assert_valid_session_start(reply)
     context = reply["hookSpecificOutput"]["additionalContext"]
-    assert units(recalled) + units(context) < config.HOOK_CONTEXT_MAX_UTF16
-    assert units(context) <= config.REPORT_DIGEST_UTF16
+    assert units(recalled) <= config.RECALL_BUDGET_UTF16 and units(context) <= config.REPORT_DIGEST_UTF16
     # worst first: the second shift has a finding (a commit without Event:), the first none
     assert context.index(second.shift) < context.index(first.shift)
     assert "<script>alert('x')</script>" in context and "javascript:alert(1)" in context  # as text
@@ -187,15 +186,16 @@ def test_a_bad_payload_is_a_journal_line_and_exit_0(root, stdin):
 
 
 def test_the_digest_keeps_to_its_cap_and_what_the_person_was_not_shown_stays_unread(root, corpus):
-    for i in range(30):
-        write_shift(root, f"s-202611{i + 1:02d}T2300Z", findings=i % 3, handoff="🚀 a long handoff line " * 20)
+    for i in range(150):  # their report lines alone pass the cap
+        write_shift(root, f"s-2026{7 + i // 30:02d}{i % 30 + 1:02d}T2300Z", findings=i % 3,
+                    handoff="🚀 a long handoff line " * 20)
     reply = hook(payload(corpus, "startup.full"))
     context = reply["hookSpecificOutput"]["additionalContext"]
-    assert units(context) <= config.REPORT_DIGEST_UTF16 == 900
+    assert units(context) <= config.REPORT_DIGEST_UTF16 == config.HOOK_CONTEXT_MAX_UTF16 == 10_000
     assert "more not shown here: `sandman report` lists them." in context
-    assert "… and 10 more: sandman report" in reply["systemMessage"]
-    assert len(reports.unread(root)) == 10
-    assert "10 unread shift reports" in hook(payload(corpus, "startup.full"))["systemMessage"]
+    assert "… and 130 more: sandman report" in reply["systemMessage"]
+    assert len(reports.unread(root)) == 130
+    assert "130 unread shift reports" in hook(payload(corpus, "startup.full"))["systemMessage"]
 
 
 def test_worst_news_comes_first(root, corpus):
@@ -451,3 +451,13 @@ def test_one_report_is_counted_in_the_singular_not_1_reports(root):
     write_shift(root, "s-20261201T2300Z")
     assert sandman("report").stdout.decode().splitlines()[-1] == (
         "1 report, 1 unread; read one: sandman report show <shift>")
+
+
+def test_regression_a_digest_of_900_units_dropped_every_handoff_line(root, corpus):
+    # Claude Code caps each hook's context on its own (tests/test_live_claude_code.py): the digest
+    # beside a full recall has the whole 10,000 units, room for every handoff line of a week.
+    for day in range(1, 8):
+        write_shift(root, f"s-202612{day:02d}T2300Z", findings=day % 2,
+                    handoff=f"Night {day}: moved the 記録 parser to tomllib 🚀; the fuzz corpus grew by {day} cases.")
+    context = hook(payload(corpus, "startup.full"))["hookSpecificOutput"]["additionalContext"]
+    assert context.count("  handoff: Night ") == 7 and "more not shown here" not in context

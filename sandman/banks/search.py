@@ -11,8 +11,9 @@ search. It holds two tables:
   the row was read at;
 - ``banks(name, mtime_ns)``: each bank folder's modification time when it
   was last scanned;
-- ``memories``: an FTS5 table (``unicode61``, diacritics folded) of ``name``,
-  ``description`` and ``body``, its rowid the ``files`` id.
+- ``memories``: an FTS5 table (``porter`` over ``unicode61``, diacritics
+  folded: every word indexed by its Porter stem) of ``name``, ``description``
+  and ``body``, its rowid the ``files`` id.
 
 A search first compares each bank folder's modification time with
 ``banks``; in a folder that changed it compares ``files`` with the folder (one
@@ -27,30 +28,39 @@ moved into place (``os.replace``). commit_memory refreshes the banks it
 touched after each commit when the index exists (``refresh``), so the index a
 search opens is current in the common case.
 
-Ranking is FTS5's bm25 with the columns weighted name 10, description 4, body
-1: a word in a memory's name ranks it above the same word in another's body.
+A query is a person's words (sandman.banks.query): its meaningful words,
+stemmed, any of them matching; ranking is FTS5's bm25 with the columns
+weighted name 10, description 4, body 1, so the memories sharing the most and
+the rarest words come first, and a word in a memory's name ranks it above the
+same word in another's body. A query is bounded: at most
+query.MAX_QUERY_CHARS characters read, query.MAX_TERMS terms, and
+QUERY_SECONDS of SQLite work (a progress handler), past which it fails with
+InputError.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
-import unicodedata
+import time
 from collections import namedtuple
 from pathlib import Path
 
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
+from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
 BUSY_TIMEOUT_SECONDS = 30.0
 LINE_MAX_CHARS = 200
+QUERY_SECONDS = 1.0  # SQLite work one query may take before it is interrupted
+RELATED_WEIGHT = 0.5  # a related word (query.RELATED) is half the evidence of the word typed
+PROGRESS_STEPS = 1000  # SQLite virtual-machine steps between two looks at the clock
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,11 +70,10 @@ CREATE TABLE files (
 );
 CREATE INDEX files_bank ON files (bank);
 CREATE TABLE banks (name TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
-CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'porter unicode61 remove_diacritics 2');
 """
-# A quoted phrase, or a run of anything but white space.
-_QUERY_PART = re.compile(r'"([^"]*)"|(\S+)')
-_WORD = re.compile(r"\w+")
+# Marks around the words a match holds (highlight()): private-use characters, never in a line shown.
+_OPEN, _CLOSE = "\ue000", "\ue001"
 
 
 class Hit(namedtuple("Hit", "bank file name description type line_number line score")):
@@ -79,32 +88,6 @@ class Hit(namedtuple("Hit", "bank file name description type line_number line sc
     def path(self) -> str:
         """``<bank>/<file>``, relative to ``memories/``."""
         return f"{self.bank}/{self.file}"
-
-
-def fold(text: str) -> str:
-    """Return ``text`` case-folded with its diacritics removed, as the index compares words."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def match_expression(query: str) -> tuple[str, list[str]]:
-    """Return ``(FTS5 MATCH expression, the query's words folded)`` for a person's query.
-
-    Every white-space separated part is a phrase of its words (``don't`` is
-    ``"don t"``), a ``"quoted part"`` one phrase, all of them required. Only
-    words reach FTS5, each phrase in double quotes, so no query can be FTS5
-    syntax (``AND``, ``NEAR``, ``*``, ``:``, a stray quote). Raises InputError
-    for a query with no word in it.
-    """
-    phrases, words = [], []
-    for match in _QUERY_PART.finditer(query):
-        part_words = _WORD.findall(match.group(1) if match.group(1) is not None else match.group(2))
-        if part_words:
-            phrases.append('"' + " ".join(part_words) + '"')
-            words.extend(fold(word) for word in part_words)
-    if not phrases:
-        raise InputError(f"search query {query!r} has no words in it; give at least one word")
-    return " ".join(phrases), words
 
 
 def _live_files(folder: Path) -> dict[str, tuple[int, int]]:
@@ -298,15 +281,106 @@ def refresh(layout: Layout, banks: list[str]) -> int | None:
         connection.close()
 
 
-def _matching_line(words: list[str], name: str, description: str, body: str) -> tuple[int, str]:
-    for number, line in enumerate(body.split("\n"), start=1):
-        folded = fold(line)
-        if any(word in folded for word in words):
-            return number, line.strip()[:LINE_MAX_CHARS]
-    folded_description = fold(description)
-    if any(word in folded_description for word in words):
-        return 0, description[:LINE_MAX_CHARS]
+def _unmark(text: str) -> str:
+    return text.replace(_OPEN, "").replace(_CLOSE, "")
+
+
+def _matching_line(name: str, marked_description: str, marked_body: str) -> tuple[int, str]:
+    """The first body line holding a matched word (its 1-based number), else the description
+    when it matched (0), else the name (0). The marked texts are highlight()'s, words in marks."""
+    if _OPEN in marked_body:
+        for number, line in enumerate(marked_body.split("\n"), start=1):
+            if _OPEN in line:
+                return number, _unmark(line).strip()[:LINE_MAX_CHARS]
+    if _OPEN in marked_description:
+        return 0, _unmark(marked_description)[:LINE_MAX_CHARS]
     return 0, name[:LINE_MAX_CHARS]
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms a search for ``text`` uses (sandman.banks.query.terms, MAX_TERMS at most)."""
+    return terms(text, MAX_TERMS)
+
+
+def rank(
+    layout: Layout,
+    text: str,
+    limit: int = DEFAULT_LIMIT,
+    banks: list[str] | None = None,
+    *,
+    memory_type: str | None = None,
+    related: bool = True,
+    seconds: float = QUERY_SECONDS,
+) -> list[Hit]:
+    """Return the memories sharing meaningful words with ``text``, best first, at most ``limit``.
+
+    ``text`` is a person's words (a question, a prompt): sandman.banks.query
+    reads its first MAX_QUERY_CHARS characters into at most MAX_TERMS terms,
+    any of which may match (stemmed), with their related words when
+    ``related``. ``banks`` limits the search to those bank folder names (None:
+    every bank); ``memory_type`` to one type. Ranked by bm25 (WEIGHTS); lower
+    ``score`` first. Returns [] when ``text`` holds no meaningful word or there
+    is no root. Raises InputError when the query's SQLite work passes
+    ``seconds``, OSError, sqlite3.Error (docs/search.md).
+    """
+    expression = fts_query(text, MAX_TERMS, related=False)
+    if expression is None or not layout.root.is_dir():
+        return []
+    if banks is not None and not banks:
+        return []
+    related_expression = fts_related(text, MAX_TERMS) if related else None
+    weights = ", ".join(map(str, WEIGHTS))
+    if related_expression is None:
+        scored = f"SELECT rowid AS id, bm25(memories, {weights}) AS score FROM memories WHERE memories MATCH ?"
+        parameters: list[object] = [expression]
+    else:
+        # The words typed score in full, their related words at RELATED_WEIGHT (bm25 is negative: lower first).
+        scored = (f"SELECT id, sum(score) AS score FROM ("
+                  f"SELECT rowid AS id, bm25(memories, {weights}) AS score FROM memories WHERE memories MATCH ?"
+                  f" UNION ALL SELECT rowid, {RELATED_WEIGHT} * bm25(memories, {weights})"
+                  f" FROM memories WHERE memories MATCH ?"
+                  f") GROUP BY id")
+        parameters = [expression, related_expression]
+    sql = f"SELECT s.id, s.score FROM ({scored}) s JOIN files f ON f.id = s.id WHERE 1"
+    if banks is not None:
+        sql += f" AND f.bank IN ({','.join('?' * len(banks))})"
+        parameters.extend(banks)
+    if memory_type is not None:
+        sql += " AND f.type = ?"
+        parameters.append(memory_type)
+    sql += " ORDER BY s.score, f.path LIMIT ?"
+    parameters.append(limit)
+    # Then the texts of the few found, their matched words marked: highlight() needs a full-text
+    # query of its own (the same words, any of them), and is paid only for these.
+    either = expression if related_expression is None else f"{expression} OR {related_expression}"
+    connection = open_index(layout)
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
+    try:
+        scores = dict(connection.execute(sql, parameters).fetchall())
+        ids = list(scores)
+        rows = connection.execute(
+            f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
+            f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
+            f" FROM memories m JOIN files f ON f.id = m.rowid"
+            f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
+    except sqlite3.OperationalError as error:
+        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
+        if str(error) != "interrupted" and time.monotonic() < deadline:
+            raise
+        raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
+    finally:
+        connection.close()
+    found = {}
+    for row_id, bank_name, file, name, description, kind, marked_description, marked_body in rows:
+        number, line = _matching_line(name, marked_description, marked_body)
+        found[row_id] = Hit(bank_name, file, name, description, kind, number, line, scores[row_id])
+    return [found[row_id] for row_id in ids if row_id in found]
+
+
+def shown(text: str, chars: int = 60) -> str:
+    """``text`` quoted for a one-line message: its first ``chars`` characters, ``...`` marking a cut."""
+    return repr(text[:chars]) + ("..." if len(text) > chars else "")
 
 
 def search(
@@ -317,33 +391,14 @@ def search(
     memory_type: str | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> list[Hit]:
-    """Return the memories matching every word of ``query``, best first, at most ``limit``.
+    """Return the memories sharing meaningful words with ``query``, best first, at most ``limit``.
 
     ``bank`` is a bank folder name (the caller resolves a directory to it);
     ``memory_type`` one of the memory types. Raises InputError (a query
-    without words), OSError, sqlite3.Error.
+    without a meaningful word, or one whose SQLite work passes QUERY_SECONDS),
+    OSError, sqlite3.Error. See ``rank``.
     """
-    expression, words = match_expression(query)
-    if not layout.root.is_dir():
-        return []  # no root yet: nothing to search, and nowhere to keep an index
-    sql = (f"SELECT f.bank, f.file, m.name, m.description, f.type, m.body, bm25(memories, {', '.join(map(str, WEIGHTS))}) AS score"
-           " FROM memories m JOIN files f ON f.id = m.rowid WHERE memories MATCH ?")
-    parameters: list[object] = [expression]
-    if bank is not None:
-        sql += " AND f.bank = ?"
-        parameters.append(bank)
-    if memory_type is not None:
-        sql += " AND f.type = ?"
-        parameters.append(memory_type)
-    sql += " ORDER BY score, f.path LIMIT ?"
-    parameters.append(limit)
-    connection = open_index(layout)
-    try:
-        rows = connection.execute(sql, parameters).fetchall()
-    finally:
-        connection.close()
-    hits = []
-    for bank_name, file, name, description, kind, body, score in rows:
-        number, line = _matching_line(words, name, description, body)
-        hits.append(Hit(bank_name, file, name, description, kind, number, line, score))
-    return hits
+    if not query_terms(query):
+        raise InputError(f"search query {shown(query)} has no word to search for (only common words such as"
+                         " 'how', 'the'); give a word the memory would hold")
+    return rank(layout, query, limit, None if bank is None else [bank], memory_type=memory_type)

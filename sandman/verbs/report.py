@@ -64,8 +64,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     "SessionStart", "additionalContext": <the model's digest>}}`` and a newline, then marks
     the reports the person was shown read (chosen and marked under ``.reports-read.lock``,
     taken without waiting, so concurrent starts print it once); the model's digest is at most
-    ``config.REPORT_DIGEST_UTF16`` UTF-16 code units, so it and recall's 9,000 stay under
-    Claude Code's 10,000. Returns None (print nothing) when nothing is unread, for the
+    ``config.REPORT_DIGEST_UTF16`` UTF-16 code units, Claude Code's cap on one hook's context
+    (recall's is another hook's, capped on its own). Returns None (print nothing) when nothing is unread, for the
     other sources, and, with a journal line, for an unreadable payload, another
     ``hook_event_name``, a shift session (``$SANDMAN_SHIFT`` set: the reports are the
     owner's, not the night's) or a root without ``memories/``. A read mark that cannot be

@@ -1,4 +1,4 @@
-"""``sandman search <query>``: find memories by the words of their name, description and body.
+"""``sandman search <query>``: find the memories that answer a question, by the words of their name, description and body.
 
 The index is sandman.banks.search (``.search.sqlite``, derived); this verb
 resolves ``--bank`` (a bank name or an absolute directory) and ``--type``,
@@ -29,12 +29,15 @@ def search(
     limit: int = index.DEFAULT_LIMIT,
     reindex: bool = False,
 ) -> list[index.Hit]:
-    """Return the memories matching ``query``, best first (sandman.banks.search.search).
+    """Return the memories sharing meaningful words with ``query``, best first (sandman.banks.search.search).
 
-    ``reindex`` rebuilds the index from nothing first (a hand edit made in
-    place is otherwise found at the next commit in its bank). Raises
-    InputError (no word in the query, an unknown bank or type, a limit
-    outside 1..1000), SearchIndexError (the index cannot be built or read).
+    ``query`` is a person's words, bounded there (its first 10,000 characters,
+    32 terms, 1 s of SQLite work: docs/search.md, "Bounds"). ``reindex``
+    rebuilds the index from nothing first (a hand edit made in place is
+    otherwise found at the next commit in its bank). Raises InputError (no
+    meaningful word in the query, a query past its time bound, an unknown bank
+    or type, a limit outside 1..1000), SearchIndexError (the index cannot be
+    built or read).
     """
     if "\0" in query:
         raise InputError("search query holds a NUL character; remove it")
@@ -55,6 +58,11 @@ def search(
     except sqlite3.Error as error:
         raise SearchIndexError(
             f"search index {layout.search_index} cannot be used ({error}); delete it and search again") from None
+
+
+def no_match(query: str) -> str:
+    """The line a search that found nothing prints: the query cut to its first 60 characters."""
+    return f"no memory matches {index.shown(query)}"
 
 
 def lines(layout: Layout, hits: list[index.Hit]) -> list[str]:

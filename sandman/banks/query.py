@@ -1,0 +1,178 @@
+"""A person's words into an FTS5 MATCH expression (docs/search.md, "The query").
+
+Stdlib only, and nothing of sandman: the prompt hook imports it on every
+prompt, so it must cost next to nothing to import.
+
+A query is read as a bag of words, the way a person asks: its words (runs of
+letters and digits; ``mix_audit`` and ``parallel-safe`` are compounds: the
+phrase of their words, and each word) are lower-cased, the common words of a
+question (``how``, ``do``, ``the``, ``please`` ...: STOP_WORDS) are dropped,
+and each remaining word becomes one alternative of an ``OR``: a memory needs
+to share one of them, and bm25 ranks the memories sharing the most, and the
+rarest, first. A part in double quotes is one alternative, a phrase of its
+words. Stemming is the index's (FTS5's ``porter`` tokenizer), so
+``deploy`` finds ``Deploys``.
+
+Each word also brings the words of its RELATED group (``ship`` brings
+``deploy`` and ``release``): the few sets of words software sessions use for
+one act, so a question in other words than the memory's still meets it
+(``fts_related``: search weighs them below the words typed).
+
+The query is bounded before anything reads it whole: only its first
+MAX_QUERY_CHARS characters are read, at most ``max_terms`` distinct terms are
+kept (MAX_TERMS by default, related words not counted), and a word longer than
+MAX_WORD_CHARS (a hash, a base64 run) is skipped. Only quoted words reach FTS5,
+so nothing of a query is ever FTS5 syntax.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_QUERY_CHARS = 10_000  # characters of a query read; the rest is ignored
+MAX_TERMS = 32  # distinct terms kept, in the order they first occur
+MAX_WORD_CHARS = 40  # a longer run of letters is not a word a memory holds
+
+# A quoted phrase, or a word: letters and digits, joined by underscores or hyphens into one compound.
+_PART = re.compile(r'"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)')
+_WORD = re.compile(r"[^\W_]+")
+
+STOP_WORDS = frozenset("""
+a about above after again against ago all almost also although always am among an and another any anybody
+anyone anything anyway anywhere are aren around as ask asked at away be became because been before being
+below best better between both but by can cannot could couldn d did didn do does doesn doing don done
+down during each either else enough etc even ever every everything few find for from further get gets
+getting give go going got had hadn has hasn have haven having he hello her here hers herself hey hi him
+himself his how however i if in instead into is isn it its itself just know kind let like ll m many maybe
+me might mine more most much must mustn my myself need needs never no nor not now of off often ok okay on
+once one only or other others otherwise our ours ourselves out over own please quite rather re really
+remember s said same say says see seem shall she should shouldn show since so some somebody someone
+something sometimes somewhere still such sure t tell than thank thanks that the their theirs them
+themselves then there these they thing things this those though through thus to too try trying under
+until up upon us use used using usually ve very via want wanted was wasn way we well were weren what
+whatever when whenever where whether which while who whom whose why will with within without won would
+wouldn y yes yet you your yours yourself yourselves
+""".split())
+
+# Words one act goes by in software sessions, each group a set of near-synonyms (one word
+# per stem: the index stems every form). A query word of a group also seeks the others.
+RELATED_GROUPS = (
+    ("deploy", "ship", "release", "publish", "rollout"),
+    ("version", "release"),
+    ("bug", "error", "failure", "fault", "defect"),
+    ("crash", "panic", "exception", "traceback"),
+    ("test", "spec"),
+    ("doc", "documentation", "readme"),
+    ("config", "configuration", "setting"),
+    ("install", "setup"),
+    ("delete", "remove", "erase"),
+    ("start", "launch", "boot"),
+    ("stop", "kill", "terminate"),
+    ("fast", "slow", "speed", "performance", "latency"),
+    ("lint", "linter", "style"),
+    ("directory", "folder"),
+    ("function", "helper", "method"),
+    ("task", "issue", "ticket"),
+    ("auth", "authentication", "login"),
+    ("database", "db"),
+)
+
+
+def _related(groups: tuple[tuple[str, ...], ...]) -> dict[str, tuple[str, ...]]:
+    related: dict[str, list[str]] = {}
+    for group in groups:
+        for word in group:
+            known = related.setdefault(word, [])
+            known.extend(other for other in group if other != word and other not in known)
+    return {word: tuple(others) for word, others in related.items()}
+
+
+RELATED = _related(RELATED_GROUPS)
+
+
+def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
+    """Return the meaningful terms of ``text``, in first-seen order, at most ``max_terms``.
+
+    A term is a lower-cased word that is not a stop word (a single letter
+    neither), or a phrase, its words joined by one space: the words of a
+    quoted part (stop words kept), or a compound (``mix_audit``,
+    ``parallel-safe``) followed by its meaningful words as terms of their own. Lower-cased, not
+    case-folded: ``ß`` stays ``ß``, as the index keeps it. Reads at most
+    MAX_QUERY_CHARS characters of ``text``; skips a word over MAX_WORD_CHARS.
+    """
+    found: list[str] = []
+    seen = set()
+
+    def keep(term: str) -> bool:
+        if term not in seen:
+            seen.add(term)
+            found.append(term)
+        return len(found) >= max_terms
+
+    for match in _PART.finditer(text[:MAX_QUERY_CHARS]):
+        if match.group(1) is not None:
+            words = [word for word in _WORD.findall(match.group(1).lower()) if len(word) <= MAX_WORD_CHARS]
+            if len(words) > 1:
+                if keep(" ".join(words)):
+                    break
+                continue  # a phrase the person quoted: its words together, not apart
+        else:
+            compound = match.group(2).lower()
+            if len(compound) > MAX_WORD_CHARS:
+                continue
+            words = _WORD.findall(compound)
+            if len(words) > 1 and keep(compound):
+                break
+        if any(keep(word) for word in words if word not in STOP_WORDS and not (len(word) == 1 and word.isalpha())):
+            break
+    return found
+
+
+def _group_of(term: str) -> tuple[str, ...]:
+    """The RELATED words of ``term`` or of its stem by a plain suffix (``deploys``, ``shipping``)."""
+    if term in RELATED:
+        return RELATED[term]
+    for suffix, restore in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
+        if term.endswith(suffix) and term[:-len(suffix)] + restore in RELATED:
+            return RELATED[term[:-len(suffix)] + restore]
+    return ()
+
+
+def related_words(found: list[str]) -> list[str]:
+    """Return the RELATED words of the terms ``found`` that are not among them, in order."""
+    out: list[str] = []
+    seen = set(found)
+    for term in found:
+        for word in _group_of(term):
+            if word not in seen:
+                seen.add(word)
+                out.append(word)
+    return out
+
+
+def _expression(found: list[str]) -> str:
+    return " OR ".join('"' + " ".join(_WORD.findall(term)) + '"' for term in found)
+
+
+def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> str | None:
+    """Return the FTS5 MATCH expression for a person's ``text``, None when no meaningful word remains.
+
+    The expression is ``"t1" OR "t2" OR ...``: each of ``terms(text,
+    max_terms)`` (and, with ``related``, their RELATED words) as a quoted
+    string of its words, which FTS5 tokenizes (and stems) as the index does; a
+    compound or quoted part is a phrase of its words. At most
+    MAX_QUERY_CHARS characters of ``text`` are read.
+    """
+    found = terms(text, max_terms)
+    if not found:
+        return None
+    return _expression(found + related_words(found) if related else found)
+
+
+def fts_related(text: str, max_terms: int = MAX_TERMS) -> str | None:
+    """Return the MATCH expression of the RELATED words alone (those ``fts_query`` adds), None when none.
+
+    search.rank scores them apart, at a lower weight than the words a person typed.
+    """
+    extra = related_words(terms(text, max_terms))
+    return _expression(extra) if extra else None
