@@ -22,6 +22,9 @@ from sandman.verbs.dream_run import run_queue
 FIRST = "Remember this: deploys go through make release"
 SECOND = "And the staging server listens on port 8443"
 THIRD = "One more thing: the nightly job runs at 03:30"
+# As `hooks install` writes it: a settings hook's timeout is honoured (SessionEnd's default is 1.5 s).
+SETTINGS = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook",
+                                                  "timeout": 30}]}]}}
 
 
 def _said(body: dict) -> list[str]:
@@ -45,7 +48,7 @@ def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_
         fake_api, isolated: Path, layout: Layout, fake_claude, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    write_settings({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook"}]}]}})
+    write_settings(SETTINGS)
 
     fake_api.script("Noted: make release.")
     first = run_print(FIRST, project, fake_api, args=["--output-format", "json"])
@@ -129,7 +132,7 @@ def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, 
 
     project = tmp_path / "proj"
     project.mkdir()
-    write_settings({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "sandman take --hook"}]}]}})
+    write_settings(SETTINGS)
     seed_interactive_config(project)
     fake_api.script("Noted: make release.")
     with Tmux(project, fake_api) as session:
