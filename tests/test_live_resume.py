@@ -27,6 +27,17 @@ SETTINGS = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "
                                                   "timeout": 30}]}]}}
 
 
+def _answering(replies: dict[str, str]):
+    """A reply picked by the request's last message, not by arrival order: an interactive Claude Code
+    also asks the API for other things (a session title, say), which must not take a scripted reply."""
+    def reply(body: dict) -> str:
+        # The last message a person sent (2.1.332 puts hook context in a "system" message after it).
+        last = [m for m in body.get("messages", []) if m.get("role") == "user"][-1:]
+        text = " ".join(t for _, t in texts({"messages": last}))
+        return next((answer for prompt, answer in replies.items() if prompt in text), "ok")
+    return reply
+
+
 def _said(body: dict) -> list[str]:
     return [text for role, text in texts(body) if role in ("user", "assistant")]
 
@@ -49,8 +60,8 @@ def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_
     project = tmp_path / "proj"
     project.mkdir()
     write_settings(SETTINGS)
+    fake_api.default = _answering({FIRST: "Noted: make release.", SECOND: "Noted: 8443.", THIRD: "Noted: 03:30."})
 
-    fake_api.script("Noted: make release.")
     first = run_print(FIRST, project, fake_api, args=["--output-format", "json"])
     assert first.rc == 0, first.stderr
     sid = json.loads(first.stdout)["session_id"]
@@ -74,7 +85,6 @@ def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_
     assert [m.name for m in bank_memories(layout, project)] == ["Deploys go through make release"]
 
     # --resume <id>: the same session, its earlier turns in the request body.
-    fake_api.script("Noted: 8443.")
     resumed = run_print(SECOND, project, fake_api, resume=sid, args=["--output-format", "json"])
     assert resumed.rc == 0, resumed.stderr
     assert json.loads(resumed.stdout)["session_id"] == sid
@@ -83,7 +93,6 @@ def test_a_taken_session_resumes_ends_again_is_dreamt_once_and_forget_leaves_no_
     assert any(FIRST in text for text in said) and "Noted: make release." in said and SECOND in said
 
     # --continue: the most recent session of this directory, the same one.
-    fake_api.script("Noted: 03:30.")
     continued = run_print(THIRD, project, fake_api, continue_=True, args=["--output-format", "json"])
     assert continued.rc == 0, continued.stderr
     assert json.loads(continued.stdout)["session_id"] == sid
@@ -134,7 +143,7 @@ def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, 
     project.mkdir()
     write_settings(SETTINGS)
     seed_interactive_config(project)
-    fake_api.script("Noted: make release.")
+    fake_api.default = _answering({FIRST: "Noted: make release.", SECOND: "Picked up where we left off."})
     with Tmux(project, fake_api) as session:
         session.wait_for("❯", timeout=60)
         _type(session, FIRST)
@@ -146,7 +155,6 @@ def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, 
     live = Path(json.loads(pointer.read_text())["origin"])
     assert live.stat().st_nlink == 2
 
-    fake_api.script("Picked up where we left off.")
     with Tmux(project, fake_api, args=["--resume"]) as picker:
         picker.wait_for("make release", timeout=60)  # listed by its first prompt
         picker.keys("Enter")
