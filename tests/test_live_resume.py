@@ -152,8 +152,9 @@ def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, 
         session.wait_for(session.exited, timeout=60)
     (pointer,) = [p for p in layout.recent.glob("*.json")]  # the SessionEnd hook took it
     sid = pointer.stem
-    live = Path(json.loads(pointer.read_text())["origin"])
-    assert live.stat().st_nlink == 2
+    taken = json.loads(pointer.read_text())
+    live, archived = Path(taken["origin"]), layout.root / taken["archived"]
+    assert os.path.samefile(live, archived)
 
     with Tmux(project, fake_api, args=["--resume"]) as picker:
         picker.wait_for("make release", timeout=60)  # listed by its first prompt
@@ -167,5 +168,7 @@ def test_the_resume_picker_lists_a_taken_session_and_resumes_it_whole(fake_api, 
     bodies = fake_api.messages()[before:]
     assert any(any(FIRST in text for text in _said(body)) and any(SECOND in text for text in _said(body))
                for body in bodies)
+    # The interactive resume appended to the same file and left the taken bytes as they were.
+    assert os.path.samefile(live, archived) and parts.digest(live, taken["bytes"]) == taken["sha256"]
     pointer = json.loads(layout.pointer(sid).read_text())  # the second ending took what came after the first
     assert pointer["offset"] == 0 and pointer["bytes"] == live.stat().st_size  # (the first was not dreamt)
