@@ -58,6 +58,7 @@ def trial(transcript: Path, folder: Path, importtime: bool = False, detach: bool
         run_timed([*sandman_argv(), "init"], env)
     # One session taken again and again: clear what the last trial archived (names carry the second).
     (root / "memories" / ".recent" / f"{session}.json").unlink(missing_ok=True)
+    (root / ".takes" / f"{session}.json").unlink(missing_ok=True)
     shutil.rmtree(root / ".archive", ignore_errors=True)
     payload = json.dumps({"session_id": session, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}).encode()
@@ -69,7 +70,8 @@ def trial(transcript: Path, folder: Path, importtime: bool = False, detach: bool
         elapsed = run_detached([*sandman_argv(), "take", "--hook", "--detach"], env, payload)
     else:
         elapsed = run_timed([*sandman_argv(), "take", "--hook"], env, payload)
-    if target.exists() or not (root / "memories" / ".recent" / f"{session}.json").exists():
+    # Taken: Claude Code's name stays, a second name of the archived file (docs/take.md, "Resume after a take").
+    if target.stat().st_nlink != 2 or not (root / "memories" / ".recent" / f"{session}.json").exists():
         raise SystemExit(f"take --hook did not archive {transcript}")
     return elapsed
 

@@ -101,6 +101,7 @@ def trial(folder: Path, first: bool, detach: bool = False) -> float:
         shutil.rmtree(root, ignore_errors=True)
     else:
         (root / "memories" / ".recent" / f"{SESSION}.json").unlink(missing_ok=True)
+        (root / ".takes" / f"{SESSION}.json").unlink(missing_ok=True)
         shutil.rmtree(root / ".archive", ignore_errors=True)
     payload = json.dumps({"session_id": SESSION, "transcript_path": str(target), "cwd": "/home/user/my-project",
                           "hook_event_name": "SessionEnd", "reason": "other"}).encode()
@@ -108,7 +109,7 @@ def trial(folder: Path, first: bool, detach: bool = False) -> float:
         elapsed = run_detached([*sandman_argv(), "take", "--hook", "--detach"], env, payload)
     else:
         elapsed = run_timed([*sandman_argv(), "take", "--hook"], env, payload)
-    if target.exists():
+    if target.stat().st_nlink != 2:  # taken: a second name in the archive, Claude Code's kept for --resume
         raise SystemExit("take --hook did not archive the transcript")
     return elapsed
 

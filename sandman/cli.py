@@ -274,22 +274,33 @@ def dream(
     summary = run(lambda: run_dream(root, now=now, interactive=sys.stderr.isatty()))
     if summary.stopped == "not due":
         say(f"dream: {summary.left} pointer(s) queued; a dream is due at "
-              f"{config.DREAM_DUE_POINTERS} (use --now to dream them anyway)")
+            f"{config.dream_due_pointers()}, or once one has waited {config.dream_wait_s() / 3600:g} h "
+            "(use --now to dream them anyway)")
     else:
         say(summary.text())
 
 
 @app.command(cls=PlainUsage)
 def forget(
-    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session id to destroy.")],
+    session: Annotated[Optional[str], typer.Argument(metavar="SESSION", help="The session id to destroy.")] = None,
     memories: Annotated[
         bool, typer.Option("--memories", help="Also delete the memories whose only source is this session.")
     ] = False,
+    memory: Annotated[Optional[str], typer.Option(
+        "--memory", metavar="FILE",
+        help="Instead: forget this one memory (one commit, revocable; dream never learns it again).")] = None,
 ) -> None:
-    """Destroy every copy of a session (the privacy ending).
+    """Destroy every copy of a session, or forget one memory.
 
     The live and archived transcripts, the pointer, a pending take, the minds' transcripts.
     """
+    if memory is not None:
+        if session is not None or memories:
+            raise fail("--memory FILE forgets one memory; it takes no SESSION and no --memories", 2)
+        _forget_memory(memory)
+        return
+    if session is None:
+        raise fail("forget needs a SESSION id, or --memory FILE for one memory", 2)
     from sandman.verbs.forget import forget as run_forget
 
     root = layout()
@@ -313,6 +324,16 @@ def forget(
         say(f"nothing held for session {session}")
     if result.memories or result.shared:
         say("git history still holds what was committed before; docs/forget.md says how to purge it")
+
+
+def _forget_memory(memory: str) -> None:
+    from sandman.verbs.forget_memory import forget_memory
+
+    root = layout()
+    result = run(lambda: forget_memory(root, memory))
+    say(f"forgotten: {result.bank}/{result.file} ({result.name}), commit {(result.commit or '')[:12]}")
+    say(f"retired: a dream that proposes it again is refused; undo with `sandman trail revoke {result.event} "
+        f"--why \"...\"` then `sandman reconcile {result.event}`")
 
 
 banks_app = typer.Typer(help="Work on whole banks.", no_args_is_help=True)

@@ -195,6 +195,29 @@ def daily_budget_usd() -> float | None:
     return _positive_float("SANDMAN_DAILY_BUDGET_USD", 0.0)
 
 
+def dream_due_pointers() -> int:
+    """Return how many due pointers make a dream due at once: ``$SANDMAN_DREAM_DUE_POINTERS``, default 10.
+
+    Raises ConfigError for a value that is not a whole number from 1 up.
+    """
+    value = os.environ.get("SANDMAN_DREAM_DUE_POINTERS", "")
+    if not value:
+        return DREAM_DUE_POINTERS
+    try:
+        number = int(value)
+    except ValueError:
+        raise ConfigError(f"SANDMAN_DREAM_DUE_POINTERS={value!r} is not a whole number") from None
+    if number < 1:
+        raise ConfigError(f"SANDMAN_DREAM_DUE_POINTERS={value!r} must be 1 or more")
+    return number
+
+
+def dream_wait_s() -> float:
+    """Return seconds a queued session waits before a dream is due for it however short the queue:
+    ``$SANDMAN_DREAM_WAIT_HOURS`` (hours, default 12), in seconds. Raises ConfigError for a bad value."""
+    return _positive_float("SANDMAN_DREAM_WAIT_HOURS", DREAM_WAIT_HOURS) * 3600
+
+
 def _positive_float(name: str, default: float) -> float:
     value = os.environ.get(name, "")
     if not value:
@@ -241,7 +264,8 @@ TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
 BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
 TAKE_CLOCK_SLACK_S = 2  # a transcript written further in the future means a clock is off
-DREAM_DUE_POINTERS = 10
+DREAM_DUE_POINTERS = 10  # default of $SANDMAN_DREAM_DUE_POINTERS: a queue this deep is dreamt at once
+DREAM_WAIT_HOURS = 12.0  # default of $SANDMAN_DREAM_WAIT_HOURS: a session queued this long is dreamt anyway
 DREAM_POINTERS_PER_RUN = 20
 DREAM_QUORUM = 2
 DREAM_LOCK_STALE_S = 2 * 3600

@@ -76,6 +76,14 @@ class TranscriptLive(SandmanError):
     """The transcript was written within the live window; the session may still run."""
 
 
+class ArchiveChanged(SandmanError):
+    """An archived transcript's first bytes no longer hash to what its take recorded."""
+
+
+class NothingNew(InputError):
+    """The session was taken and its transcript holds nothing since (docs/take.md, "Resume")."""
+
+
 # --- dream (issue 4) ---------------------------------------------------------
 
 

@@ -18,7 +18,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .handoff/<bank>.json       the handoff note for the next session in a directory
     ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
-    ├── .taking/<sid>.<pid>.json   a take between its move and its pointer (take, drain)
+    ├── .taking/<sid>.<pid>.json   a take between its link and its pointer (take, drain)
+    ├── .takes/<sid>.json          what take archived of each session: name, length, SHA-256 (take, forget)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
@@ -271,6 +272,15 @@ class Layout(namedtuple("Layout", "root")):
     def take_intent(self, session_id: str, pid: int) -> Path:
         """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
         return self.taking / f"{session_id}.{pid}.json"
+
+    @property
+    def takes(self) -> Path:
+        """``.takes/``: one take record per session taken (docs/BANK-FORMAT.md, "Take records")."""
+        return self.root / ".takes"
+
+    def take_record(self, session_id: str) -> Path:
+        """``.takes/<sid>.json``: the archived name, length and SHA-256 of the session's last take."""
+        return self.takes / f"{session_id}.json"
 
     # -- the backstop for missed endings (sandman/verbs/take_missed.py) --
     @property

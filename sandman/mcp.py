@@ -9,6 +9,7 @@ re-implements the bank format:
   bank's MEMORY.md lines (sandman.banks.listing);
 - ``search(query, bank?, type?, limit?)``: sandman.verbs.search, the hits as lines;
 - ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session;
+- ``forget_memory(file)``: sandman.verbs.forget_memory, one memory out of its bank, retired;
 - ``trail_log(since?, kind?, repo?, shift?)`` and ``trail_show(id)``: the trail's
   read side, as ``sandman trail log`` and ``sandman trail show`` print it
   (sandman.verbs.trail).
@@ -211,6 +212,26 @@ def build_server(layout: Layout) -> MCPServer:
             raise ToolError(f"handoff not written: {error.strerror or error}") from None
         _journal(layout, "handoff", None, cwd=cwd, once=once)
         return f"handoff for {written.data['directory']}: {written.path}"
+
+    @server.tool(structured_output=False)
+    def forget_memory(
+        file: Annotated[str, Field(description="The memory file: an absolute path, or memories/<bank>/<file>.md "
+                                               "as search prints it.")],
+    ) -> str:
+        """Forget one memory, as `sandman forget --memory` does: it leaves its bank in one commit, a
+        dream never learns it again, and `trail revoke` + `reconcile` of the event it names undo it.
+        Use it only when the user asks for a memory to be forgotten."""
+        from sandman.verbs.forget_memory import forget_memory as forget_one
+
+        check_utf8(file=file)
+        try:
+            done = forget_one(layout, file)
+        except SandmanError as error:
+            _journal(layout, "forget_memory", error)
+            raise ToolError(str(error)) from None
+        _journal(layout, "forget_memory", None, bank=done.bank, file=done.file, event=done.event)
+        return (f"forgotten: {done.bank}/{done.file} ({done.name}), commit {(done.commit or '')[:12]}, "
+                f"event {done.event} (revoke it, then reconcile, to bring the memory back)")
 
     @server.tool(structured_output=False)
     def trail_log(

@@ -224,9 +224,9 @@ def test_take_hook_detach_returns_at_once_and_the_child_takes(corpus, isolated, 
     assert (proc.returncode, out, err) == (0, b"", b"")
     with os.fdopen(done_r, "rb") as done:
         assert done.read() == b""  # blocks until the child has exited
-    assert not live.exists()
     pointer = json.loads(layout.pointer(LIVE_SID).read_text())
     assert (layout.root / pointer["archived"]).is_file()
+    assert os.path.samefile(live, layout.root / pointer["archived"])  # taken, and still resumable
 
 
 def test_the_plugin_takes_detached_and_settings_hooks_do_not(isolated) -> None:

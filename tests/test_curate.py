@@ -241,7 +241,7 @@ def test_a_memory_a_curator_retired_is_refused_when_a_dream_proposes_it_again(la
     archive_session(layout, "5e550000-0000-4000-8000-0000000000a1", project, ended="2026-11-30T10:00:00Z")
     summary = dream(layout, now=True)
     assert summary.total("tripped") == 1 and summary.total("committed") == 0
-    assert "1 refused as retired by a curator or upkeep" in summary.text()
+    assert "1 refused as retired by a curator, upkeep or forget" in summary.text()
     assert not (folder / "project_build_tool.md").exists()
     # The owner re-adds it by hand: it is theirs again, and a dream may state it.
     remember(layout, "Builds use make.", cwd=str(project), name="Build tool")

@@ -355,7 +355,7 @@ def test_not_due_without_now(layout, fake_claude, cwd):
     assert summary.stopped == "not due" and fake_claude.calls() == []
     assert journal_lines(layout, "idle")[0]["queued"] == "1"
     result = sandman("dream")
-    assert result.returncode == 0 and b"a dream is due at 10 (use --now" in result.stdout
+    assert result.returncode == 0 and b"a dream is due at 10, or once one has waited 12 h (use --now" in result.stdout
 
 
 def test_a_pointer_outside_the_archive_is_skipped_without_minds(layout, fake_claude, cwd):

@@ -97,8 +97,8 @@ def _take_loop(loops: Loops, layout: Layout, project: str) -> None:
         else:
             done = sandman_popen("take", sid)
             # reflect's backstop for missed endings may take this aged transcript first: the hand take
-            # then says "already taken" (exit 2) and the backstop's archived line stands for it.
-            raced = done.returncode == 2 and (b"already taken" in done.stderr or b"already gone" in done.stderr)
+            # then says it has nothing new since that take (exit 2) and the backstop's archived line stands for it.
+            raced = done.returncode == 2 and b"has nothing new since its take" in done.stderr
             ok = raced or loops.ran("take", done)
             spawned = re.search(rb"dream started \(pid (\d+)\)", done.stdout)
             if spawned:

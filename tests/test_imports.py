@@ -51,7 +51,7 @@ def test_both_hooks_on_their_working_paths_import_no_slow_standard_modules(tmp_p
     payload = {"session_id": sid, "transcript_path": str(live), "cwd": str(tmp_path), "reason": "clear"}
 
     assert loaded("take", "--hook", stdin=json.dumps(payload).encode(), watch=SLOW_STDLIB) == []
-    assert layout.pointer(sid).is_file() and not live.exists()  # the take ran to its end
+    assert layout.pointer(sid).is_file() and layout.take_record(sid).is_file()  # the take ran to its end
     stdin = json.dumps({"session_id": "s", "cwd": str(tmp_path), "source": "startup"}).encode()
     assert loaded("recall", "--hook", stdin=stdin, watch=SLOW_STDLIB) == []
 

@@ -78,7 +78,8 @@ def test_mcp_serves_the_trails_read_side(layout: Layout) -> None:
 def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     project = isolated / "proj"
     seen = anyio.run(session, project, layout)
-    assert seen["tools"] == ["banks", "handoff", "recall", "remember", "search", "trail_log", "trail_show"]
+    assert seen["tools"] == ["banks", "forget_memory", "handoff", "recall", "remember", "search", "trail_log",
+                             "trail_show"]
     assert text(seen["empty"]).startswith("no banks yet")
 
     assert not seen["remember"].is_error and text(seen["remember"]).startswith("remembered: ")

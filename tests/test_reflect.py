@@ -260,7 +260,7 @@ def test_the_sweep_puts_back_a_pointer_rewritten_as_it_was_set_aside(layout, mon
 # --- the order of the pass ------------------------------------------------------------
 
 
-def test_the_pass_runs_drain_entry_sweep_upkeep_then_the_site(layout, minds, day_memories, monkeypatch):
+def test_the_pass_runs_drain_dream_entry_sweep_upkeep_then_the_site(layout, minds, day_memories, monkeypatch):
     from sandman.site import render
     from sandman.verbs import take, upkeep
 
@@ -273,13 +273,14 @@ def test_the_pass_runs_drain_entry_sweep_upkeep_then_the_site(layout, minds, day
         return call
 
     monkeypatch.setattr(take, "drain", spy("drain", take.drain))
+    monkeypatch.setattr(reflect_module, "dream_waiting", spy("dream", reflect_module.dream_waiting))
     monkeypatch.setattr(reflect_module, "voyage_entry", spy("entry", reflect_module.voyage_entry))
     monkeypatch.setattr(reflect_module, "sweep", spy("sweep", reflect_module.sweep))
     monkeypatch.setattr(upkeep, "upkeep", spy("upkeep", upkeep.upkeep))
     monkeypatch.setattr(render, "render_site", spy("site", render.render_site))
     minds.answer(LOG_MODEL, entry_reply())
     reflect(layout, now=NOW)
-    assert order == ["drain", "entry", "sweep", "upkeep", "site"]
+    assert order == ["drain", "dream", "entry", "sweep", "upkeep", "site"]
 
 
 def test_the_drain_reclaims_a_pending_take_whose_job_is_gone(layout, minds, isolated):
@@ -298,7 +299,8 @@ def test_the_drain_reclaims_a_pending_take_whose_job_is_gone(layout, minds, isol
         {"declined": "2026-11-29T10:00:00Z", "job": "gone1234", "session": SID, "transcript": str(transcript)}))
     summary = reflect(layout, now=NOW)
     assert summary.drained == [SID]
-    assert layout.pointer(SID).exists() and not layout.pending_take(SID).exists() and not transcript.exists()
+    assert layout.pointer(SID).exists() and not layout.pending_take(SID).exists()
+    assert transcript.stat().st_nlink == 2  # taken: archived, and still resumable
     assert journal_lines(layout, "drained")[0]["reclaimed"] == "1"
 
 

@@ -44,9 +44,15 @@ def _journal(layout: Layout, verb: str = "take") -> list[tuple[str, dict]]:
 
 
 def _live(home: Path, session: str = SID, content: bytes | None = None, age: float = 600) -> Path:
-    """A Claude Code transcript under the projects folder, last written ``age`` seconds ago."""
+    """A Claude Code transcript under the projects folder, last written ``age`` seconds ago.
+
+    A new file each time (as Claude Code creates one): a taken transcript's
+    live name is a second name of the archived file, which writing in place
+    would change too.
+    """
     path = home / ".claude" / "projects" / "-home-user-proj" / f"{session}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
     if content is None:
         content = (json.dumps({"type": "user", "sessionId": session, "cwd": "/home/user/proj",
                                "timestamp": "2026-11-30T10:00:00.000Z",
@@ -70,7 +76,7 @@ def test_every_corpus_transcript_is_archived_byte_identical(corpus: Path, isolat
     digest = _sha(live)
     companion_files = {p.relative_to(live.with_suffix("")): _sha(p) for p in live.with_suffix("").rglob("*") if p.is_file()}
     taken = take(layout, case.session, force=True)
-    assert not live.exists()
+    assert os.path.samefile(live, taken.archived)  # one file, two names: Claude Code's stays for --resume
     assert _sha(taken.archived) == digest
     relative = taken.archived.relative_to(layout.archive / case.host)
     year, month, day, first = relative.parts[:4]
@@ -81,8 +87,9 @@ def test_every_corpus_transcript_is_archived_byte_identical(corpus: Path, isolat
         case.session, case.host, case.cwd, case.ended, case.title)
     assert pointer["archived"] == taken.archived.relative_to(layout.root).as_posix()
     assert pointer["highlights"] == [] and pointer["origin"] == str(live)
+    assert (pointer["offset"], pointer["bytes"], pointer["sha256"]) == (0, live.stat().st_size, digest)
     if case.companion:
-        assert not live.with_suffix("").exists()
+        assert live.with_suffix("").is_dir()  # left where Claude Code keeps it; the archive links its files
         assert {p.relative_to(taken.companion): _sha(p) for p in taken.companion.rglob("*") if p.is_file()} == companion_files
         assert taken.companion.parent == taken.archived.parent
     assert _journal(layout)[-1][0] == "archived"
@@ -128,8 +135,8 @@ def test_a_transcript_written_in_the_live_window_is_refused_unless_forced(isolat
     with pytest.raises(TranscriptLive, match=r"written \d+ s ago: the session may still be live; wait \d+ s or pass --force"):
         take(layout, SID)
     assert live.exists() and not layout.pointer(SID).exists()
-    take(layout, SID, force=True)
-    assert not live.exists()
+    taken = take(layout, SID, force=True)
+    assert os.path.samefile(live, taken.archived)
 
 
 def test_a_transcript_written_in_the_future_says_the_clock_is_off_not_wait(isolated: Path, layout: Layout):
@@ -142,7 +149,7 @@ def test_a_transcript_written_in_the_future_says_the_clock_is_off_not_wait(isola
         r"the clock \(or the file's time\) is off, so waiting will not help; pass --force to take it now\n",
         result.stderr.decode())
     assert live.exists()
-    assert sandman("take", SID, "--force").returncode == 0 and not live.exists()
+    assert sandman("take", SID, "--force").returncode == 0 and live.stat().st_nlink == 2
 
 
 def test_an_old_transcript_needs_no_force(isolated: Path, layout: Layout):
@@ -211,7 +218,7 @@ def test_cross_device_archive_is_an_error_never_a_copy(isolated: Path, layout: L
 
 def test_the_loser_of_a_same_second_race_reports_the_session_gone(isolated: Path, layout: Layout,
                                                                   monkeypatch: pytest.MonkeyPatch):
-    """The other take has linked the archive name and not yet unlinked the live file."""
+    """The other take has linked the archive name and not yet written its pointer."""
     live = _live(isolated)
     moment = journal.now_utc()
     monkeypatch.setattr(journal, "now_utc", lambda: moment)
@@ -219,7 +226,7 @@ def test_the_loser_of_a_same_second_race_reports_the_session_gone(isolated: Path
     winner = layout.archive_path("claude", moment, rel)
     winner.parent.mkdir(parents=True)
     os.link(live, winner)
-    with pytest.raises(TranscriptNotFound, match="already gone: another take archived it"):
+    with pytest.raises(TranscriptNotFound, match="already archived: another take linked it"):
         take(layout, SID)
     assert live.exists() and winner.exists() and not layout.pointer(SID).exists()
 
@@ -238,10 +245,10 @@ def test_concurrent_takes_archive_once(isolated: Path, layout: Layout):
         codes = sorted(code for code, _ in results)
         assert codes == [0, 2], results
         loser = next(err for code, err in results if code == 2)
-        assert "already gone" in loser or "no live transcript" in loser
+        assert "already archived" in loser or "nothing new since its take" in loser
         copies = [p for p in layout.archive.rglob(f"{session}.jsonl")]
         assert len(copies) == 1 and _sha(copies[0]) == digest
-        assert not live.exists()
+        assert os.path.samefile(live, copies[0])
 
 
 def test_take_by_hand_prints_and_exits(isolated: Path):
@@ -251,7 +258,7 @@ def test_take_by_hand_prints_and_exits(isolated: Path):
     assert b"archived: " in done.stdout and b"pointer: " in done.stdout
     again = sandman("take", SID)
     assert again.returncode == 2
-    assert again.stderr.decode().startswith(f"sandman: no live transcript of session {SID}")
+    assert again.stderr.decode().startswith(f"sandman: session {SID} has nothing new since its take: its ")
     live = _live(isolated, age=1)
     refused = sandman("take", SID)
     assert refused.returncode == 1 and b"pass --force" in refused.stderr and live.exists()
@@ -291,7 +298,7 @@ def test_drain_takes_a_session_whose_job_is_gone(isolated: Path, layout: Layout)
     live = _live(isolated)
     entry = _pending(layout, SID, live)
     assert drain(layout) == [SID]
-    assert not entry.exists() and not live.exists() and layout.pointer(SID).exists()
+    assert not entry.exists() and live.stat().st_nlink == 2 and layout.pointer(SID).exists()
     assert _journal(layout)[-1][0] == "reclaimed"
 
 
@@ -321,7 +328,7 @@ def test_drain_keeps_an_unreadable_entry_and_never_raises(layout: Layout):
 def test_drain_finds_the_transcript_by_id_when_the_entry_names_none(isolated: Path, layout: Layout):
     live = _live(isolated)
     _pending(layout, SID, None)
-    assert drain(layout) == [SID] and not live.exists()
+    assert drain(layout) == [SID] and live.stat().st_nlink == 2
 
 
 def test_a_take_by_hand_pays_its_own_debt_and_drains_the_rest(isolated: Path, layout: Layout):
@@ -371,7 +378,7 @@ def test_the_tenth_queued_pointer_spawns_a_detached_dream(isolated: Path, tmp_pa
     assert ran["stdin"] == ""
     log = layout.trace_file("dream", journal.now_utc().strftime("%Y-%m-%d"))
     assert "dream stand-in output" in log.read_text()
-    assert _journal(layout)[-1] == ("dream-spawned", {"queued": "10", "pid": str(taken.dream_pid)})
+    assert _journal(layout)[-1] == ("dream-spawned", {"queued": "10", "pid": str(taken.dream_pid), "due": "queue"})
 
 
 def test_no_dream_below_the_threshold_or_while_one_runs(isolated: Path, tmp_path: Path, layout: Layout,
@@ -403,7 +410,8 @@ def test_a_reclaimed_take_spawns_no_dream(isolated: Path, tmp_path: Path, layout
 def test_a_session_taken_twice_keeps_its_earlier_part(isolated: Path, layout: Layout):
     _live(isolated)
     first = take(layout, SID, force=True)
-    _live(isolated)  # Claude Code wrote the session again after the take
+    # Claude Code wrote the session anew after the take: another file, which does not begin with the first
+    _live(isolated, content=b'{"type": "user", "sessionId": "%s", "cwd": "/home/user/proj"}\n' % SID.encode())
     second = take(layout, SID, force=True)
     pointer = json.loads(second.pointer.read_text())
     assert pointer["archived"] == second.archived.relative_to(layout.root).as_posix()
@@ -509,7 +517,7 @@ def test_a_truncated_last_line_is_counted_by_take_and_by_dream(corpus: Path, iso
     cut = whole[: len(whole) - len(last) - 1] + last[: len(last) // 2]  # the last line stops mid-JSON
     live = _live(isolated, case.session, cut)
     taken = take(layout, case.session, force=True)
-    assert taken.archived.read_bytes() == cut and not live.exists()
+    assert taken.archived.read_bytes() == cut and os.path.samefile(live, taken.archived)
     decision, facts = _journal(layout)[-1]
     assert decision == "archived" and facts["skipped_lines"] == "1"
 

@@ -18,6 +18,7 @@ from corpus_table import CASES, place
 from dream_helpers import transcript_lines
 from helpers import sandman
 from sandman import config, journal
+from sandman.archive import link as link_module
 from sandman.errors import InputError, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
@@ -127,10 +128,11 @@ def test_the_window_and_the_live_window_are_respected(isolated: Path, layout: La
     result = backfill(layout)  # the default window: 2 days
     assert _reasons(result) == {_session(1): None, _session(2): "recent", _session(3): "live", _session(4): "live"}
     assert [p.session for p in list_pointers(layout)] == [_session(1)]
-    result = backfill(layout, older_than="12h")
-    assert _reasons(result) == {_session(2): None, _session(3): "live", _session(4): "live"}
+    result = backfill(layout, older_than="12h")  # what was taken stays for --resume, passed over
+    assert _reasons(result) == {_session(1): "taken", _session(2): None, _session(3): "live", _session(4): "live"}
     result = backfill(layout, older_than="1m")  # shorter than the live window: 120 s still guards
-    assert _reasons(result) == {_session(3): "live", _session(4): "live"}
+    assert _reasons(result) == {_session(1): "taken", _session(2): "taken", _session(3): "live",
+                                _session(4): "live"}
     decisions = [(d, f.get("reason"), f.get("session")) for d, f in _journal(layout)]
     assert ("skipped", "recent", _session(2)) in decisions and ("skipped", "live", _session(4)) in decisions
     assert decisions[-1][0] == "backfilled"
@@ -158,7 +160,8 @@ def test_project_selects_by_the_transcripts_cwd_not_the_slug(isolated: Path, lay
     result = backfill(layout, project="/a/my_app/")
     assert _reasons(result) == {_session(1): None, _session(2): "other-project", _session(3): None,
                                 _session(4): "other-project"}
-    assert not mine.exists() and not below.exists() and other.exists() and prefix.exists()
+    assert mine.stat().st_nlink == below.stat().st_nlink == 2  # taken: archived, and still resumable
+    assert other.stat().st_nlink == prefix.stat().st_nlink == 1
     assert not any(f.get("reason") == "other-project" for _, f in _journal(layout)), "counted, not journaled"
 
 
@@ -230,7 +233,7 @@ def test_regression_a_transcript_moved_while_sniffed_is_gone_not_unreadable(isol
 
 def test_regression_a_take_that_loses_the_link_race_reports_the_session_gone(isolated: Path, layout: Layout,
                                                                             monkeypatch: pytest.MonkeyPatch):
-    # The winner linked the archive name first (EEXIST for the loser) and unlinked the source
+    # The winner linked the archive name first (EEXIST for the loser) and the source vanished
     # between the loser's exists() and samefile(): samefile's FileNotFoundError escaped as exit 1.
     path = _transcript(isolated, _session(1))
 
@@ -240,9 +243,9 @@ def test_regression_a_take_that_loses_the_link_race_reports_the_session_gone(iso
     def unlinked(a, b) -> bool:
         raise FileNotFoundError(2, "No such file or directory", str(a))
 
-    monkeypatch.setattr(take_module, "move_no_replace", lost)
+    monkeypatch.setattr(link_module, "link_no_replace", lost)
     monkeypatch.setattr(os.path, "samefile", unlinked)
-    with pytest.raises(TranscriptNotFound, match="already gone: another take archived it"):
+    with pytest.raises(TranscriptNotFound, match="another take linked it"):
         take_module.take_source(layout, _session(1), locate.source(path), force=False)
 
 
@@ -252,10 +255,10 @@ def test_a_take_that_fails_midway_is_reported_and_the_rest_are_taken(isolated: P
         _transcript(isolated, _session(n), age=(5 - n) * DAY)
     real = take_module.archive
 
-    def archive(layout_, source, taken, *rest):
+    def archive(layout_, source, taken, *rest, **options):
         if source.path.stem == _session(1):
             raise OSError(28, "No space left on device")
-        return real(layout_, source, taken, *rest)
+        return real(layout_, source, taken, *rest, **options)
 
     monkeypatch.setattr(take_module, "archive", archive)
     result = backfill(layout)
@@ -315,7 +318,7 @@ def test_the_batch_drains_the_pending_take_ledger(isolated: Path, layout: Layout
     layout.pending_take(_session(1)).write_text(json.dumps(entry))
     result = backfill(layout)
     assert _reasons(result) == {_session(1): "recent"} and result.reclaimed == [_session(1)]
-    assert not owed.exists()
+    assert owed.stat().st_nlink == 2
 
 
 # -- the real corpus -------------------------------------------------------------
@@ -347,7 +350,8 @@ def test_the_corpus_is_backfilled_byte_identical(corpus: Path, isolated: Path, l
         assert (pointer["host"], pointer["cwd"], pointer["title"]) == (case.host, case.cwd, case.title)
         archived = layout.root / pointer["archived"]
         assert hashlib.sha256(archived.read_bytes()).hexdigest() == sources[case.session]
-    assert locate.session_files() == []
+    again = backfill(layout)  # every transcript stays for --resume; none is taken twice
+    assert not again.taken and {item.reason for item in again.skipped} == {"taken"}
 
 
 

@@ -21,6 +21,11 @@ SID = "00893aaf-19fa-41d2-8238-13269b9b3ca0"
 SHORT = next(c for c in CASES if c.file.endswith("spotter/short.jsonl"))
 
 
+
+def _linked(live: Path) -> bool:
+    """Taken: the live transcript stays for `claude --resume`, a second name of the archived file."""
+    return live.exists() and live.stat().st_nlink == 2
+
 def _journal(layout: Layout) -> list[tuple[str, dict]]:
     return [journal.parse_line(line)[2:] for log in sorted(layout.trace.glob("take-*.log"))
             for line in log.read_text().splitlines()]
@@ -54,7 +59,7 @@ def test_an_ending_payload_archives_the_session(corpus: Path, isolated: Path, la
     digest = hashlib.sha256(live.read_bytes()).hexdigest()
     done = _hook(_payload(corpus, name, isolated))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert not live.exists()
+    assert _linked(live)
     pointer = json.loads(layout.pointer(SID).read_text())
     archived = layout.root / pointer["archived"]
     assert hashlib.sha256(archived.read_bytes()).hexdigest() == digest
@@ -82,7 +87,7 @@ def test_a_codex_payload_without_transcript_path_finds_the_rollout(corpus: Path,
     live = place(case, corpus, isolated / ".claude", isolated / ".codex")
     done = _hook(_payload(corpus, "session-end.codex-null-transcript.json", isolated))
     assert (done.returncode, done.stdout) == (0, b"")
-    assert not live.exists()
+    assert _linked(live)
     pointer = json.loads(layout.pointer(case.session).read_text())
     assert pointer["host"] == "codex" and pointer["archived"].startswith(".archive/codex/")
 
@@ -177,7 +182,7 @@ def test_a_session_a_live_job_would_resume_is_declined_into_the_ledger(corpus: P
     other = _transcript(corpus, isolated, "another-session-0001")
     payload = json.dumps({"session_id": "another-session-0001", "transcript_path": str(other), "reason": "logout"})
     assert _hook(payload.encode()).returncode == 0
-    assert not live.exists() and not layout.pending_take(SID).exists() and layout.pointer(SID).exists()
+    assert _linked(live) and not layout.pending_take(SID).exists() and layout.pointer(SID).exists()
     assert [verdict for verdict, facts in _journal(layout) if facts.get("session") == SID][-1] == "reclaimed"
 
 
@@ -185,7 +190,7 @@ def test_clear_reaches_past_a_live_job(corpus: Path, isolated: Path, layout: Lay
     live = _transcript(corpus, isolated)
     _job(isolated, "3f219846", {"sessionId": SID})
     assert _hook(_payload(corpus, "session-end.clear.json", isolated)).returncode == 0
-    assert not live.exists() and not layout.pending_take(SID).exists()
+    assert _linked(live) and not layout.pending_take(SID).exists()
 
 
 @pytest.mark.parametrize("state, declined", [
@@ -200,7 +205,7 @@ def test_a_job_speaks_for_the_session_it_would_resume_next(corpus: Path, isolate
     live = _transcript(corpus, isolated)
     _job(isolated, "job1", state)
     assert _hook(_payload(corpus, "session-end.logout.json", isolated)).returncode == 0
-    assert live.exists() is declined and layout.pending_take(SID).exists() is declined
+    assert _linked(live) is not declined and layout.pending_take(SID).exists() is declined
 
 
 def test_an_unreadable_job_state_reads_as_no_job(corpus: Path, isolated: Path, layout: Layout):
@@ -209,7 +214,7 @@ def test_an_unreadable_job_state_reads_as_no_job(corpus: Path, isolated: Path, l
     folder.mkdir(parents=True)
     (folder / "state.json").write_bytes(b"{broken")
     assert _hook(_payload(corpus, "session-end.logout.json", isolated)).returncode == 0
-    assert not live.exists()
+    assert _linked(live)
 
 
 HEAVY = ("typer", "click", "pygit2", "yaml", "jinja2", "markdown_it", "rich", "mcp", "filelock", "betterleaks")
@@ -301,7 +306,7 @@ def test_hand_take_refuses_a_transcript_inside_the_memory_root(corpus: Path, iso
     assert done.returncode == 2
     assert done.stderr.decode() == (f"sandman: transcript {archived} is inside the memory root {layout.root}; "
                                     "sandman takes only transcripts its hosts write\n")
-    assert archived.is_file() and not live.exists()
+    assert archived.is_file() and os.path.samefile(archived, live)
 
 
 def test_hook_takes_a_forked_transcript_whose_first_lines_name_its_parent(corpus: Path, isolated: Path,
@@ -310,7 +315,7 @@ def test_hook_takes_a_forked_transcript_whose_first_lines_name_its_parent(corpus
     fork.write_bytes(fork.read_bytes().replace(OTHER.encode(), SID.encode()))  # ... its copied lines say SID
     done = _hook(_end_payload(OTHER, fork))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert not fork.exists() and layout.pointer(OTHER).exists()
+    assert _linked(fork) and layout.pointer(OTHER).exists()
 
 
 # --- standard streams closed or gone (found by a tester) -----------------------

@@ -1,6 +1,6 @@
 """A take killed mid-way leaves its session in the pipeline (docs/BANK-FORMAT.md, "Takes in progress").
 
-A take writes ``.taking/<sid>.<pid>.json`` before it moves the transcript and
+A take writes ``.taking/<sid>.<pid>.json`` before it links the transcript and
 deletes it once the pointer is written; every drain (each take's, reflect's)
 first finishes the takes a kill interrupted. Each kill here is real where it
 can be (a driver process that imports take and calls ``os._exit`` at a
@@ -25,6 +25,7 @@ from helpers import sandman
 from sandman import journal
 from sandman.layout import Layout
 from sandman.pointers import read_pointer
+from sandman.archive import intents
 from sandman.verbs import take as take_module
 from sandman.verbs.dream import queue
 from sandman.verbs.take import drain, take
@@ -78,7 +79,7 @@ DRIVER = textwrap.dedent("""
     from pathlib import Path
     from sandman import config
     from sandman.layout import Layout
-    from sandman.store import atomic
+    from sandman.archive import link
     from sandman.verbs import take
 
     point, payload = sys.argv[1], sys.stdin.buffer.read()
@@ -88,22 +89,12 @@ DRIVER = textwrap.dedent("""
 
     if point == "before-pointer":        # the transcript is archived; the pointer is not written
         take.write_pointer = die
-    elif point == "before-move":         # the intent is written; nothing has moved
-        take.move_no_replace = die
-    elif point == "between-link-and-unlink":  # the archive name exists; the live name too
-        real_unlink = os.unlink
-        def unlink(path, *args, **kwargs):
-            if str(path).endswith(".jsonl") and "/.claude/projects/" in str(path):
-                os._exit(9)
-            return real_unlink(path, *args, **kwargs)
-        atomic.os.unlink = unlink
-    elif point == "before-companion":    # the transcript is archived; its companion folder is not
-        real_move = take.move_no_replace
-        def move(src, dst):
-            if Path(src).is_dir():
-                os._exit(9)
-            return real_move(src, dst)
-        take.move_no_replace = move
+    elif point == "before-link":         # the intent is written; nothing is archived
+        link.link_no_replace = die
+    elif point == "before-record":       # the pointer is written; the take record is not
+        take.parts.write_record = die
+    elif point == "before-companion":    # the transcript is archived; its companion folder's files are not
+        take.parts.link_tree = die
     take.hook(Layout(config.root()), payload)
     sys.exit(0)
 """)
@@ -139,6 +130,7 @@ def _same_pointer(found: dict, clean: dict, isolated: Path, tmp_path: Path) -> N
     def comparable(data: dict, home: Path) -> dict:
         data = dict(data)
         data["origin"] = data["origin"].replace(str(home), "<home>")
+        data.pop("taken")  # the moment of each take
         for key in ("archived", "companion"):
             if key in data:
                 data[key] = re.sub(r"^\.archive/claude/\d{4}/\d\d/\d\d/\d{6}-", "", data[key])
@@ -154,7 +146,7 @@ def test_take_killed_between_archive_move_and_pointer_is_recovered_by_the_next_d
         isolated: Path, layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     live = _live(isolated)
     _killed_take("before-pointer", SID, live)
-    assert not live.exists() and len(_archived(layout)) == 1
+    assert len(_archived(layout)) == 1 and os.path.samefile(live, _archived(layout)[0])
     assert read_pointer(layout.pointer(SID)) is None  # lost to the pipeline, until a drain runs
 
     _take_another(isolated)
@@ -168,35 +160,38 @@ def test_take_killed_between_archive_move_and_pointer_is_recovered_by_the_next_d
     _same_pointer(pointer.data, _pointer_of_a_clean_take(tmp_path, monkeypatch), isolated, tmp_path)
 
 
-def test_take_killed_between_link_and_unlink_finishes_the_move(isolated: Path, layout: Layout) -> None:
+def test_take_killed_before_its_take_record_gets_it_from_the_next_drain(isolated: Path, layout: Layout) -> None:
     live = _live(isolated)
-    _killed_take("between-link-and-unlink", SID, live)
-    assert live.exists() and len(_archived(layout)) == 1 and os.path.samefile(live, _archived(layout)[0])
+    _killed_take("before-record", SID, live)
+    assert read_pointer(layout.pointer(SID)) is not None and not layout.take_record(SID).exists()
 
     _take_another(isolated)
 
-    assert not live.exists()
-    assert read_pointer(layout.pointer(SID)).data["origin"] == str(live)
-    assert [f["session"] for d, f in _journal(layout) if d == "recovered"] == [SID]
+    record = json.loads(layout.take_record(SID).read_text())
+    pointer = read_pointer(layout.pointer(SID)).data
+    assert (record["archived"], record["bytes"], record["sha256"]) == (pointer["archived"], pointer["bytes"],
+                                                                        pointer["sha256"])
+    assert ("intent-dropped", "pointer-written") in [(d, f.get("reason")) for d, f in _journal(layout)]
 
 
-def test_take_killed_before_its_companion_moved_moves_it_on_recovery(isolated: Path, layout: Layout) -> None:
+def test_take_killed_before_its_companion_linked_links_it_on_recovery(isolated: Path, layout: Layout) -> None:
     live = _live(isolated, companion=True)
     _killed_take("before-companion", SID, live)
-    assert live.with_suffix("").is_dir() and not live.exists()
+    assert live.with_suffix("").is_dir() and os.path.samefile(live, _archived(layout)[0])
 
     _take_another(isolated)
 
     pointer = read_pointer(layout.pointer(SID)).data
     companion = layout.root / pointer["companion"]
-    assert (companion / "subagents" / "agent-1.jsonl").is_file() and not live.with_suffix("").exists()
+    assert (companion / "subagents" / "agent-1.jsonl").is_file()
+    assert (live.with_suffix("") / "subagents" / "agent-1.jsonl").is_file()  # still there for --resume
     assert companion == _archived(layout)[0].with_suffix("")
 
 
-def test_take_killed_before_the_move_leaves_the_transcript_live_and_drops_the_intent(
+def test_take_killed_before_the_link_leaves_the_transcript_live_and_drops_the_intent(
         isolated: Path, layout: Layout) -> None:
     live = _live(isolated)
-    _killed_take("before-move", SID, live)
+    _killed_take("before-link", SID, live)
     assert live.exists() and len(_intents(layout)) == 1
 
     _take_another(isolated)
@@ -210,9 +205,9 @@ def test_a_retake_by_hand_after_the_kill_recovers_the_session(isolated: Path, la
     live = _live(isolated)
     _killed_take("before-pointer", SID, live)
 
-    done = sandman("take", SID)  # what the tester tried: there is no live transcript any more
+    done = sandman("take", SID)  # what the tester tried: the drain first finishes the killed take
 
-    assert done.returncode == 2 and b"already taken" in done.stderr
+    assert done.returncode == 2 and b"has nothing new since its take" in done.stderr
     assert read_pointer(layout.pointer(SID)) is not None
     assert [f["session"] for d, f in _journal(layout) if d == "recovered"] == [SID]
 
@@ -248,7 +243,7 @@ def test_an_intent_whose_pointer_was_written_is_dropped_and_the_pointer_kept(
         isolated: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     _live(isolated)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "_drop_intent", _die)
+        patch.setattr(intents, "drop", _die)
         with pytest.raises(Killed):
             take(layout, SID)
     before = layout.pointer(SID).read_bytes()
@@ -262,9 +257,10 @@ def test_an_intent_whose_pointer_was_written_is_dropped_and_the_pointer_kept(
 
 def test_a_second_take_killed_keeps_the_first_part_in_earlier(isolated: Path, layout: Layout,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    _live(isolated)
+    live = _live(isolated)
     first = take(layout, SID)
-    _live(isolated)  # the session id written again after its take
+    live.unlink()  # the session id written again after its take: another file, other bytes
+    live.write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj"}) + "\n")
     with monkeypatch.context() as patch:
         patch.setattr(take_module, "write_pointer", _die)
         with pytest.raises(Killed):
@@ -293,7 +289,7 @@ def test_an_intent_of_a_take_still_running_is_left_alone(isolated: Path, layout:
 
     assert read_pointer(layout.pointer(SID)) is None and intent.exists()
     assert ("intent-kept", "in-flight") in [(d, f.get("reason")) for d, f in _journal(layout)]
-    assert not live.exists()
+    assert live.stat().st_nlink == 2
 
 
 @pytest.mark.parametrize("content", [b"not json", b"[]", b'{"session": "../x"}',

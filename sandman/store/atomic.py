@@ -151,6 +151,34 @@ def move_no_replace(src: Path, dst: Path) -> None:
         raise
 
 
+def link_no_replace(src: Path, dst: Path) -> None:
+    """Give the file ``src`` a second name ``dst`` (a hard link): same volume, never overwriting, never copying.
+
+    Both names then are one file (one inode): what is written through one is
+    read through the other. Parents of ``dst`` are created, and removed again
+    (those still empty) when the link fails. Raises FileExistsError when
+    ``dst`` exists, FileNotFoundError when ``src`` is gone, CrossDeviceError
+    when they are on different filesystems, OSError (``EPERM``, ``EMLINK``...)
+    when the filesystem refuses a hard link.
+    """
+    created = _make_parents(dst.parent)
+    try:
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except OSError as error:
+            if error.errno == errno.EXDEV:
+                raise CrossDeviceError(f"cannot link {src} to {dst}: different filesystems") from None
+            raise
+    except BaseException:
+        for folder in created:  # deepest first; one another writer filled stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    fsync_dir(dst.parent)
+
+
 def _make_parents(folder: Path) -> list[Path]:
     """Create ``folder`` and its missing parents; return those created, deepest first."""
     missing = []

@@ -16,6 +16,7 @@ Standard library only: take --hook imports this package.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -74,18 +75,22 @@ def sniff(path: Path) -> str | None:
     return None
 
 
-def read_session(path: Path, host: str | None = None) -> Session:
+def read_session(path: Path, host: str | None = None, *, start: int = 0, end: int | None = None,
+                 data: bytes | None = None) -> Session:
     """Read the transcript at ``path`` into a Session.
 
     ``host`` (``claude`` or ``codex``) skips the sniff, for a caller that knows
-    where the file came from. Bad lines are counted in ``Session.skipped``,
-    never raised. Raises UnrecognisedTranscript when the file matches no host,
-    OSError when it cannot be read.
+    where the file came from. ``start`` and ``end`` (bytes) read only that
+    range of the file (a pointer's part: sandman.archive); ``data``, the bytes
+    to read instead of the file's (already read and checked by the caller).
+    Bad lines are counted in ``Session.skipped``, never raised. Raises
+    UnrecognisedTranscript when the file matches no host, OSError when it
+    cannot be read.
     """
-    return _read(path, host, lean=False)
+    return _read(path, host, lean=False, start=start, end=end, data=data)
 
 
-def summarize(path: Path, host: str | None = None) -> Session:
+def summarize(path: Path, host: str | None = None, *, start: int = 0, end: int | None = None) -> Session:
     """Read the facts a pointer needs: id, cwd, start and end, title, highlights.
 
     Parses only the lines those can come from (the head, user prompts until
@@ -94,12 +99,13 @@ def summarize(path: Path, host: str | None = None) -> Session:
     long session, which take --hook must be. ``turns`` is left empty and
     ``skipped`` counts only the lines parsed. Raises as read_session does.
     """
-    session = _read(path, host, lean=True)
+    session = _read(path, host, lean=True, start=start, end=end)
     session.turns = []
     return session
 
 
-def _read(path: Path, host: str | None, lean: bool) -> Session:
+def _read(path: Path, host: str | None, lean: bool, start: int = 0, end: int | None = None,
+          data: bytes | None = None) -> Session:
     host = host or sniff(path)
     if host not in HOSTS:
         raise UnrecognisedTranscript(
@@ -107,8 +113,14 @@ def _read(path: Path, host: str | None, lean: bool) -> Session:
         )
     session = Session(host=host, path=path)
     reader = ClaudeReader(session) if host == "claude" else CodexReader(session)
+    if data is not None:
+        return reader.read(io.BytesIO(data), lean=lean)
     with open(path, "rb") as stream:
-        return reader.read(stream, lean=lean)
+        if start == 0 and end is None:
+            return reader.read(stream, lean=lean)
+        stream.seek(start)
+        part = stream.read() if end is None else stream.read(max(end - start, 0))
+    return reader.read(io.BytesIO(part), lean=lean)
 
 
 _LABELS = {

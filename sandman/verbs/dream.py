@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from sandman import config, journal
-from sandman.dreamqueue import due, is_due, is_running, queue, queue_depth, retry_after_s
+from sandman.dreamqueue import due, due_reason, is_due, is_running, queue, queue_depth, retry_after_s
 from sandman.errors import ClaudeNotFound, ConfigError, LockBusy
 from sandman.layout import Layout
 from sandman.marks import visible
@@ -24,9 +24,9 @@ __all__ = ["dream", "due", "is_due", "is_running", "queue", "queue_depth", "retr
 def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     """Run one dream over the queue (design, station ④; docs/dream.md); return its RunSummary.
 
-    Without ``now`` the run happens only when the queue is due (at least
-    ``config.DREAM_DUE_POINTERS`` due pointers, take's trigger) and tries only
-    due pointers; ``now`` (by hand) dreams whatever is queued, a pointer
+    Without ``now`` the run happens only when a dream is due (take's trigger,
+    dreamqueue.due_reason: ``config.dream_due_pointers()`` due pointers, or one
+    waiting longer than ``config.dream_wait_s()``) and tries only due pointers; ``now`` (by hand) dreams whatever is queued, a pointer
     waiting out a failed attempt included. ``interactive`` shows a rich progress bar on stderr.
     Raises LockBusy when another dream holds ``.dream.lock`` (the message says
     whether that run looks hung), ConfigError for a bad mind setting,
@@ -59,10 +59,13 @@ def _run_locked(layout: Layout, dream_run, *, now: bool, interactive: bool):
     """The run itself, under the dream lock; return its RunSummary."""
     from sandman.minds.runner import require_claude
 
-    depth = len(queue(layout)) if now else queue_depth(layout)
-    if not now and depth < config.DREAM_DUE_POINTERS:
-        journal.write(layout, "dream", "idle", reason="not due", queued=depth)
-        return dream_run.RunSummary(left=depth, stopped="not due")
+    if now:
+        depth = len(queue(layout))
+    else:
+        reason, depth = due_reason(layout)
+        if reason is None:
+            journal.write(layout, "dream", "idle", reason="not due", queued=depth)
+            return dream_run.RunSummary(left=depth, stopped="not due")
     if depth:
         try:
             require_claude()

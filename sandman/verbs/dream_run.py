@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandman import config, journal, transcripts
+from sandman.archive.parts import read_part
 from sandman.banks.commit import bank_transaction
 from sandman.banks.worktrees import bank_directory
 from sandman.curators import retired
@@ -98,7 +99,7 @@ class RunSummary:
             f"{self.total('forgotten')} forgotten; {self.left} still queued"
         )
         if self.total("tripped"):
-            line += f"; {self.total('tripped')} refused as retired by a curator or upkeep"
+            line += f"; {self.total('tripped')} refused as retired by a curator, upkeep or forget"
         if self.stopped == "budget":
             line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
         return line
@@ -324,6 +325,7 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     """Read what the minds need from a pointer and its archived transcript.
 
     Raises InputError (a pointer without a usable cwd or archive path),
+    ArchiveChanged (the archived part's bytes changed since the take),
     UnrecognisedTranscript, OSError.
     """
     data = pointer.data
@@ -338,7 +340,7 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     if not path.is_relative_to(layout.archive.resolve()):
         raise InputError("pointer's archived path is outside .archive/")
     host = data.get("host") if data.get("host") in transcripts.HOSTS else None
-    session = transcripts.read_session(path, host)
+    session = transcripts.read_session(path, host, data=_part_bytes(data, path))
     text = transcripts.mind_text(session, config.MIND_TRANSCRIPT_HEAD_CHARS, config.MIND_TRANSCRIPT_TAIL_CHARS)
     title = data.get("title") if isinstance(data.get("title"), str) else session.title
     highlights = data.get("highlights")
@@ -348,6 +350,24 @@ def _material(layout: Layout, pointer: Pointer) -> _Material:
     return _Material(cwd=cwd, archived=path, project=claude_project(layout, path, host or session.host),
                      text=text, title=title or "", highlights=highlights or list(session.highlights),
                      turns=len(session.turns), skipped=sum(session.skipped.values()))
+
+
+def _part_bytes(data: dict, path: Path) -> bytes | None:
+    """The bytes of the part a pointer names (``offset``, ``bytes``, ``sha256``; BANK-FORMAT "Pointers"),
+    checked against their digest; None for a pointer without a part (written before takes linked: the
+    whole file is read).
+
+    A resumed session appends to its archived file after the part, so the minds
+    read exactly what was taken. Raises ArchiveChanged when the bytes changed
+    since the take, InputError for a part that is not one, OSError.
+    """
+    offset, size, digest = data.get("offset", 0), data.get("bytes"), data.get("sha256")
+    if size is None and digest is None:
+        return None
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (offset, size)) \
+            or offset > size or not isinstance(digest, str):
+        raise InputError("pointer's part (offset, bytes, sha256) is not a byte range with its digest")
+    return read_part(path, offset, size, digest)
 
 
 def claude_project(layout: Layout, archived: Path, host: str) -> str:

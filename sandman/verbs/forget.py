@@ -3,13 +3,16 @@
 What is destroyed, wherever it is found:
 
 - the live transcript(s) under Claude Code's projects folder or Codex's
-  sessions folder, with the Claude Code companion folder ``<session id>/``;
+  sessions folder, with the Claude Code companion folder ``<session id>/``
+  (a taken session keeps them there for ``claude --resume``: they are second
+  names of the archived files, and both names go);
 - Claude Code's other files of the session: ``file-history/<id>/``,
   ``todos/<id>-agent-*.json``, ``debug/<id>.txt``, ``session-env/<id>/``;
 - the archived transcript and companion folder (named by the pointer, by
   take's journal lines, or found by name under ``.archive/``), and archive
   folders left empty;
-- the pointer ``memories/.recent/<id>.json`` and ``pending-takes/<id>.json``;
+- the pointer ``memories/.recent/<id>.json``, the take record ``.takes/<id>.json``
+  and ``pending-takes/<id>.json``;
 - the mind transcripts under ``.dream/``: every file dream's manifest
   ``.dream/by-session/<id>.json`` lists, the manifest, and every file under
   ``.dream/`` whose bytes name the session id as a whole token (_mentions);
@@ -40,6 +43,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandman.archive.parts import read_record
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
 from sandman.banks.listing import bank_folders
@@ -153,6 +157,9 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
     named = [] if pointer is None else [pointer.data.get("archived"), pointer.data.get("companion")]
     if pointer is not None and isinstance(pointer.data.get("earlier"), list):
         named += pointer.data["earlier"]
+    record = read_record(layout, session_id)  # outlives the pointer: names every part's file
+    if record is not None:
+        named += [record.archived, record.companion, *record.earlier]
     needle = session_id.encode()
     for log in sorted(layout.trace.glob("take-*.log")) if layout.trace.is_dir() else []:
         if needle not in log.read_bytes():
@@ -344,6 +351,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     targets += archived
     targets.append(layout.pending_take(session_id))
     targets.append(layout.delivered_ledger(session_id))  # which memories it was given (sandman/recall/ledger.py)
+    targets.append(layout.take_record(session_id))
     targets += sorted(_mind_transcripts(layout, session_id))
     for path in targets:
         if _remove(path):
@@ -356,6 +364,13 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     if result.destroyed or result.deleted or result.scrubbed:
         result.site = _forget_site(layout)
     return result
+
+
+def forget_derived(layout: Layout) -> str | None:
+    """Drop the derived copies of memories just deleted: the search index, and the rendered site
+    (re-rendered, else removed); return the site's fate as ``_forget_site`` does."""
+    _forget_search_index(layout)
+    return _forget_site(layout)
 
 
 def _forget_search_index(layout: Layout) -> None:

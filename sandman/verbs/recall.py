@@ -128,6 +128,23 @@ def recent_pointers(layout: Layout, now: datetime) -> list[Pointer]:
     return young[: config.RECALL_MAX_POINTERS]
 
 
+def dream_queue_line(layout: Layout, now: datetime) -> str | None:
+    """One line saying how many sessions wait to be dreamt and since when (issue 27, item 6); None
+    when none waits. Kept apart from composing: it is the recall's only look at the dream queue."""
+    from sandman import dreamqueue
+
+    count, oldest = dreamqueue.waiting(layout, now)
+    if not count:
+        return None
+    since = f", the oldest since {oldest:%Y-%m-%d %H:%M} UTC" if oldest is not None else ""
+    try:
+        due = f"a dream is due at {config.dream_due_pointers()}, or once one has waited " \
+              f"{config.dream_wait_s() / 3600:g} h"
+    except ConfigError:
+        due = "a dream's settings are unreadable: sandman doctor"
+    return f"Waiting to be dreamt: {count} session{'' if count == 1 else 's'}{since} ({due})."
+
+
 def log_tail(layout: Layout) -> list[tuple[str, str, str]]:
     """Return the newest voyage log entries as ``(day, title, body)``, newest first.
 
@@ -509,6 +526,9 @@ def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, 
     else:
         blocks = [_BankBlock(bank, directory) for bank in bank_chain(layout, directory) if bank.entries]
     composer = _Composer(layout, directory, budget, blocks, recent_pointers(layout, now), log_tail(layout))
+    waiting = dream_queue_line(layout, now)
+    if waiting:
+        composer.head.append(waiting)  # under the header: costed with it, never trimmed
     plan = composer.plan()
     if plan is None:
         line = f"[sandman recall: {budget} UTF-16 units hold nothing; read {layout.memories}/]"

@@ -6,7 +6,11 @@ transaction a killed process left half done is rolled back before the pass
 reads a bank):
 
 1. the pending-take ledger is drained (``take.drain``) before anything is
-   written: a take it reclaims belongs to the day being written;
+   written: a take it reclaims belongs to the day being written; then a
+   dream runs when one is due (``dream_waiting``): a session queued longer
+   than ``config.dream_wait_s()`` (12 h) is dreamt tonight though the queue
+   never reached ``config.dream_due_pointers()``, under the dream's own lock,
+   budget and guards;
 2. the voyage entry ``log/<day>.md`` of the UTC day that ended: its sources
    are the live memories whose ``created`` or ``updated`` fall in the day; an
    entry already carrying their fingerprint is kept without a model call;
@@ -84,6 +88,7 @@ class ReflectSummary:
     day: str
     drained: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
+    dream: object | None = None  # dream_run.RunSummary, None when a dream was running already
     entry: EntryOutcome | None = None
     swept: list[str] = field(default_factory=list)
     upkeep: list = field(default_factory=list)  # upkeep.BankOutcome
@@ -99,6 +104,8 @@ class ReflectSummary:
             lines.append(f"drained: {len(self.drained)} pending take(s) reclaimed")
         if self.missed:
             lines.append(f"missed endings: {len(self.missed)} session(s) taken")
+        if self.dream is not None and self.dream.stopped != "not due":
+            lines.append(self.dream.text())
         if self.entry is not None:
             entry = self.entry
             text = {
@@ -151,6 +158,7 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
         if day is None:
             summary.missed = _step(summary, layout, "missed", lambda: take_missed(layout), [])
             summary.drained = _step(summary, layout, "drain", lambda: drain(layout), [])
+            summary.dream = _step(summary, layout, "dream", lambda: dream_waiting(layout), None)
         summary.entry = _step(summary, layout, "voyage",
                               lambda: voyage_entry(layout, target, timeout=timeout, cap=cap), None)
         if summary.entry is not None and summary.entry.commit:
@@ -236,7 +244,7 @@ def take_missed(layout: Layout) -> list[str]:
     """Take the sessions whose ending was missed (the backstop, take_missed.py); return their ids."""
     from sandman.verbs.take_missed import take_missed as backstop
 
-    return [item.session for item in backstop(layout, drain_after=False).taken]
+    return [item.session for item in backstop(layout, drain_after=False, dream_after=False).taken]
 
 
 def drain(layout: Layout) -> list[str]:
@@ -246,6 +254,19 @@ def drain(layout: Layout) -> list[str]:
     reclaimed = take_drain(layout)
     journal.write(layout, VERB, "drained", reclaimed=len(reclaimed))
     return reclaimed
+
+
+def dream_waiting(layout: Layout):
+    """Dream what is due, as take's trigger would: the queue's depth, or a session waiting past
+    ``config.dream_wait_s()``; return the dream's RunSummary, None when another dream runs
+    (it does this work). Raises what ``dream`` raises otherwise (ClaudeNotFound, ConfigError)."""
+    from sandman.verbs.dream import dream
+
+    try:
+        return dream(layout)
+    except LockBusy as error:
+        journal.write(layout, VERB, "dream-running", error=str(error))
+        return None
 
 
 # --- 2. the voyage entry --------------------------------------------------------

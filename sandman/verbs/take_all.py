@@ -44,6 +44,7 @@ from sandman import config, journal
 from sandman.banks.names import normalize_directory
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.layout import Layout
+from sandman.archive import parts
 from sandman.pointers import check_session_id
 from sandman.marks import visible
 from sandman.transcripts import locate, summarize
@@ -67,9 +68,14 @@ REASONS = {
     "refused": "not a transcript take accepts (a symbolic link, an unsafe session id)",
     "unreadable": "it could not be read",
     "orphan-folder": "a session folder whose transcript is gone; nothing takes it",
+    "taken": "taken already, and nothing written since (Claude Code keeps its name of it for --resume)",
     "gone": "it vanished before it could be taken (another take moved it)",
     "failed": "the take failed; the transcript stays where it was",
 }
+
+# Skips counted in the summary but neither listed nor journaled one by one: a history holds
+# every session the hook already took (their transcripts stay for --resume).
+QUIET = ("other-project", "taken")
 
 _DURATION = re.compile(r"([0-9]+)\s*([smhdw])", re.ASCII)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
@@ -181,6 +187,10 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
     item.age_s = now - stat.st_mtime
     if path.name.startswith("agent-") and _under(path, config.claude_projects_dir()):
         return item.skip("subagent")
+    named = locate.session_id_of(path)
+    if named is not None and parts.untouched(layout, named, path, stat):
+        item.session = named
+        return item.skip("taken")
     try:
         source = locate.source(path)
         session = summarize(path, source.host)
@@ -291,7 +301,7 @@ def backfill(layout: Layout, *, older_than: str = DEFAULT_OLDER_THAN, project: s
             on_item(item, len(planned))
         take_item(layout, item)
     for item in result.skipped:
-        if item.reason != "other-project":
+        if item.reason not in QUIET:
             journal.write(layout, VERB, "skipped", reason=item.reason, session=item.session,
                           path=str(item.path), detail=item.detail)
     result.reclaimed = drain(layout)
@@ -349,14 +359,14 @@ def _age_text(seconds: float | None) -> str:
 
 
 def listing(result: Backfill) -> list[str]:
-    """Return one line per session: those taken (in a dry run only), then every skip but ``other-project``."""
+    """Return one line per session: those taken (in a dry run only), then every skip but the QUIET ones."""
     lines = []
     if result.dry_run:
         for item in result.taken:
             lines.append(f"would take  {item.session}  {item.host}, {_age_text(item.age_s)} old, "
                          f"{size_text(item.size)}  {item.cwd}  {item.title or ''}".rstrip())
     for item in result.skipped:
-        if item.reason == "other-project":
+        if item.reason in QUIET:
             continue
         detail = f": {item.detail}" if item.detail else ""
         lines.append(f"skip {item.reason}  {item.path}{detail}")

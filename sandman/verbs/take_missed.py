@@ -25,7 +25,10 @@ every session taken costs a dream), and it is not:
 - held by a live job (``locate.live_job``), a dream mind's own session, a
   subagent transcript, or anything else take_all's survey skips.
 
-A transcript still in the projects folder was never taken: a take moves it.
+A take leaves Claude Code's name of a transcript in place (for --resume), so a
+transcript its take record shows unchanged is passed over as ``taken``; one
+that grew since (a resumed session whose ending was missed) is taken from
+where its last take ended.
 Each session taken is take's own ``archived`` line; a batch that looked at
 any transcript is one ``missed`` line in ``.trace/take-<date>.log`` with the
 skips counted by reason.
@@ -184,13 +187,16 @@ def _candidates(now: float) -> list[Path]:
     return found
 
 
-def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = False, drain_after: bool = True):
+def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = False, drain_after: bool = True,
+                dream_after: bool = True):
     """Take the sessions whose ending was missed (docs/take.md, "The backstop"); return a take_all.Backfill.
 
     ``starting`` is the session whose SessionStart started this run: never
     taken. ``drain_after`` False leaves the pending-take ledger to the caller
-    (reflect drains it next). A root that does not exist yet is created first, except by a
-    dry run, which writes nothing; what init raises when it cannot be. Never raises for a
+    (reflect drains it next), ``dream_after`` False the dream (reflect dreams
+    what is due itself, and must not find a detached dream holding the lock). A root that does
+    not exist yet is created first, except by a dry run, which writes nothing; what init raises
+    when it cannot be. Never raises for a
     transcript (each is an Item, skipped with a reason).
     """
     from sandman.verbs import take_all
@@ -217,7 +223,7 @@ def take_missed(layout: Layout, *, starting: str | None = None, dry_run: bool = 
         take_all.take_item(layout, item)
     if drain_after:
         result.reclaimed = drain(layout)
-    result.dream_pid = dream_if_due(layout)
+    result.dream_pid = dream_if_due(layout) if dream_after else None
     if not result.items:
         return result  # nothing under the projects folder is recent: no line for a quiet start
     reasons = ",".join(f"{reason}:{count}" for reason, count in sorted(result.reasons().items()))

@@ -1,0 +1,227 @@
+"""Takes in progress: ``.taking/<sid>.<pid>.json`` (docs/BANK-FORMAT.md, "Takes in progress").
+
+A take writes its intent record before it links the transcript into the
+archive and drops it once the pointer and the take record are written.
+``finish_interrupted`` (every drain, and a take by hand, run it first)
+finishes a take a kill interrupted: the session never drops out of the
+pipeline with its transcript archived and no pointer. Standard library only:
+take --hook imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import namedtuple
+from pathlib import Path, PurePosixPath
+
+from sandman import config, journal
+from sandman.archive import parts
+from sandman.archive.link import link_companion
+from sandman.archive.pointer import earlier_parts, pointer_data
+from sandman.archive.root import ensure_repository
+from sandman.errors import InputError, SandmanError
+from sandman.layout import Layout
+from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
+from sandman.store.atomic import TEMP_NAME, is_real_dir, write_atomic
+from sandman.transcripts import HOSTS, summarize
+from sandman.transcripts.locate import Source
+
+VERB = "take"
+
+
+def _rel(layout: Layout, path: Path) -> str:
+    return path.relative_to(layout.root).as_posix()
+
+
+def record(layout: Layout, path: Path, session_id: str, source: Source, dst: Path, *,
+                   cwd: str | None, hook: bool, force: bool, part: parts.Part) -> None:
+    """Write the intent record of a take about to link ``source`` as ``dst`` (the part it archives)."""
+    entry = {"session": session_id, "source": str(source.path), "host": source.host, "relpath": source.relpath,
+             "companion": None if source.companion is None else str(source.companion),
+             "archived": _rel(layout, dst), "offset": part.offset, "bytes": part.bytes, "sha256": part.sha256,
+             "cwd": cwd, "hook": hook, "forced": force,
+             "pid": os.getpid(), "written": journal.iso(journal.now_utc())}
+    # ASCII JSON: a path whose name is not UTF-8 holds surrogate escapes, written as \udcXX.
+    write_atomic(path, json.dumps(entry, indent=2) + "\n")
+
+
+def drop(path: Path) -> None:
+    path.unlink(missing_ok=True)
+
+
+# An intent record read back from ``.taking/<sid>.<pid>.json``.
+Intent = namedtuple("Intent", "session archived source cwd hook forced pid written part")
+
+
+def read(path: Path) -> Intent:
+    """Read an intent record; raise ValueError (or InputError, OSError) when it is not one."""
+    data = json.loads(path.read_bytes())
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    session = check_session_id(data.get("session"))
+    archived, source, relpath = data.get("archived"), data.get("source"), data.get("relpath")
+    if not isinstance(archived, str) or PurePosixPath(archived).parts[:1] != (".archive",) \
+            or ".." in PurePosixPath(archived).parts:
+        raise ValueError("archived is not a path inside .archive/")
+    if not isinstance(source, str) or not source.startswith("/") or not isinstance(relpath, str):
+        raise ValueError("source or relpath missing")
+    if data.get("host") not in HOSTS:
+        raise ValueError("unknown host")
+    companion, cwd, pid = data.get("companion"), data.get("cwd"), data.get("pid")
+    return Intent(
+        session=session, archived=archived,
+        source=Source(host=data["host"], path=Path(source), relpath=relpath,
+                      companion=Path(companion) if isinstance(companion, str) and companion.startswith("/") else None),
+        cwd=cwd if isinstance(cwd, str) else None, hook=data.get("hook") is True, forced=data.get("forced") is True,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+        written=parse_time(data.get("written")),
+        part=intent_part(data),
+    )
+
+
+def intent_part(data: dict) -> parts.Part | None:
+    """The part an intent record names; None for a record without one (written before takes linked)."""
+    offset, size, digest = data.get("offset"), data.get("bytes"), data.get("sha256")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (offset, size)) \
+            or offset > size or not isinstance(digest, str) or len(digest) != 64:
+        return None
+    return parts.Part(offset, size, digest, None)
+
+
+def in_flight(intent: Intent) -> bool:
+    """True while the process that wrote the intent still lives and the intent is young:
+    its take is running, not interrupted (a recycled pid cannot hold an intent for long)."""
+    if intent.pid is None or intent.pid == os.getpid() or intent.written is None:
+        return False
+    if (journal.now_utc() - intent.written).total_seconds() >= config.TAKE_INTENT_STALE_S:
+        return False
+    try:
+        os.kill(intent.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def finish_interrupted(layout: Layout) -> list[str]:
+    """Finish the takes a kill interrupted, from their intent records in ``.taking/``; return the
+    sessions whose pointer it wrote (BANK-FORMAT "Takes in progress").
+
+    For each record whose take is not running: the pointer already names the
+    archived transcript, the record goes; the transcript is archived and no
+    pointer names it, the take is finished as take does it (the live name
+    of a half-done link-then-unlink removed, the companion folder moved, the
+    pointer built from the archived bytes, journal ``take recovered``);
+    nothing was moved, or the transcript is gone, the record goes. Never
+    raises: an unreadable record is dropped, any error keeps it; each is a
+    journal line. Temp files a killed take left beside its intent record or
+    pointer go too.
+    """
+    sweep_temp_files(layout)
+    try:
+        records = sorted(p for p in layout.taking.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
+    except OSError:
+        return []
+    recovered = []
+    for path in records:
+        try:
+            session = _finish(layout, path)
+            if session is not None:
+                recovered.append(session)
+        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
+            journal.write(layout, VERB, "intent-kept", intent=path.name, reason="error",
+                          error=f"{type(error).__name__}: {error}")
+    return recovered
+
+
+def sweep_temp_files(layout: Layout) -> None:
+    """Delete write_atomic's temp files in ``.taking/`` and ``memories/.recent/`` older than
+    ``config.TAKE_INTENT_STALE_S`` seconds: takes write there without a lock, so a younger
+    one may be a running take's."""
+    cutoff = time.time() - config.TAKE_INTENT_STALE_S
+    for folder in (layout.taking, layout.recent):
+        try:
+            orphans = [entry for entry in os.scandir(folder) if TEMP_NAME.fullmatch(entry.name)]
+        except OSError:
+            continue
+        for orphan in orphans:
+            try:
+                if orphan.is_file(follow_symlinks=False) and orphan.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(orphan.path)
+            except OSError:
+                pass
+
+
+def _finish(layout: Layout, path: Path) -> str | None:
+    """Settle one intent record; return its session when the take was finished here."""
+    try:
+        intent = read(path)
+    except (OSError, ValueError, RecursionError, InputError):
+        drop(path)
+        journal.write(layout, VERB, "intent-dropped", intent=path.name, reason="unreadable")
+        return None
+    if in_flight(intent):
+        journal.write(layout, VERB, "intent-kept", session=intent.session, reason="in-flight", pid=intent.pid)
+        return None
+    source, archived = intent.source, layout.root / intent.archived
+    pointer = read_pointer(layout.pointer(intent.session))
+    if pointer is not None and pointer.data.get("archived") == intent.archived \
+            and (intent.part is None or pointer.data.get("bytes") == intent.part.bytes):
+        reason = "pointer-written"  # killed after the pointer, before the record went
+        settle_record(layout, intent.session, pointer.data)
+    elif not os.path.lexists(archived):
+        reason = "not-moved" if os.path.lexists(source.path) else "gone"
+    else:
+        recover(layout, intent, archived)
+        drop(path)
+        return intent.session
+    drop(path)
+    journal.write(layout, VERB, "intent-dropped", session=intent.session, reason=reason)
+    return None
+
+
+def settle_record(layout: Layout, session_id: str, pointer: dict) -> None:
+    """Write the take record from a pointer a killed take wrote before its record."""
+    record = parts.read_record(layout, session_id)
+    if record is not None and (record.archived, record.bytes) == (pointer.get("archived"), pointer.get("bytes")):
+        return
+    if isinstance(pointer.get("bytes"), int) and isinstance(pointer.get("sha256"), str):
+        listed = pointer.get("earlier")
+        earlier = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+        parts.write_record(layout, session_id, pointer, earlier)
+
+
+def recover(layout: Layout, intent: Intent, archived: Path) -> None:
+    """Finish a take whose transcript reached the archive: what take_source does after the link.
+
+    The live name stays (a take links, it does not move). The part is the
+    intent's; a record without one (written before takes linked) archives
+    the whole file as it is now.
+    """
+    source = intent.source
+    companion = None
+    if source.companion is not None:
+        target = archived.with_suffix("")
+        if is_real_dir(source.companion):
+            link_companion(layout, source.companion, archived)
+        companion = target if is_real_dir(target) else None
+    part = intent.part
+    if part is None:
+        size = archived.stat().st_size
+        part = parts.Part(0, size, parts.digest(archived, size), None)
+    try:
+        session = summarize(archived, source.host, end=part.bytes)
+    except (OSError, SandmanError):
+        session = None
+    data, skipped = pointer_data(layout, source, archived, companion, intent.cwd, session, part=part)
+    earlier = earlier_parts(layout, intent.session, data)
+    write_pointer(layout, intent.session, data)
+    parts.write_record(layout, intent.session, data, earlier)
+    layout.pending_take(intent.session).unlink(missing_ok=True)
+    ensure_repository(layout)
+    journal.write(layout, VERB, "recovered", session=intent.session, host=source.host, archived=data["archived"],
+                  companion=data.get("companion"), hook=intent.hook, forced=intent.forced, skipped_lines=skipped,
+                  offset=part.offset, bytes=part.bytes)
