@@ -188,8 +188,25 @@ def search_rank(layout, query: str, limit: int, banks: Sequence[str] | None, rel
     return [hit.path for hit in rank(layout, query, limit, None if banks is None else list(banks), related=related)]
 
 
-# The prompt hook's ranking: the hook is built on search.rank over the cwd's banks.
+# The prompt hook's ranking without its floor: search.rank over the cwd's banks.
 PROMPT_RANK: Callable[..., list[str]] = search_rank
+
+
+def hook_delivers(layout, query: str, banks: Sequence[str]) -> list[str]:
+    """What ``recall --prompt-hook`` itself would add for ``query`` to a session holding nothing:
+    its own ranking (sandman/recall/moments.py, ``prompt_matches``), its relevance floor and its
+    cap of memories, read from the search index as the hook reads it."""
+    from sandman.recall import index
+    from sandman.recall.moments import prompt_matches
+
+    connection, reason = index.open_current(layout, list(banks))
+    if connection is None:
+        raise RuntimeError(f"the prompt hook could not read the index: {reason}")
+    try:
+        found, _, _ = prompt_matches(connection, list(banks), query)
+    finally:
+        connection.close()
+    return [hit.path for hit in found]
 
 
 def chain(layout, cwd: str) -> list[str]:
@@ -331,6 +348,7 @@ def evaluate(crowded: bool, semantic: bool = False) -> str:
                 "search, after without related words": search_rank(layout, query.text, MRR_DEPTH, None, related=False),
                 "prompt hook, before": baseline_rank(old, query.text, MRR_DEPTH, banks),
                 "prompt hook, after": PROMPT_RANK(layout, query.text, MRR_DEPTH, banks),
+                "prompt hook as built (its floor, at most 3)": hook_delivers(layout, query.text, banks),
                 "start recall (before = after)": recalled[query.cwd],
             }
             if embedded is not None:
