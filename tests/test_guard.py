@@ -126,6 +126,38 @@ def test_the_profile_runs_the_guard_in_the_sandbox_and_fails_closed(layout):
     assert {"Bash(git stash:*)", "Bash(git clean:*)", "Bash(git commit --amend:*)", "Bash(pkill:*)"} <= set(denied)
 
 
+@pytest.mark.parametrize("given", ["nope", "s-20261205T0100Z", "../s-20261205T0100Z"])
+def test_shift_profile_refuses_a_shift_it_does_not_know(layout, given):
+    from helpers import sandman
+
+    init_root(layout)
+    done = sandman("shift", "profile", given)
+    assert done.returncode != 0 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().count("\n") == 1 and given in done.stderr.decode()
+    assert "sandman shift status" in done.stderr.decode() and done.stdout == b""
+
+
+def test_shift_profile_prints_a_shifts_own_profile(layout):
+    from helpers import sandman
+
+    init_root(layout)
+    folder = layout.shift_dir(SHIFT)
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": SHIFT, "repo": "/r", "rest": False}))
+    printed = json.loads(sandman("shift", "profile", SHIFT).stdout)
+    assert printed["settings"]["sandbox"]["filesystem"]["allowWrite"] == [str(layout.root), "/r/.git"]
+    assert printed["env"]["SANDMAN_SHIFT"] == SHIFT
+    assert printed == shifts.profile(layout, SHIFT)
+    plain = json.loads(sandman("shift", "profile").stdout)
+    assert plain["settings"]["sandbox"]["filesystem"]["allowWrite"] == [str(layout.root)]
+
+
+def init_root(layout) -> None:
+    from sandman.verbs.init import init
+
+    init(layout)
+
+
 def test_regression_trail_append_wrote_the_owners_decisions(layout):
     from sandman.verbs.init import init
 

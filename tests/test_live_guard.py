@@ -1,7 +1,7 @@
 """The shift's profile in the real Claude Code 2.1.332 (docs/shift.md, "The profile"; docs/live-tests.md).
 
-Each session runs with the settings ``shift run`` passes (machine.shift.profile for the shift: the
-sandbox, ``dontAsk``, the guard hook), in a shift's worktree whose ``origin`` is a local bare
+Each session runs with the settings ``shift run`` passes, as ``sandman shift profile <id>`` prints
+them (the sandbox, ``dontAsk``, the guard hook), in a shift's worktree whose ``origin`` is a local bare
 repository, and the fake Messages API answers with ``tool_use`` blocks of Bash:
 
 - ``git push origin main``: the guard hook denies it, the trail holds the ``guard.deny`` event,
@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from helpers import sandman
 from live_claude import ToolUse, run_print, tool_results
 
 from sandman.layout import Layout
@@ -71,9 +72,13 @@ def a_shift_in_its_worktree(layout: Layout, tmp_path: Path) -> tuple[Path, Path,
 
 
 def run_shift(layout: Layout, worktree: Path, fake_api, *replies, env_extra: dict | None = None):
-    """One ``claude -p`` of shift SHIFT in ``worktree``, as ``shift run`` starts it (the profile's
-    permission mode, settings and environment), ``--output-format json``; ``replies`` scripted."""
-    built = shifts.profile(layout, SHIFT)
+    """One ``claude -p`` of shift SHIFT in ``worktree``, as ``shift run`` starts it: the permission
+    mode, settings and environment exactly as ``sandman shift profile SHIFT`` prints them (the
+    sandbox, ``dontAsk``, the guard hook), ``--output-format json``; ``replies`` scripted."""
+    printed = sandman("shift", "profile", SHIFT)
+    assert printed.returncode == 0, printed.stderr
+    built = json.loads(printed.stdout)
+    assert built == shifts.profile(layout, SHIFT)  # what tick.run passes
     fake_api.script(*replies)
     return run_print("work", worktree, fake_api,
                      args=["--permission-mode", built["permission_mode"], "--settings", json.dumps(built["settings"]),
