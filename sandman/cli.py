@@ -1281,14 +1281,17 @@ def shift_handoff(
 
 
 @shift_app.command("profile")
-def shift_profile() -> None:
+def shift_profile(
+    shift: Annotated[Optional[str], typer.Argument(
+        metavar="SHIFT", help="A shift's id: its profile as `shift run` passes it [default: a shift on no repository].")] = None,
+) -> None:
     """Print the Claude Code settings and environment a shift session runs with (JSON)."""
     import json
 
     from sandman.verbs import shift as verb
 
     root = layout()
-    say(json.dumps(run(lambda: verb.profile(root)), ensure_ascii=False, indent=2), lines=True)
+    say(json.dumps(run(lambda: verb.profile(root, shift)), ensure_ascii=False, indent=2), lines=True)
 
 
 @shift_app.command("run")

@@ -126,6 +126,38 @@ def test_the_profile_runs_the_guard_in_the_sandbox_and_fails_closed(layout):
     assert {"Bash(git stash:*)", "Bash(git clean:*)", "Bash(git commit --amend:*)", "Bash(pkill:*)"} <= set(denied)
 
 
+@pytest.mark.parametrize("given", ["nope", "s-20261205T0100Z", "../s-20261205T0100Z"])
+def test_shift_profile_refuses_a_shift_it_does_not_know(layout, given):
+    from helpers import sandman
+
+    init_root(layout)
+    done = sandman("shift", "profile", given)
+    assert done.returncode != 0 and b"Traceback" not in done.stderr
+    assert done.stderr.decode().count("\n") == 1 and given in done.stderr.decode()
+    assert "sandman shift status" in done.stderr.decode() and done.stdout == b""
+
+
+def test_shift_profile_prints_a_shifts_own_profile(layout):
+    from helpers import sandman
+
+    init_root(layout)
+    folder = layout.shift_dir(SHIFT)
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": SHIFT, "repo": "/r", "rest": False}))
+    printed = json.loads(sandman("shift", "profile", SHIFT).stdout)
+    assert printed["settings"]["sandbox"]["filesystem"]["allowWrite"] == [str(layout.root), "/r/.git"]
+    assert printed["env"]["SANDMAN_SHIFT"] == SHIFT
+    assert printed == shifts.profile(layout, SHIFT)
+    plain = json.loads(sandman("shift", "profile").stdout)
+    assert plain["settings"]["sandbox"]["filesystem"]["allowWrite"] == [str(layout.root)]
+
+
+def init_root(layout) -> None:
+    from sandman.verbs.init import init
+
+    init(layout)
+
+
 def test_regression_trail_append_wrote_the_owners_decisions(layout):
     from sandman.verbs.init import init
 
@@ -199,3 +231,57 @@ def test_a_hostile_shift_reaches_nothing(layout, world, fake_claude, tmp_path, m
     assert not outside.exists()
     assert git(beta, "rev-parse", "main").strip() == trunk
     assert not (beta / ".github").exists()
+
+
+def machine_check(layout, tmp_path: Path):
+    """doctor's machine line for a machine that is on, with its report hook registered."""
+    from sandman import config
+    from sandman.verbs.doctor import doctor
+    from sandman.verbs.hooks import install
+    from sandman.verbs.init import init
+
+    init(layout)
+    (tmp_path / "code").mkdir(exist_ok=True)
+    layout.settings_file.write_text(f'[machine]\nroots = ["{tmp_path / "code"}"]\nbudget_usd_day = 5.0\n')
+    Path(config.claude_settings_file()).parent.mkdir(parents=True, exist_ok=True)
+    install()
+    [machine] = [check for check in doctor().checks if check.name == "machine"]
+    return machine
+
+
+def a_path_with(tmp_path: Path, bwrap: str | None) -> str:
+    """A PATH of one folder holding ``socat`` and, unless None, a ``bwrap`` script of that body."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "socat").write_text("#!/bin/sh\nexit 0\n")
+    if bwrap is not None:
+        (folder / "bwrap").write_text("#!/bin/sh\n" + bwrap)
+    for tool in folder.iterdir():
+        tool.chmod(0o755)
+    return str(folder)
+
+
+def test_doctor_names_a_bwrap_that_cannot_make_its_namespaces(layout, tmp_path, monkeypatch):
+    # Claude Code 2.1.332 starts with such a bwrap and fails every Bash call with its message
+    # (docs/live-tests.md): doctor must say so, with bwrap's own words.
+    monkeypatch.setenv("PATH", a_path_with(tmp_path, "echo 'bwrap: No permissions to create a new namespace, "
+                                                     "likely because the kernel does not allow non-privileged user "
+                                                     "namespaces.' >&2\nexit 1\n"))
+    machine = machine_check(layout, tmp_path)
+    assert machine.status == "warn"
+    assert "sandbox cannot run here: bwrap cannot make its namespaces (exit 1: bwrap: No permissions to create " \
+           "a new namespace" in machine.message
+    assert machine.details["sandbox_missing"] == []
+
+
+def test_doctor_names_a_missing_bwrap(layout, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", a_path_with(tmp_path, None))
+    machine = machine_check(layout, tmp_path)
+    assert machine.status == "warn" and "bwrap not installed (apt install bubblewrap socat)" in machine.message
+    assert machine.details["sandbox_missing"] == ["bwrap"]
+
+
+def test_doctor_passes_a_bwrap_that_works(layout, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", a_path_with(tmp_path, "exit 0\n"))
+    machine = machine_check(layout, tmp_path)
+    assert machine.status == "ok" and machine.details["sandbox"] is None, machine.message

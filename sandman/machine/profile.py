@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,10 @@ from sandman import config
 from sandman.layout import Layout
 
 GUARD_TIMEOUT_SECONDS = 30
+# What doctor runs to learn whether bubblewrap can make the namespaces Claude Code's sandbox uses
+# (a new network and process namespace over a read-only root); seconds it may take.
+BWRAP_PROBE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid", "true")
+BWRAP_PROBE_TIMEOUT_SECONDS = 10
 
 DENY = [
     "Bash(git push:*)", "Bash(git push)", "Bash(git reset:*)", "Bash(git rebase:*)", "Bash(git checkout:*)",
@@ -89,3 +94,30 @@ def sandbox_missing() -> list[str]:
     if not sys.platform.startswith("linux"):
         return []
     return [name for name in ("bwrap", "socat") if shutil.which(name) is None]
+
+
+def sandbox_unavailable() -> str | None:
+    """Why Claude Code's sandbox cannot run on this machine, or None (it can, or not Linux).
+
+    Missing ``bwrap``/``socat`` (sandbox_missing): Claude Code 2.1.332 then refuses to start a
+    session that sets ``failIfUnavailable``. A ``bwrap`` that cannot make its namespaces (user
+    namespaces refused, a container without the capability): Claude Code starts anyway and every
+    Bash call fails with bwrap's error, so the probe (``bwrap`` BWRAP_PROBE, at most
+    BWRAP_PROBE_TIMEOUT_SECONDS) is run and its first line of error returned (docs/shift.md,
+    "The profile"; docs/live-tests.md)."""
+    missing = sandbox_missing()
+    if missing:
+        return f"{', '.join(missing)} not installed (apt install bubblewrap socat)"
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        done = subprocess.run([shutil.which("bwrap") or "bwrap", *BWRAP_PROBE], capture_output=True, text=True,
+                              timeout=BWRAP_PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return f"bwrap did not finish a sandboxed `true` in {BWRAP_PROBE_TIMEOUT_SECONDS} s"
+    except OSError as error:
+        return f"bwrap does not run: {error}"
+    if done.returncode != 0:
+        said = next((line.strip() for line in done.stderr.splitlines() if line.strip()), "no message")
+        return f"bwrap cannot make its namespaces (exit {done.returncode}: {said})"
+    return None

@@ -201,14 +201,13 @@ def _machine(layout: Layout) -> Check:
         note = "; no window_file: shift clock answers unknown"
     else:
         note = ""
-    from sandman.machine.profile import sandbox_missing
+    from sandman.machine.profile import sandbox_missing, sandbox_unavailable
 
-    missing_tools = sandbox_missing()
-    details["sandbox_missing"] = missing_tools
-    if missing_tools:
-        return Check("machine", WARN, f"Claude Code's sandbox cannot run here: {', '.join(missing_tools)} not "
-                     "installed (apt install bubblewrap socat); a shift's session asks for the sandbox and "
-                     "will not start without it" + note, details)
+    details["sandbox_missing"] = sandbox_missing()
+    details["sandbox"] = why = sandbox_unavailable()
+    if why:
+        return Check("machine", WARN, f"Claude Code's sandbox cannot run here: {why}; a shift's session asks for "
+                     "the sandbox and cannot work without it" + note, details)
     if settings.budget_usd_day is None:
         return Check("machine", WARN, "no machine.budget_usd_day: shifts run with no daily cost cap" + note,
                      details)

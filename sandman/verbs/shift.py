@@ -75,5 +75,16 @@ def run(layout: Layout) -> tick.Tick:
 attach = shifts.attach
 status = shifts.status
 clock = shifts.clock
-profile = shifts.profile
 targets = shifts.write_targets
+
+
+def profile(layout: Layout, shift_id: str | None = None) -> dict:
+    """``{permission_mode, model, settings, env}`` a shift session runs with (machine.shift.profile):
+    shift ``shift_id``'s exactly as ``shift run`` passes it, or, without one, a shift's on no
+    repository. InputError: ``shift_id`` is not a shift id or has no readable ``meta.json``."""
+    from sandman.errors import InputError
+
+    if shift_id is not None and (not trails.is_shift_id(shift_id) or shifts.read_meta(layout, shift_id) is None):
+        raise InputError(f"no shift {shift_id!r}: give the id of a shift in {layout.root / 'shifts'} "
+                         "(`sandman shift status` lists them)")
+    return shifts.profile(layout, shift_id)
