@@ -647,3 +647,27 @@ def test_shift_handoff_with_an_escape_is_refused_not_kept_raw_for_the_next_brief
     assert not (opened.folder / "handoff.md").exists()
     assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again in plain text
     assert sandman("shift", "handoff", "done\n\tand indented").returncode == 0
+
+
+def test_regression_a_dotfiles_repository_holding_the_memory_root_was_pickable(layout, world, isolated, monkeypatch):
+    """Issue 31, case 8: with ``roots = ["~"]`` the home's own repository holds ``~/.sandman``; it is
+    never pickable, and doctor names it with the reason."""
+    from sandman.machine import pick
+    from sandman.verbs.doctor import doctor
+
+    git(isolated, "init", "-q", "-b", "main")
+    (isolated / ".bashrc").write_text("# dotfiles\n")
+    git(isolated, "add", ".bashrc")
+    git(isolated, "commit", "-q", "-m", "dotfiles")
+    trust(isolated, isolated)
+    write_machine(layout, roots=[str(isolated)], time_zone="UTC")
+
+    found = pick.candidates(layout, trails.read(layout))
+
+    (home,) = [c for c in found if c.path == str(isolated)]
+    assert not home.pickable and home.reasons == [f"contains the memory root ({layout.root}): never shifted"]
+    with pytest.raises(InputError, match="contains the memory root"):
+        pick.pick(layout, trails.read(layout), str(isolated))
+    (machine,) = [c for c in doctor().checks if c.name == "machine"]
+    assert f"not pickable: {isolated} (contains the memory root ({layout.root}): never shifted)" in machine.message
+    assert machine.details["not_pickable"] == [{"path": str(isolated), "why": home.reasons[0]}]

@@ -194,18 +194,41 @@ def _machine(layout: Layout) -> Check:
     if missing:
         return Check("machine", WARN, f"machine.roots names folder(s) that do not exist: {', '.join(missing)}",
                      details)
+    note = _not_pickable(layout, details)
     if not _report_hook_registered():
         return Check("machine", WARN, "SessionStart (sandman report --hook) not registered: the shifts' reports "
-                     "are not shown when a session starts; run `sandman hooks install`", details)
+                     "are not shown when a session starts; run `sandman hooks install`" + note, details)
     if settings.window_file is None:
-        note = "; no window_file: shift clock answers unknown"
-    else:
-        note = ""
+        note += "; no window_file: shift clock answers unknown"
     if settings.budget_usd_day is None:
         return Check("machine", WARN, "no machine.budget_usd_day: shifts run with no daily cost cap" + note,
                      details)
     return Check("machine", OK, f"on: {len(settings.roots)} root(s), ${settings.budget_usd_day:g} a day" + note,
                  details)
+
+
+NOT_PICKABLE_NAMED = 5  # how many repositories the machine line names; --json lists them all
+
+
+def _not_pickable(layout: Layout, details: dict) -> str:
+    """The repositories under the roots no shift may pick, and why (shift pick's own reasons: the
+    memory root, a repository containing it, ``exclude``, untrusted, no trunk), into
+    ``details["not_pickable"]``; return the clause for the machine line ("" when every one is pickable)."""
+    from sandman.machine import pick, trail
+
+    try:
+        found = pick.candidates(layout, trail.read(layout))
+    except SandmanError as error:
+        details["not_pickable_error"] = str(error)
+        return f"; the rotation cannot be read: {error}"
+    barred = [{"path": c.path, "why": "; ".join(c.reasons)} for c in found if not c.pickable]
+    details["not_pickable"] = barred
+    details["pickable"] = [c.path for c in found if c.pickable]
+    if not barred:
+        return ""
+    named = ", ".join(f"{item['path']} ({item['why']})" for item in barred[:NOT_PICKABLE_NAMED])
+    more = f" and {len(barred) - NOT_PICKABLE_NAMED} more (--json)" if len(barred) > NOT_PICKABLE_NAMED else ""
+    return f"; not pickable: {named}{more}"
 
 
 # --- the root ------------------------------------------------------------------
