@@ -671,3 +671,25 @@ def test_regression_a_dotfiles_repository_holding_the_memory_root_was_pickable(l
     (machine,) = [c for c in doctor().checks if c.name == "machine"]
     assert f"not pickable: {isolated} (contains the memory root ({layout.root}): never shifted)" in machine.message
     assert machine.details["not_pickable"] == [{"path": str(isolated), "why": home.reasons[0]}]
+
+
+def test_regression_a_shift_that_handed_off_itself_never_recorded_its_cost(layout, world, fake_claude):
+    """Issue 31, case 9: `claude -p` prints its cost when it exits, after the session's own
+    `shift handoff`; the tick that sees it gone fills the cost into meta.json, report.md and the day's budget."""
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--handoff", "did one thing"], "cost": 0.4321})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+    assert shifts.read_meta(layout, started.shift)["outcome"] == "handed-off"
+
+    later = tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=10))
+
+    assert later.decision == "skipped" and "night-done" in later.reason  # the closing shift no longer blocks
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["cost_usd"] == pytest.approx(0.4321)
+    assert "- cost: $0.43" in (layout.shift_dir(started.shift) / "report.md").read_text()
+    (cost,) = [e for e in trails.read(layout).events if e.kind == "shift.cost"]
+    assert cost.shift == started.shift and cost.parent == meta["handoff_event"] and cost.cost_usd == pytest.approx(0.4321)
+    settings = config.machine(layout)
+    day = shifts.week.night_of(settings, TUESDAY_NIGHT)
+    assert tick.spent_today(layout, settings, day, trails.read(layout)) == pytest.approx(0.4321)
+    assert not layout.shift_current.exists()

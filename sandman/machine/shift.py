@@ -528,10 +528,14 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
 
 
 def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False,
-            outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None) -> Closed:
+            outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None,
+            reason: str | None = None, wait_for_cost: bool = True) -> Closed:
     """Close the open shift (or ``shift_id``): write ``handoff.md`` (at most 2,000 characters),
-    ``report.md``, the outcome in ``meta.json`` and ``shift.handoff``, in one commit; remove
-    ``shifts/.current.json``.
+    ``report.md``, the outcome (and ``reason``, why a shift was cut: ``deadline``, ``cost-cap``,
+    ``usage-limit``…) in ``meta.json`` and ``shift.handoff``, in one commit; remove
+    ``shifts/.current.json``, or, when the session process still runs and printed no cost yet
+    (a handoff from inside it) and ``wait_for_cost``, mark it ``closing`` for the tick
+    (``recover`` → ``settle_cost``).
 
     Raises InputError: no open shift, a handoff over 2,000 characters without
     ``truncate``, an empty handoff that is not ``abandoned``.
@@ -562,19 +566,20 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         raise InputError(f"shift {shift_id} is already closed ({meta['outcome']})")
     now = now or journal.now_utc()
     outcome = "abandoned" if abandoned else (outcome or "handed-off")
-    result = session_result(layout, shift_id)
-    cost = result.get("total_cost_usd") if result else None
-    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    cost = result_cost(session_result(layout, shift_id))
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
     meta.update({"outcome": outcome, "closed_at": journal.iso(now), "cost_usd": cost, "commits": commits,
                  "findings": findings})
+    if reason:
+        meta["reason"] = reason
     event = trails.new_event("shift.handoff", f"{outcome}: {len(commits)} commit(s), {len(findings)} finding(s)",
                              parent=meta.get("start_event") if trails.is_event_id(meta.get("start_event")) else None,
                              shift=shift_id, repo=meta["repo"], model=meta.get("model"), cost_usd=cost,
                              data={"outcome": outcome, "commits": len(commits), "findings": len(findings),
-                                   "session": meta.get("session")}, now=now)
+                                   "session": meta.get("session"), **({"reason": reason} if reason else {})},
+                             now=now)
     meta["handoff_event"] = event.id
     folder = layout.shift_dir(shift_id)
     filed = proposing.of_shift(trails.read(layout), shift_id)
@@ -586,7 +591,13 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         trails.write(tx, event)
     if current and current.get("shift") == shift_id:
-        layout.shift_current.unlink(missing_ok=True)
+        if wait_for_cost and cost is None and pid_alive(current.get("pid")):
+            # Handed off from inside the session: `claude -p` prints its cost only when it exits.
+            # The runtime record stays (``closing``) so the tick that sees the process gone
+            # fills the cost in (``settle_cost``), and starts nothing while it still runs.
+            write_current(layout, {**current, "state": "closing"})
+        else:
+            layout.shift_current.unlink(missing_ok=True)
     journal.write(layout, VERB, "closed", shift=shift_id, outcome=outcome, commits=len(commits),
                   findings=len(findings))
     return Closed(shift_id, outcome, commits, findings, event.id)
@@ -599,10 +610,10 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
       abandoned, an uncommitted one is cleared (``"cleared"``);
     - an open shift whose session process has ended: closed with the session's
       result as its handoff (``finished``), abandoned when it printed none;
-    - an open shift past its deadline: its process group is killed, abandoned.
+    - an open shift past its deadline: its process group is killed, abandoned (reason ``deadline``);
+    - a shift handed off from inside its session (``closing``): once the process has
+      exited, its cost is filled in (``settle_cost``) and ``"settled"`` returned.
     """
-    import signal
-
     now = now or journal.now_utc()
     current = read_current(layout)
     if current is None:
@@ -611,6 +622,16 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     meta = read_meta(layout, shift_id) if trails.is_shift_id(shift_id) else None
     if current.get("state") == "briefing" and pid_alive(current.get("pid")):
         return None
+    if meta is not None and meta.get("outcome") and current.get("state") == "closing":
+        if pid_alive(current.get("pid")):
+            deadline = meta.get("deadline") or ""
+            if not deadline or journal.iso(now) < deadline:
+                return None  # handed off, still running: its cost comes when it exits
+            _stop(current.get("pid"))
+        settle_cost(layout, shift_id, now=now)
+        layout.shift_current.unlink(missing_ok=True)
+        journal.write(layout, VERB, "settled", shift=shift_id, cost_usd=read_meta(layout, shift_id).get("cost_usd"))
+        return "settled"
     if meta is None or meta.get("outcome"):
         layout.shift_current.unlink(missing_ok=True)
         journal.write(layout, VERB, "recovered", shift=shift_id or "-", state=current.get("state", "-"))
@@ -623,17 +644,67 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     if pid_alive(pid):
         if not over:
             return None
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except OSError:
-            pass
-        return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+        _stop(pid)
+        return handoff(layout, "(stopped: the shift reached its deadline)", abandoned=True, shift_id=shift_id,
+                       now=now, reason="deadline", wait_for_cost=False)
     if pid is None and not over:
         return None  # opened by hand, no process known: it stays open until its deadline or a handoff
     result = session_result(layout, shift_id)
     if answered(result):
         return handoff(layout, result["result"], truncate=True, outcome="finished", shift_id=shift_id, now=now)
     return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+
+
+def _stop(pid: object) -> None:
+    """SIGTERM the session's process group (it was started in a session of its own)."""
+    import signal
+
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
+def result_cost(result: dict | None) -> float | None:
+    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number ≥ 0."""
+    cost = result.get("total_cost_usd") if result else None
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None
+
+
+def settle_cost(layout: Layout, shift_id: str, *, now: datetime | None = None) -> float | None:
+    """Fill in the cost of a shift closed before its session exited (a handoff from inside the
+    session): read the result's ``total_cost_usd`` from ``.session.log``, write it into
+    ``meta.json`` and ``report.md`` and append ``shift.cost`` (parent: the handoff event; it
+    carries ``cost_usd``, so the day's budget counts it), in one commit. Returns the cost, None
+    (nothing written) when the session printed none or the shift already has one.
+    Docs: docs/BANK-FORMAT.md § shifts, "Cost"."""
+    from sandman.banks.commit import bank_transaction
+    from sandman.machine import proposals as proposing
+
+    meta = read_meta(layout, shift_id)
+    if meta is None or meta.get("cost_usd") is not None:
+        return None
+    cost = result_cost(session_result(layout, shift_id))
+    if cost is None:
+        return None
+    meta["cost_usd"] = cost
+    event = trails.new_event("shift.cost", f"the session of {shift_id} cost ${cost:.2f}",
+                             parent=meta.get("handoff_event") if trails.is_event_id(meta.get("handoff_event")) else None,
+                             shift=shift_id, repo=meta.get("repo"), cost_usd=cost,
+                             data={"session": meta.get("session")}, now=now or journal.now_utc())
+    folder = layout.shift_dir(shift_id)
+    handoff_text = _read(folder / "handoff.md")
+    filed = [p for p in proposing.of_shift(trails.read(layout), shift_id)]
+    with bank_transaction(layout, verb=VERB, subject=f"cost of {shift_id}: ${cost:.2f}",
+                          trailers=trails.trailers(event)) as tx:
+        tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        tx.write_file(folder / "report.md", report_text(meta, handoff_text, meta.get("commits") or [],
+                                                         meta.get("findings") or [], filed))
+        trails.write(tx, event)
+    return cost
 
 
 def answered(result: dict | None) -> bool:
