@@ -235,6 +235,7 @@ def _not_pickable(layout: Layout, details: dict) -> str:
 
 
 def _repository(layout: Layout):
+    from sandman.banks.commit import strangers
     from sandman.store import repo as store
 
     if not layout.root.is_dir():
@@ -269,6 +270,11 @@ def _repository(layout: Layout):
             {"dirty": dirty[:50], "links": links[:50]},
         )]
     if not dirty:
+        strays = _set_aside(layout)
+        if strays:
+            return repo, [head, Check("clean", WARN, f"{len(strays)} file(s) of no sandman format were moved into "
+                                      f"{layout.strays.name}/, e.g. {strays[0]}; look at them and delete them or "
+                                      "move them out of the root", {"dirty": [], "strays": strays[:50]})]
         return repo, [head, Check("clean", OK, "no uncommitted changes")]
     if layout.commit_undo.exists():
         # banks/commit.recover rolls the killed transaction back from its undo log
@@ -288,11 +294,25 @@ def _repository(layout: Layout):
     except LeftoverSecret as error:
         # recover refuses such a change, so every write fails until the person fixes the file.
         return repo, [head, Check("clean", FAIL, str(error), {"dirty": dirty[:50], "secret": error.path})]
+    found = strangers(repo)
+    if found:
+        return repo, [head, Check(
+            "clean", WARN,
+            f"{len(found)} new file(s) of no sandman format in the versioned tier, e.g. {found[0]}: the next sandman "
+            f"write moves them into {layout.strays.name}/ and never commits them; delete them or move them out",
+            {"dirty": dirty[:50], "strangers": found[:50], "strays": _set_aside(layout)[:50]})]
     return repo, [head, Check(
         "clean", WARN,
         f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}; the next sandman write commits them as `recover`",
         {"dirty": dirty[:50]},
     )]
+
+
+def _set_aside(layout: Layout) -> list[str]:
+    """The files in ``.strays/`` (root-relative POSIX paths, sorted): strangers recovery moved aside."""
+    if not layout.strays.is_dir():
+        return []
+    return sorted(path.relative_to(layout.root).as_posix() for path in layout.strays.rglob("*") if path.is_file())
 
 
 # --- Claude Code ---------------------------------------------------------------
