@@ -29,6 +29,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
+├── shifts/.window.json        the usage window's reset, as a session's limit error named it (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
     ├── .reports-read.lock         held while a read mark is chosen and written (report, report --hook)
@@ -343,6 +344,13 @@ class Layout(namedtuple("Layout", "root")):
     def shift_current(self) -> Path:
         """``shifts/.current.json``: the open shift (runtime, never versioned)."""
         return self.shifts / ".current.json"
+
+    @property
+    def shift_window(self) -> Path:
+        """``shifts/.window.json``: the usage window as sandman last learnt it from a session's
+        limit error, ``{resets_at, used_percentage, source, at}`` (runtime; read by the clock
+        when no ``[machine] window_file`` is set)."""
+        return self.shifts / ".window.json"
 
     @property
     def reports_read(self) -> Path:

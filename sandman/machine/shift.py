@@ -71,6 +71,50 @@ def read_meta(layout: Layout, shift_id: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def of_environment(layout: Layout) -> dict | None:
+    """``meta.json`` of the shift ``$SANDMAN_SHIFT`` names (open or closed: a session handed off
+    is still that shift's), None when it is unset: what a memory-root write made from a shift
+    session is tied to (docs/shift.md, "Undo reaches memory"). Raises InputError: not a shift id,
+    or a shift with no readable ``meta.json``."""
+    ident = config.current_shift()
+    if ident is None:
+        return None
+    if not trails.is_shift_id(ident):
+        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z); "
+                         f"unset it outside a shift")
+    meta = read_meta(layout, ident)
+    if meta is None:
+        raise InputError(f"${config.SHIFT_ENV} names shift {ident}, which has no readable meta.json; "
+                         f"unset it outside a shift")
+    return meta
+
+
+def of_session(layout: Layout, session: str, named: object = None) -> dict | None:
+    """``meta.json`` of the shift a Claude Code ``session`` ran in: the one ``named`` (a pointer's
+    ``shift``, recorded from ``$SANDMAN_SHIFT`` at take time) when it has a meta, else the shift
+    whose attached ``session`` is this one; None for a session of no shift."""
+    if trails.is_shift_id(named):
+        meta = read_meta(layout, named)
+        if meta is not None:
+            return meta
+    if not session or not layout.shifts.is_dir():
+        return None
+    for folder in sorted(layout.shifts.iterdir(), reverse=True):
+        if trails.is_shift_id(folder.name):
+            meta = read_meta(layout, folder.name)
+            if meta and meta.get("session") == session:
+                return meta
+    return None
+
+
+def memory_event(meta: dict, kind: str, summary: str, **fields) -> trails.Event:
+    """An event tying a memory-root change made by (or learnt from) shift ``meta`` to it: ``shift``
+    its id, ``parent`` its ``shift.start``, ``repo`` its repository; revoking the shift revokes it."""
+    start = meta.get("start_event")
+    return trails.new_event(kind, summary, parent=start if trails.is_event_id(start) else None,
+                            shift=meta["id"], repo=meta.get("repo"), **fields)
+
+
 def pid_alive(pid: object) -> bool:
     """True when ``pid`` is a live process (a zombie counts as gone; our own child is reaped)."""
     if not isinstance(pid, int) or pid <= 0:
@@ -505,9 +549,10 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
              f"- branch: {meta.get('branch') or '(none: the rest day)'}",
              f"- theme: {meta.get('weekday')} · {meta.get('theme')}",
              f"- opened: {meta.get('opened_at')}; closed: {meta.get('closed_at')}",
-             f"- outcome: {meta.get('outcome')}",
+             f"- outcome: {meta.get('outcome')}" + (f" ({meta['reason']})" if meta.get("reason") else ""),
              f"- session: {meta.get('session') or 'unknown'}",
-             f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}",
+             f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}"
+             + (" (estimated from the transcript's tokens)" if meta.get("cost_estimated") else ""),
              "", "## What was done", "", "The session's handoff, as it wrote it:", "",
              f"{ticks}text", handoff, ticks, "",
              "## Commits", ""]
@@ -529,7 +574,8 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
 
 def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False,
             outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None,
-            reason: str | None = None, wait_for_cost: bool = True) -> Closed:
+            reason: str | None = None, wait_for_cost: bool = True,
+            estimated_cost: float | None = None) -> Closed:
     """Close the open shift (or ``shift_id``): write ``handoff.md`` (at most 2,000 characters),
     ``report.md``, the outcome (and ``reason``, why a shift was cut: ``deadline``, ``cost-cap``,
     ``usage-limit``…) in ``meta.json`` and ``shift.handoff``, in one commit; remove
@@ -567,6 +613,9 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     now = now or journal.now_utc()
     outcome = "abandoned" if abandoned else (outcome or "handed-off")
     cost = result_cost(session_result(layout, shift_id))
+    estimated = cost is None and estimated_cost is not None
+    if estimated:
+        cost = round(estimated_cost, 6)  # a session stopped for cost printed none: the budget counts the estimate
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
@@ -574,6 +623,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
                  "findings": findings})
     if reason:
         meta["reason"] = reason
+    if estimated:
+        meta["cost_estimated"] = True
     event = trails.new_event("shift.handoff", f"{outcome}: {len(commits)} commit(s), {len(findings)} finding(s)",
                              parent=meta.get("start_event") if trails.is_event_id(meta.get("start_event")) else None,
                              shift=shift_id, repo=meta["repo"], model=meta.get("model"), cost_usd=cost,
@@ -642,17 +693,51 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     over = bool(deadline) and journal.iso(now) >= deadline
     pid = current.get("pid")
     if pid_alive(pid):
-        if not over:
+        cut = _cut(layout, meta, now) or (("deadline", "(stopped: the shift reached its deadline)", None)
+                                          if over else None)
+        if cut is None:
             return None
         _stop(pid)
-        return handoff(layout, "(stopped: the shift reached its deadline)", abandoned=True, shift_id=shift_id,
-                       now=now, reason="deadline", wait_for_cost=False)
+        reason, text, estimate = cut
+        return handoff(layout, text, abandoned=True, shift_id=shift_id, now=now, reason=reason,
+                       wait_for_cost=False, estimated_cost=estimate)
     if pid is None and not over:
         return None  # opened by hand, no process known: it stays open until its deadline or a handoff
     result = session_result(layout, shift_id)
     if answered(result):
         return handoff(layout, result["result"], truncate=True, outcome="finished", shift_id=shift_id, now=now)
+    from sandman.machine import session as sessions
+
+    output = _read(layout.shift_dir(shift_id) / ".session.log", 5_000_000)
+    if sessions.limited(result, output):
+        reset = sessions.limit_reset(output)
+        if reset is not None:
+            sessions.record_window(layout, reset[0], reset[1], f"shift {shift_id}", now)
+        when = f"; the window resets at {journal.iso(reset[0])}" if reset else ""
+        return handoff(layout, f"(cut off by the usage limit{when}: closed with what it committed)",
+                       abandoned=True, shift_id=shift_id, now=now, reason="usage-limit")
     return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+
+
+def _cut(layout: Layout, meta: dict, now: datetime) -> tuple[str, str, float | None] | None:
+    """Why a live session must stop now, ``(reason, handoff text, its estimated cost or None)``:
+    its estimated cost reached ``[machine] shift_budget_usd`` (``cost-cap``), or the usage window
+    resets within ``config.SHIFT_HANDOFF_LEAD_MINUTES`` (``usage-window``); None to let it run."""
+    from sandman.machine import session as sessions
+
+    settings = config.machine(layout)
+    spent = sessions.running_cost(meta.get("session"), meta.get("model"))
+    if spent is not None and spent >= settings.shift_budget_usd:
+        return ("cost-cap", f"(stopped: the session had spent about ${spent:.2f}, the shift's cap is "
+                            f"${settings.shift_budget_usd:.2f}: closed with what it committed)", spent)
+    try:
+        window = clock(layout, now)
+    except InputError:
+        return None
+    if window.minutes is not None and window.minutes <= config.SHIFT_HANDOFF_LEAD_MINUTES:
+        return ("usage-window", f"(stopped {window.minutes:.0f} minute(s) before the usage window resets at "
+                                f"{window.resets_at}: closed with what it committed)", spent)
+    return None
 
 
 def _stop(pid: object) -> None:
@@ -767,12 +852,16 @@ class Clock:
 
 
 def clock(layout: Layout, now: datetime | None = None) -> Clock:
-    """Read ``[machine] window_file``. Raises WindowUnreadable (exit 3) for a file that is not a window."""
+    """Read ``[machine] window_file``, else sandman's own ``shifts/.window.json`` (written when a
+    session's limit error named the reset; session.record_window). Raises WindowUnreadable (exit 3)
+    for a file that is not a window."""
     now = now or journal.now_utc()
     settings = config.machine(layout)
     path = settings.window_file
     if path is None:
-        return Clock(None, None, None, "unknown: no machine.window_file")
+        if not layout.shift_window.exists():
+            return Clock(None, None, None, "unknown: no machine.window_file")
+        path = layout.shift_window  # what sandman learnt from a session's limit error
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
