@@ -846,3 +846,34 @@ def test_a_session_cut_by_the_usage_limit_records_the_reset_and_the_next_one_sto
     assert meta["outcome"] == "abandoned" and meta["reason"] == "usage-window"
     assert "before the usage window resets at 2026-12-03T01:00:00Z" in (
         layout.shift_dir(second.shift) / "handoff.md").read_text()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", None),
+    ("not json {{{\n\x00\n", None),
+    ('{"type": "result", "is_error": true, "result": "boom"}', None),
+    ('{"rate_limit_info": {"status": "allowed", "resetsAt": 1796000000}}', None),  # a warning, not a refusal
+    ('{"rate_limit_info": {"status": "rejected", "resetsAt": "soon"}}', None),
+    ('{"rate_limit_info": {"status": "rejected", "resetsAt": 99999999999999999999}}', None),
+    ('{"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": 1796000000, '
+     '"utilization": 0.97}}', ("2026-11-30T00:53:20Z", 97.0)),
+    ("Claude AI usage limit reached|1796000000", ("2026-11-30T00:53:20Z", None)),
+])
+def test_the_usage_limit_reset_is_read_only_from_what_names_it(text, expected):
+    from sandman.machine import session as sessions
+
+    found = sessions.limit_reset(text)
+    assert (None if found is None else (shifts.journal.iso(found[0]), found[1])) == expected
+
+
+def test_the_running_cost_of_a_session_with_no_or_a_broken_transcript(layout, isolated):
+    from sandman.machine import session as sessions
+
+    assert sessions.running_cost(None) is None
+    session = "0b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+    assert sessions.running_cost(session) is None  # no transcript yet
+    path = config.claude_projects_dir() / "-x" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('garbage "usage"\n{"message": {"usage": {"input_tokens": "many", "output_tokens": -5}}}\n'
+                    '{"message": {"id": "m", "model": "some-new-model", "usage": {"output_tokens": 1000000}}}\n')
+    assert sessions.running_cost(session) == pytest.approx(75.0)  # an unknown model: the dearest prices
