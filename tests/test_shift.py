@@ -877,3 +877,32 @@ def test_the_running_cost_of_a_session_with_no_or_a_broken_transcript(layout, is
     path.write_text('garbage "usage"\n{"message": {"usage": {"input_tokens": "many", "output_tokens": -5}}}\n'
                     '{"message": {"id": "m", "model": "some-new-model", "usage": {"output_tokens": 1000000}}}\n')
     assert sessions.running_cost(session) == pytest.approx(75.0)  # an unknown model: the dearest prices
+
+
+# What Claude Code 2.1.332 printed (`claude -p --output-format json`, trimmed to these keys) when the
+# Messages API refused every request with 429 rate_limit_error under an API key (a probe against a
+# local fake API, 2026-12-05): no reset is named, so none is recorded.
+REAL_429_RESULT = {
+    "type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
+    "api_error_type": "rate_limit_error", "terminal_reason": "api_error",
+    "result": "API Error: Request rejected (429) \u00b7 This request would exceed your account's rate limit. "
+              "Please try again later.",
+    "session_id": "cf8f92de-0011-4ae8-8164-68654c811678", "total_cost_usd": 0, "duration_api_ms": 0,
+    "num_turns": 1, "modelUsage": {}}
+
+
+def test_a_session_refused_by_a_429_closes_abandoned_naming_the_limit_and_records_no_reset(
+        layout, world, fake_claude, tmp_path):
+    reply = tmp_path / "refused.json"
+    reply.write_text(json.dumps(REAL_429_RESULT) + "\n")
+    fake_claude.rules("default", {"mode": "replay", "file": str(reply)})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+
+    tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=5))
+
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["outcome"] == "abandoned" and meta["reason"] == "usage-limit" and meta["cost_usd"] == 0
+    assert (layout.shift_dir(started.shift) / "handoff.md").read_text() == (
+        "(cut off by the usage limit: closed with what it committed)\n")
+    assert not layout.shift_window.exists()

@@ -137,12 +137,16 @@ def _infos(data: object, depth: int = 0):
 
 def limited(result: dict | None, text: str) -> bool:
     """True when the session ended on a usage-limit refusal: its output names a reset, or its
-    error result's text speaks of the usage limit."""
+    error result says so: ``api_error_status`` 429 / ``api_error_type`` ``rate_limit_error``
+    (what 2.1.332 prints for a refused request under an API key: tests/test_shift.py), or a
+    text speaking of the usage limit (a subscription's "You've hit your … limit · resets …")."""
     if limit_reset(text) is not None:
         return True
-    if result and result.get("is_error") and isinstance(result.get("result"), str):
-        return LIMIT_WORDS.search(result["result"]) is not None
-    return False
+    if not result or not result.get("is_error"):
+        return False
+    if result.get("api_error_status") == 429 or result.get("api_error_type") == "rate_limit_error":
+        return True
+    return isinstance(result.get("result"), str) and LIMIT_WORDS.search(result["result"]) is not None
 
 
 def record_window(layout: Layout, resets: datetime, used: float | None, source: str,
