@@ -688,7 +688,8 @@ def test_regression_a_shift_that_handed_off_itself_never_recorded_its_cost(layou
     assert meta["cost_usd"] == pytest.approx(0.4321)
     assert "- cost: $0.43" in (layout.shift_dir(started.shift) / "report.md").read_text()
     (cost,) = [e for e in trails.read(layout).events if e.kind == "shift.cost"]
-    assert cost.shift == started.shift and cost.parent == meta["handoff_event"] and cost.cost_usd == pytest.approx(0.4321)
+    assert cost.shift == started.shift and cost.parent == meta["handoff_event"]
+    assert cost.cost_usd == pytest.approx(0.4321)
     settings = config.machine(layout)
     day = shifts.week.night_of(settings, TUESDAY_NIGHT)
     assert tick.spent_today(layout, settings, day, trails.read(layout)) == pytest.approx(0.4321)
@@ -699,7 +700,8 @@ def _live_banks(layout: Layout) -> dict[str, bytes]:
     """Every live memory file and MEMORY.md under memories/ (not the archive, not pointers), with its bytes."""
     return {path.relative_to(layout.memories).as_posix(): path.read_bytes()
             for path in layout.memories.rglob("*.md")
-            if not any(part.startswith(".") or part == "_archive" for part in path.relative_to(layout.memories).parts)}
+            if not any(part.startswith(".") or part == "_archive"
+                       for part in path.relative_to(layout.memories).parts)}
 
 
 def test_undo_reaches_memory_a_shift_that_remembers_and_is_dreamt_revoked_and_reconciled(
@@ -730,7 +732,8 @@ def test_undo_reaches_memory_a_shift_that_remembers_and_is_dreamt_revoked_and_re
     archive_session(layout, meta["session"], worktree, ended="2026-12-01T23:20:00Z")
     for mind in ("fable", "opus", "sonnet"):
         fake_claude.rules(model(mind), {"result": {"memories": [
-            proposal(Path(meta["repo"]), "Releases go out on Fridays", "The release train leaves every Friday afternoon")]}})
+            proposal(Path(meta["repo"]), "Releases go out on Fridays",
+                     "The release train leaves every Friday afternoon")]}})
     dream(layout, now=True)
     (dreamt,) = [e for e in trails.read(layout).events if e.kind == "dream.commit"]
     assert dreamt.shift == started.shift and dreamt.data["session"] == meta["session"]

@@ -431,7 +431,8 @@ def set_strays_aside(layout: Layout, repo) -> list[str]:
             journal.write(layout, "recover", "stray-kept", file=path, error=str(error))
             continue
         moved.append(path)
-        journal.write(layout, "recover", "strayed", file=path, to=layout.stray(stamp, path).relative_to(layout.root).as_posix())
+        where = layout.stray(stamp, path).relative_to(layout.root).as_posix()
+        journal.write(layout, "recover", "strayed", file=path, to=where)
     return moved
 
 

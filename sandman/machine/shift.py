@@ -776,13 +776,14 @@ def settle_cost(layout: Layout, shift_id: str, *, now: datetime | None = None) -
     if cost is None:
         return None
     meta["cost_usd"] = cost
+    handed = meta.get("handoff_event")
     event = trails.new_event("shift.cost", f"the session of {shift_id} cost ${cost:.2f}",
-                             parent=meta.get("handoff_event") if trails.is_event_id(meta.get("handoff_event")) else None,
+                             parent=handed if trails.is_event_id(handed) else None,
                              shift=shift_id, repo=meta.get("repo"), cost_usd=cost,
                              data={"session": meta.get("session")}, now=now or journal.now_utc())
     folder = layout.shift_dir(shift_id)
     handoff_text = _read(folder / "handoff.md")
-    filed = [p for p in proposing.of_shift(trails.read(layout), shift_id)]
+    filed = proposing.of_shift(trails.read(layout), shift_id)
     with bank_transaction(layout, verb=VERB, subject=f"cost of {shift_id}: ${cost:.2f}",
                           trailers=trails.trailers(event)) as tx:
         tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
