@@ -477,6 +477,17 @@ MACHINE_REST_DAY = "Saturday"
 SHIFT_BRIEF_MAX_CHARS = 24_000  # a brief over this shrinks its slots; passed as the prompt of claude -p
 SHIFT_HANDOFF_MAX_CHARS = 2_000
 SHIFT_PERMISSION_MODE = "dontAsk"
+MACHINE_SHIFT_BUDGET_USD = 10.0  # one shift session's cost cap (docs/shift.md, "Cost cap")
+SHIFT_HANDOFF_LEAD_MINUTES = 15  # a session is stopped this long before the usage window resets
+# What a running session has spent is estimated from its transcript's token counts at these list
+# prices (US dollars per million tokens: input, output, cache write, cache read), by the first
+# family name found in the model id; an unknown model is priced as the dearest. `claude -p`
+# reports its real cost only when it exits; that figure replaces the estimate when there is one.
+SHIFT_PRICES_USD_PER_MTOK = {
+    "opus": (15.0, 75.0, 18.75, 1.5),
+    "sonnet": (3.0, 15.0, 3.75, 0.3),
+    "haiku": (1.0, 5.0, 1.25, 0.1),
+}
 
 
 def week_themes(rest_day: str) -> dict[str, tuple[str, str]]:
@@ -491,7 +502,7 @@ def week_themes(rest_day: str) -> dict[str, tuple[str, str]]:
 
 # A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
 class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
-                                   "model week rest_day budget_usd_day")):
+                                   "model week rest_day budget_usd_day shift_budget_usd")):
     """``[machine]`` of ``<root>/.settings.toml``, checked (docs/shift.md, "Configuration").
 
     ``roots``, ``exclude``: absolute Paths; ``time_zone``: an IANA name or None (the
@@ -500,7 +511,8 @@ class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours m
     ``min_window_minutes``: int; ``window_file``: Path or None; ``model``: str or None;
     ``week``: weekday (``Sunday``…) -> ``(theme, job)``, the spine moved to ``rest_day`` (week_themes)
     with ``[machine.week]`` over it; ``rest_day``: a weekday;
-    ``budget_usd_day``: US dollars or None (no cap).
+    ``budget_usd_day``: US dollars or None (no cap); ``shift_budget_usd``: US dollars one shift
+    session may spend before the tick stops it (``MACHINE_SHIFT_BUDGET_USD`` unless set).
     """
 
     __slots__ = ()
@@ -541,7 +553,7 @@ def machine(layout: Layout) -> Machine:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: [machine] must be a table")
     known = {"roots", "exclude", "time_zone", "night", "shift_hours", "min_window_minutes", "window_file",
-             "model", "week", "rest_day", "budget_usd_day"}
+             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd"}
     unknown = sorted(set(section) - known)
     if unknown:
         raise ConfigError(f"{where}: [machine] has unknown key(s) {', '.join(unknown)}; "
@@ -617,6 +629,7 @@ def machine(layout: Layout) -> Machine:
         shift_hours=number("shift_hours", MACHINE_SHIFT_HOURS, 0, 24), min_window_minutes=int(minutes),
         window_file=window_path, model=text("model"), week=week, rest_day=rest,
         budget_usd_day=number("budget_usd_day", None, 0, float("inf")) if "budget_usd_day" in section else None,
+        shift_budget_usd=number("shift_budget_usd", MACHINE_SHIFT_BUDGET_USD, 0, float("inf")),
     )
 
 

@@ -23,6 +23,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
+├── .strays/<UTC stamp>/<relpath>  files of no sandman format found in the versioned tier, moved aside
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
     ├── breath/                    the research store (sandman.machine.breath): sources.toml, weights.json,
@@ -31,6 +32,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
+├── shifts/.window.json        the usage window's reset, as a session's limit error named it (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
     ├── .reports-read.lock         held while a read mark is chosen and written (report, report --hook)
@@ -307,6 +309,16 @@ class Layout(namedtuple("Layout", "root")):
         """``.backstop.stamp``: its mtime is when a SessionStart last started the backstop."""
         return self.root / ".backstop.stamp"
 
+    @property
+    def strays(self) -> Path:
+        """``.strays/``: files found in the versioned tier that are none of sandman's formats
+        (``owns``), moved aside by the single writer instead of committed; doctor names them."""
+        return self.root / ".strays"
+
+    def stray(self, moved: datetime, relpath: str) -> Path:
+        """``.strays/<UTC yyyymmddTHHMMSSZ>/<relpath>``: where a stranger found at ``moved`` goes."""
+        return self.strays / f"{moved:%Y%m%dT%H%M%SZ}" / relpath
+
     # -- the versioned tier --
     @property
     def gitignore(self) -> Path:
@@ -359,6 +371,13 @@ class Layout(namedtuple("Layout", "root")):
     def shift_current(self) -> Path:
         """``shifts/.current.json``: the open shift (runtime, never versioned)."""
         return self.shifts / ".current.json"
+
+    @property
+    def shift_window(self) -> Path:
+        """``shifts/.window.json``: the usage window as sandman last learnt it from a session's
+        limit error, ``{resets_at, used_percentage, source, at}`` (runtime; read by the clock
+        when no ``[machine] window_file`` is set)."""
+        return self.shifts / ".window.json"
 
     @property
     def reports_read(self) -> Path:
@@ -456,6 +475,35 @@ class Layout(namedtuple("Layout", "root")):
         """``memories/.recent/.<sid>.json.sweeping``: a pointer reflect's sweep moved aside to re-read
         before deleting it (dotted, so no reader lists it)."""
         return self.recent / f".{session_id}.json.sweeping"
+
+
+# The formats the single writer owns in the versioned tier (docs/BANK-FORMAT.md, "Strays"):
+# a new file matching none of them is never committed; commit's recovery moves it into
+# ``.strays/``. Relative POSIX paths, matched whole.
+OWNED_FORMATS = (
+    r"\.gitignore",
+    r"memories/[^/.][^/]*/[^/]+\.md",  # memories and the bank's MEMORY.md
+    r"memories/[^/.][^/]*/_archive/[^/]+\.md",
+    r"memories/[^/.][^/]*/_reflect\.json",
+    r"log/\d{4}-\d{2}-\d{2}\.md", r"log/INDEX\.md",
+    r"trail/\d{4}/\d{2}/\d{2}\.jsonl",
+    r"shifts/s-[0-9TZ]+/(?:brief\.md|meta\.json|handoff\.md|report\.md)", r"shifts/PAUSE",
+    r"score/\d{4}-W\d{2}(?:-targets)?\.md", r"score/\d{4}-W\d{2}\.json",
+    r"breath/(?:sources\.toml|weights\.json|problems\.md)", r"breath/breaths/[^/]+\.json",
+    r"breath/passes/[^/]+/(?:pass\.json|prompt\.md)",
+    r"curation/[^/]+/(?:proposals\.json|REPORT\.md)", r"curation/retired\.jsonl",
+)
+_OWNED = None
+
+
+def owns(relpath: str) -> bool:
+    """True when ``relpath`` (relative to the root, POSIX) is one of the formats sandman writes."""
+    global _OWNED
+    if _OWNED is None:
+        import re
+
+        _OWNED = re.compile("|".join(f"(?:{pattern})" for pattern in OWNED_FORMATS))
+    return _OWNED.fullmatch(relpath) is not None
 
 
 # Names of files and folders inside a bank (docs/BANK-FORMAT.md).

@@ -261,3 +261,32 @@ def test_a_secret_in_a_subject_or_trailer_added_inside_a_transaction_is_refused(
             tx.trailers["Replaces"] = [TOKEN]
     assert git(layout.root, "rev-parse", "HEAD") == head
     assert_consistent(layout)
+
+
+def test_regression_recovery_committed_stray_files_of_no_sandman_format(layout: Layout) -> None:
+    """Issue 31, case 7: a stray run log and a stray text file were committed by the next write (and
+    would travel with sync). They are moved into .strays/, never committed, and doctor names them."""
+    from sandman.verbs.doctor import doctor
+
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    bank = layout.bank(bank_name(PROJECT))
+    (layout.root / "log").mkdir(exist_ok=True)
+    (layout.root / "log" / "run-2026-12-05.log").write_text("a run journal\n")
+    (layout.memories / "stray.txt").write_text("stray\n")
+    (bank / "notes.txt").write_text("notes\n")
+    hand = bank / "project_left_by_hand.md"
+    hand.write_text(memory("Left by hand").text())
+
+    (before,) = [c for c in doctor().checks if c.name == "clean"]
+    commit_memory(layout, memory("Next"), directory=PROJECT, verb="remember")
+
+    assert "3 new file(s) of no sandman format" in before.message and "never commits them" in before.message
+    tracked = git(layout.root, "ls-files").splitlines()
+    assert not [path for path in tracked if path.endswith((".log", ".txt"))]
+    assert f"memories/{bank.name}/project_left_by_hand.md" in tracked  # a memory written by hand is still one
+    assert git(layout.root, "status", "--porcelain", "--untracked-files=all") == ""
+    moved = sorted(p.relative_to(layout.strays).as_posix().split("/", 1)[1]
+                   for p in layout.strays.rglob("*") if p.is_file())
+    assert moved == ["log/run-2026-12-05.log", f"memories/{bank.name}/notes.txt", "memories/stray.txt"]
+    (after,) = [c for c in doctor().checks if c.name == "clean"]
+    assert after.status == "warn" and "3 file(s) of no sandman format were moved into .strays/" in after.message

@@ -108,9 +108,10 @@ def test_the_refusal_from_a_library_caller_is_a_leftover_secret(layout: Layout, 
 
 
 def test_a_clean_hand_edit_is_still_recovered(layout: Layout, bank: Path, tmp_path: Path) -> None:
-    (bank / "notes.txt").write_text("The staging bucket is eu-west-1.\n")
+    edited = bank / "project_use_uv_for_envs.md"
+    edited.write_text(edited.read_text() + "The staging bucket is eu-west-1.\n")
     assert remember(tmp_path / "app", "Another harmless fact.").returncode == 0
-    assert f"memories/{bank.name}/notes.txt" in git(layout.root, "ls-files")
+    assert "eu-west-1" in git(layout.root, "show", f"HEAD~1:memories/{bank.name}/{edited.name}")
     assert git(layout.root, "status", "--porcelain") == ""
 
 

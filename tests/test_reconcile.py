@@ -166,6 +166,24 @@ def test_a_repository_without_a_trunk_to_name_fails(layout, isolated):
     assert "no trunk to name" in failed.error and result.failed
 
 
+def test_regression_an_unrelated_repository_without_a_trunk_made_reconcile_exit_1(layout, app, isolated):
+    """Issue 31, case 11: a repository under the roots with no nameable trunk and no target commit
+    is skipped and said so; the run, and its clean re-run, exit 0."""
+    unrelated = make_repo(isolated / "code" / "unrelated", branch="develop")
+    set_roots(layout, isolated / "code")
+    event = trail.append(layout, "shift.commit", "x", repo=str(app))
+    machine_commit(app, "x.py", "x\n", event)
+    trail.revoke(layout, event.id, "wrong")
+
+    first = sandman("reconcile", event.id)
+    again = sandman("reconcile", event.id)
+
+    assert first.returncode == 0, first.stdout.decode() + first.stderr.decode()
+    assert f"skipped {unrelated}: {unrelated}: no trunk to name" in first.stdout.decode()
+    assert again.returncode == 0 and "nothing to revert" in again.stdout.decode()
+    assert git(unrelated, "branch", "--list", "reconcile/*") == ""
+
+
 def test_repositories_under_machine_roots_are_scanned_and_off_trunk_commits_reported(layout, isolated):
     repo = make_repo(isolated / "code" / "deep" / "svc")
     set_roots(layout, isolated / "code")

@@ -687,3 +687,265 @@ def test_a_brief_copying_an_old_handoff_with_a_credential_masks_it(layout, world
     brief = (second.folder / "brief.md").read_text()
     assert _PAT not in brief and "next: push with [secret]" in brief
     assert _PAT not in layout.breath_problems.read_text()
+
+
+def test_regression_a_dotfiles_repository_holding_the_memory_root_was_pickable(layout, world, isolated, monkeypatch):
+    """Issue 31, case 8: with ``roots = ["~"]`` the home's own repository holds ``~/.sandman``; it is
+    never pickable, and doctor names it with the reason."""
+    from sandman.machine import pick
+    from sandman.verbs.doctor import doctor
+
+    git(isolated, "init", "-q", "-b", "main")
+    (isolated / ".bashrc").write_text("# dotfiles\n")
+    git(isolated, "add", ".bashrc")
+    git(isolated, "commit", "-q", "-m", "dotfiles")
+    trust(isolated, isolated)
+    write_machine(layout, roots=[str(isolated)], time_zone="UTC")
+
+    found = pick.candidates(layout, trails.read(layout))
+
+    (home,) = [c for c in found if c.path == str(isolated)]
+    assert not home.pickable and home.reasons == [f"contains the memory root ({layout.root}): never shifted"]
+    with pytest.raises(InputError, match="contains the memory root"):
+        pick.pick(layout, trails.read(layout), str(isolated))
+    (machine,) = [c for c in doctor().checks if c.name == "machine"]
+    assert f"not pickable: {isolated} (contains the memory root ({layout.root}): never shifted)" in machine.message
+    assert machine.details["not_pickable"] == [{"path": str(isolated), "why": home.reasons[0]}]
+
+
+def test_regression_a_shift_that_handed_off_itself_never_recorded_its_cost(layout, world, fake_claude):
+    """Issue 31, case 9: `claude -p` prints its cost when it exits, after the session's own
+    `shift handoff`; the tick that sees it gone fills the cost into meta.json, report.md and the day's budget."""
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--handoff", "did one thing"], "cost": 0.4321})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+    assert shifts.read_meta(layout, started.shift)["outcome"] == "handed-off"
+
+    later = tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=10))
+
+    assert later.decision == "skipped" and "night-done" in later.reason  # the closing shift no longer blocks
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["cost_usd"] == pytest.approx(0.4321)
+    assert "- cost: $0.43" in (layout.shift_dir(started.shift) / "report.md").read_text()
+    (cost,) = [e for e in trails.read(layout).events if e.kind == "shift.cost"]
+    assert cost.shift == started.shift and cost.parent == meta["handoff_event"]
+    assert cost.cost_usd == pytest.approx(0.4321)
+    settings = config.machine(layout)
+    day = shifts.week.night_of(settings, TUESDAY_NIGHT)
+    assert tick.spent_today(layout, settings, day, trails.read(layout)) == pytest.approx(0.4321)
+    assert not layout.shift_current.exists()
+
+
+def _live_banks(layout: Layout) -> dict[str, bytes]:
+    """Every live memory file and MEMORY.md under memories/ (not the archive, not pointers), with its bytes."""
+    return {path.relative_to(layout.memories).as_posix(): path.read_bytes()
+            for path in layout.memories.rglob("*.md")
+            if not any(part.startswith(".") or part == "_archive"
+                       for part in path.relative_to(layout.memories).parts)}
+
+
+def test_undo_reaches_memory_a_shift_that_remembers_and_is_dreamt_revoked_and_reconciled(
+        layout, world, fake_claude):
+    """Issue 31, case 4: what a shift remembered and what a dream learnt from its session carry the
+    shift; revoke + reconcile of the shift leaves the banks as they were before it."""
+    from dream_helpers import archive_session, model, proposal
+    from sandman.verbs.dream import dream
+    from sandman.verbs.remember import remember
+
+    remember(layout, "The owner builds with make.", cwd=str(world["alpha"]))  # a person's, before the shift
+    before = _live_banks(layout)
+    fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--remember", "The parser is split by stage."]})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+    tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=30))  # closes it
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["outcome"] == "finished"
+
+    remembered = git(layout.root, "log", "-1", "--format=%B", "--grep=^remember: ")
+    (event,) = [e for e in trails.read(layout).events if e.kind == "shift.remember"]
+    assert f"Shift: {started.shift}" in remembered and f"Event: {event.id}" in remembered
+    assert event.shift == started.shift and event.parent == meta["start_event"]
+
+    # The shift session's transcript, taken without $SANDMAN_SHIFT (a later drain): dream finds the
+    # shift by the session meta.json attached.
+    worktree = Path(meta["worktree"])
+    archive_session(layout, meta["session"], worktree, ended="2026-12-01T23:20:00Z")
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.rules(model(mind), {"result": {"memories": [
+            proposal(Path(meta["repo"]), "Releases go out on Fridays",
+                     "The release train leaves every Friday afternoon")]}})
+    dream(layout, now=True)
+    (dreamt,) = [e for e in trails.read(layout).events if e.kind == "dream.commit"]
+    assert dreamt.shift == started.shift and dreamt.data["session"] == meta["session"]
+    assert f"Shift: {started.shift}" in git(layout.root, "log", "-1", "--format=%B", "--grep=^dream: ")
+    assert _live_banks(layout) != before
+
+    trails.revoke(layout, started.shift, "that night taught the wrong things")
+    result = reconcile(layout, started.shift)
+
+    assert not result.failed, [(r.path, r.error) for r in result.repos if r.error]
+    assert _live_banks(layout) == before
+
+
+def test_a_shift_sessions_take_records_its_shift_on_the_pointer(layout, world, monkeypatch):
+    from sandman.verbs import take
+
+    monkeypatch.setenv("SANDMAN_SHIFT", "s-20261201T2300Z")
+    assert take.pointer_data.__name__  # the field is written by pointer_data; read it back below
+    source = type("S", (), {"host": "claude", "path": Path("/nowhere/x.jsonl")})()
+    archived = layout.root / ".archive" / "x.jsonl"
+    archived.parent.mkdir(parents=True, exist_ok=True)
+    archived.write_text("")
+    data, _ = take.pointer_data(layout, source, archived, None, "/tmp", None)
+    assert data["shift"] == "s-20261201T2300Z"
+    monkeypatch.setenv("SANDMAN_SHIFT", "not-a-shift")
+    assert "shift" not in take.pointer_data(layout, source, archived, None, "/tmp", None)[0]
+
+
+def _transcript_of(meta: dict) -> Path:
+    """The session's live transcript where Claude Code keeps it (the test writes it: the session runs
+    on, detached, and may not have written its own first line yet)."""
+    path = config.claude_projects_dir() / "-shift-worktree" / f"{meta['session']}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_a_session_over_the_shift_cost_cap_is_stopped_and_closed_with_its_estimated_cost(
+        layout, world, fake_claude):
+    """Issue 31, case 5: the tick estimates a running session's cost from its transcript's tokens
+    and stops it at [machine] shift_budget_usd; the estimate is its cost, counted by the day's budget."""
+    from fake_claude import pid_dead
+
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", shift_budget_usd=0.4)
+    fake_claude.mode("default", "hang")
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    meta = shifts.read_meta(layout, started.shift)
+    pid = shifts.read_current(layout)["pid"]
+    assert tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=5)).closed is None  # under the cap: runs on
+    usage = {"input_tokens": 20_000, "output_tokens": 10_000, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    with _transcript_of(meta).open("a") as out:
+        for n in range(2):  # two messages, the second written as two content blocks (counted once)
+            line = {"type": "assistant", "message": {"id": f"msg_{n}", "model": "claude-sonnet-4-5", "usage": usage}}
+            out.write(json.dumps(line) + "\n" + (json.dumps(line) + "\n" if n else ""))
+
+    closed = tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=10))
+
+    assert closed.closed == started.shift
+    os.waitpid(pid, 0)
+    assert pid_dead(pid)
+    meta = shifts.read_meta(layout, started.shift)
+    estimate = 2 * (20_000 * 3.0 + 10_000 * 15.0) / 1e6  # sonnet's list prices: $0.42
+    assert meta["outcome"] == "abandoned" and meta["reason"] == "cost-cap"
+    assert meta["cost_usd"] == pytest.approx(estimate) and meta["cost_estimated"] is True
+    report = (layout.shift_dir(started.shift) / "report.md").read_text()
+    assert "- outcome: abandoned (cost-cap)" in report and "shift's cap is $0.40" in report
+    settings = config.machine(layout)
+    day = shifts.week.night_of(settings, TUESDAY_NIGHT)
+    assert tick.spent_today(layout, settings, day, trails.read(layout)) == pytest.approx(estimate)
+
+
+def test_a_session_cut_by_the_usage_limit_records_the_reset_and_the_next_one_stops_before_it(
+        layout, world, fake_claude, tmp_path):
+    """Issue 31, case 6: a session refused by the usage limit is closed abandoned, naming why, with
+    what it committed; the reset its output named is recorded in shifts/.window.json, which the
+    clock reads; a session running when the window is about to reset is stopped before it."""
+    resets = TUESDAY_NIGHT + timedelta(hours=2)
+    reply = tmp_path / "limited.jsonl"
+    info = {"status": "rejected", "resetsAt": int(resets.timestamp()), "rateLimitType": "five_hour"}
+    reply.write_text(json.dumps({"type": "assistant", "error": "rate_limit", "api_error": "usage_limit_reached",
+                                 "api_error_params": {"rate_limit_info": info}}) + "\n"
+                     + json.dumps({"type": "result", "subtype": "success", "is_error": True,
+                                   "result": "You've hit your session limit \u00b7 resets 1am (UTC)",
+                                   "total_cost_usd": 0.05}) + "\n")
+    fake_claude.rules("default", {"mode": "replay", "file": str(reply)})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+
+    tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=5))
+
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["outcome"] == "abandoned" and meta["reason"] == "usage-limit"
+    assert "cut off by the usage limit; the window resets at 2026-12-02T01:00:00Z" in (
+        layout.shift_dir(started.shift) / "handoff.md").read_text()
+    window = json.loads(layout.shift_window.read_text())
+    assert window["resets_at"] == "2026-12-02T01:00:00Z"
+    spent = shifts.clock(layout, TUESDAY_NIGHT + timedelta(minutes=50))
+    assert spent.minutes == 0 and spent.note == "spent: 100% used until 2026-12-02T01:00:00Z"
+    assert shifts.clock(layout, resets + timedelta(minutes=1)).minutes is None  # past the reset: unknown again
+
+    wednesday = TUESDAY_NIGHT + timedelta(days=1)
+    resets = wednesday + timedelta(hours=2)  # the next window, as a statusline would report it
+    layout.shift_window.write_text(json.dumps({"resets_at": shifts.journal.iso(resets), "used_percentage": 40}))
+    fake_claude.mode("default", "hang")
+    second = tick.run(layout, now=wednesday)
+    assert second.decision == "started", second.reason
+    pid = shifts.read_current(layout)["pid"]
+    assert tick.run(layout, now=resets - timedelta(minutes=20)).closed is None
+    closed = tick.run(layout, now=resets - timedelta(minutes=14))
+    os.waitpid(pid, 0)
+    assert closed.closed == second.shift
+    meta = shifts.read_meta(layout, second.shift)
+    assert meta["outcome"] == "abandoned" and meta["reason"] == "usage-window"
+    assert "before the usage window resets at 2026-12-03T01:00:00Z" in (
+        layout.shift_dir(second.shift) / "handoff.md").read_text()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", None),
+    ("not json {{{\n\x00\n", None),
+    ('{"type": "result", "is_error": true, "result": "boom"}', None),
+    ('{"rate_limit_info": {"status": "allowed", "resetsAt": 1796000000}}', None),  # a warning, not a refusal
+    ('{"rate_limit_info": {"status": "rejected", "resetsAt": "soon"}}', None),
+    ('{"rate_limit_info": {"status": "rejected", "resetsAt": 99999999999999999999}}', None),
+    ('{"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": 1796000000, '
+     '"utilization": 0.97}}', ("2026-11-30T00:53:20Z", 97.0)),
+    ("Claude AI usage limit reached|1796000000", ("2026-11-30T00:53:20Z", None)),
+])
+def test_the_usage_limit_reset_is_read_only_from_what_names_it(text, expected):
+    from sandman.machine import session as sessions
+
+    found = sessions.limit_reset(text)
+    assert (None if found is None else (shifts.journal.iso(found[0]), found[1])) == expected
+
+
+def test_the_running_cost_of_a_session_with_no_or_a_broken_transcript(layout, isolated):
+    from sandman.machine import session as sessions
+
+    assert sessions.running_cost(None) is None
+    session = "0b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"
+    assert sessions.running_cost(session) is None  # no transcript yet
+    path = config.claude_projects_dir() / "-x" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('garbage "usage"\n{"message": {"usage": {"input_tokens": "many", "output_tokens": -5}}}\n'
+                    '{"message": {"id": "m", "model": "some-new-model", "usage": {"output_tokens": 1000000}}}\n')
+    assert sessions.running_cost(session) == pytest.approx(75.0)  # an unknown model: the dearest prices
+
+
+# What Claude Code 2.1.332 printed (`claude -p --output-format json`, trimmed to these keys) when the
+# Messages API refused every request with 429 rate_limit_error under an API key (a probe against a
+# local fake API, 2026-12-05): no reset is named, so none is recorded.
+REAL_429_RESULT = {
+    "type": "result", "subtype": "success", "is_error": True, "api_error_status": 429,
+    "api_error_type": "rate_limit_error", "terminal_reason": "api_error",
+    "result": "API Error: Request rejected (429) \u00b7 This request would exceed your account's rate limit. "
+              "Please try again later.",
+    "session_id": "cf8f92de-0011-4ae8-8164-68654c811678", "total_cost_usd": 0, "duration_api_ms": 0,
+    "num_turns": 1, "modelUsage": {}}
+
+
+def test_a_session_refused_by_a_429_closes_abandoned_naming_the_limit_and_records_no_reset(
+        layout, world, fake_claude, tmp_path):
+    reply = tmp_path / "refused.json"
+    reply.write_text(json.dumps(REAL_429_RESULT) + "\n")
+    fake_claude.rules("default", {"mode": "replay", "file": str(reply)})
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    wait_for_session(layout)
+
+    tick.run(layout, now=TUESDAY_NIGHT + timedelta(minutes=5))
+
+    meta = shifts.read_meta(layout, started.shift)
+    assert meta["outcome"] == "abandoned" and meta["reason"] == "usage-limit" and meta["cost_usd"] == 0
+    assert (layout.shift_dir(started.shift) / "handoff.md").read_text() == (
+        "(cut off by the usage limit: closed with what it committed)\n")
+    assert not layout.shift_window.exists()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sandman import journal
+from sandman import config, journal
 from sandman.archive import parts
 from sandman.errors import SandmanError
 from sandman.layout import Layout
@@ -101,6 +101,12 @@ def pointer_data(layout: Layout, source: Source, archived: Path, companion: Path
             data["cwd_masked"] = True
     if companion is not None:
         data["companion"] = _rel(layout, companion)
+    shift = config.current_shift()  # a shift session's SessionEnd hook runs with its $SANDMAN_SHIFT
+    if shift is not None:
+        from sandman.machine.trail import is_shift_id
+
+        if is_shift_id(shift):
+            data["shift"] = shift  # dream links what it learns from this session to that shift
     return data, skipped
 
 

@@ -8,7 +8,8 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
    its undo log (sandman.banks.undo); then any other change left in the working
    tree (a hand edit) is committed on its own (``recover: ...``, ``Verb:
    recover``), with the indexes of its banks regenerated, so the next commit
-   holds only its own files. A leftover file that carries a credential stops
+   holds only its own files. A new file that is none of sandman's formats
+   (layout.owns) is never committed: it is moved into ``.strays/``. A leftover file that carries a credential stops
    the transaction before anything is committed (errors.LeftoverSecret).
 3. The verb's operations run, each recorded in the undo log before it is made:
    a memory written (slug, collision suffix, secrets ban, atomic write), a
@@ -40,7 +41,7 @@ from sandman.banks.secrets import added_lines, refuse_secret_files, refuse_secre
 from sandman.banks.undo import UndoLog, remove_created, roll_back
 from sandman.errors import InputError, LeftoverSecret, SandmanError, SecretRefused
 from sandman.journal import iso, now_utc
-from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
+from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout, owns
 from sandman.store import repo as store
 from sandman.store.atomic import TEMP_NAME, is_regular, move_no_replace, write_atomic
 
@@ -415,6 +416,7 @@ def recover(layout: Layout, repo) -> str | None:
     except LeftoverSecret as error:
         journal.write(layout, "recover", "refused", reason="secret", file=error.path, kinds=",".join(error.kinds))
         raise
+    set_strays_aside(layout, repo)
     banks = {
         layout.root / Path(path).parts[0] / Path(path).parts[1]
         for path in dirty
@@ -440,6 +442,32 @@ def recover(layout: Layout, repo) -> str | None:
         raise
     _refresh_search(layout, sorted(folder.name for folder in banks))  # a hand edit made in place
     return commit
+
+
+def strangers(repo) -> list[str]:
+    """The new files (never committed) in the root's versioned tier that are none of the formats
+    sandman owns (layout.owns), sorted, as repo-relative POSIX paths. Symbolic links are left out
+    (they are never committed and doctor names them). Raises RepositoryError."""
+    new = store.new_paths(repo)
+    return [path for path in store.committable_paths(repo) if path in new and not owns(path)]
+
+
+def set_strays_aside(layout: Layout, repo) -> list[str]:
+    """Move every stranger (``strangers``) into ``.strays/<UTC stamp>/<relpath>`` (dotted: never
+    versioned), journal it (``recover strayed``) and return the paths moved; a file that cannot
+    be moved is left where it is, uncommitted. The single writer never commits a file that is
+    not one of its formats (docs/BANK-FORMAT.md, "Strays"). The caller holds ``.commit.lock``."""
+    moved, stamp = [], now_utc()
+    for path in strangers(repo):
+        try:
+            move_no_replace(layout.root / path, layout.stray(stamp, path))
+        except OSError as error:
+            journal.write(layout, "recover", "stray-kept", file=path, error=str(error))
+            continue
+        moved.append(path)
+        where = layout.stray(stamp, path).relative_to(layout.root).as_posix()
+        journal.write(layout, "recover", "strayed", file=path, to=where)
+    return moved
 
 
 def _roll_back_killed(layout: Layout, repo) -> int | None:

@@ -1,7 +1,8 @@
 """shift pick: which repository a shift works (docs/BANK-FORMAT.md § shifts, "Rotation").
 
 Candidates are the git repositories under ``[machine] roots`` (store.repos.discover),
-never the memory root nor one under ``[machine] exclude``. A candidate is picked
+never the memory root's repository, one containing the memory root (``holds_memory_root``)
+nor one under ``[machine] exclude``. A candidate is picked
 only when Claude Code trusts it: its own per-project flag
 ``projects[<path>].hasTrustDialogAccepted`` in its global config
 (``~/.claude.json``; ``$CLAUDE_CONFIG_DIR/.claude.json`` when that is set), on the
@@ -78,6 +79,26 @@ def is_trusted(path: Path, flags: dict[str, bool]) -> bool:
     return False
 
 
+def holds_memory_root(path: Path, memory_root: Path) -> str | None:
+    """Why the repository at ``path`` may never be shifted because of the memory root, or None.
+
+    The memory root's own repository (the same folder, or a worktree sharing its git folder)
+    and any repository whose folder contains the memory root (a dotfiles repository at ``~``
+    holding ``~/.sandman``: a shift there could edit the trail) are never pickable. Paths are
+    compared resolved (symbolic links followed)."""
+    here, root = path.resolve(), memory_root.resolve()
+    if here == root:
+        return "the memory root: never shifted"
+    if root.is_relative_to(here):
+        return f"contains the memory root ({memory_root}): never shifted"
+    try:
+        if git.common_dir(git.open_at(path)) == git.common_dir(git.open_at(memory_root)):
+            return f"a worktree of the memory root ({memory_root}): never shifted"
+    except RepositoryError:
+        pass
+    return None
+
+
 def last_shifted(trail: Trail) -> dict[str, str]:
     """``{repository path: at of its newest shift.start}`` (rest day starts left out)."""
     found: dict[str, str] = {}
@@ -113,8 +134,9 @@ def candidates(layout: Layout, trail: Trail) -> list[Candidate]:
         item = Candidate(str(path), trusted, False, shifted.get(str(path)))
         waiting = approved.get(str(path), [])
         item.proposals = [proposal.id for proposal in waiting]
-        if path == memory_root:
-            item.reasons.append("the memory root: never shifted")
+        holds = holds_memory_root(path, memory_root)
+        if holds:
+            item.reasons.append(holds)
         elif any(path == folder or path.is_relative_to(folder) for folder in excluded):
             item.reasons.append("excluded by machine.exclude")
         else:

@@ -42,6 +42,7 @@ as off trunk; a trunk that cannot be named, a dirty memory root, a checked-out
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,10 @@ class RepoOutcome:
     """What reconcile did (or would do) in one repository.
 
     ``status``: ``nothing`` (no commit to revert), ``reverted``, ``would-revert``
-    (dry run), ``done`` (every commit already reverted), ``failed``.
+    (dry run), ``done`` (every commit already reverted), ``skipped`` (not readable
+    or no nameable trunk, and no target commit there: ``error`` says why), ``failed``
+    (a repository holding a target commit, or named by a target event, that could
+    not be reconciled).
     """
 
     path: str
@@ -151,7 +155,9 @@ def reconcile(layout: Layout, target: str, *, dry_run: bool = False) -> Result:
         outcome = RepoOutcome(str(place.path), place.memory_root)
         result.repos.append(outcome)
         if place.error:
-            outcome.status, outcome.error = "failed", place.error
+            # A path that cannot be opened fails only when a target event names it.
+            named = any(os.path.normpath(e.repo or "") == os.path.normpath(place.path) for e in events)
+            outcome.status, outcome.error = ("failed" if named else "skipped"), place.error
             continue
         try:
             if place.memory_root:
@@ -212,7 +218,15 @@ def _todo(outcome: RepoOutcome, on_trunk: list, off: list, reverted: set[str]) -
 
 def _other(path: Path, outcome: RepoOutcome, ids, shift, target, needed, dry_run) -> None:
     repo = git.open_at(path)
-    outcome.trunk, tip = git.trunk(repo, str(path))
+    try:
+        outcome.trunk, tip = git.trunk(repo, str(path))
+    except RepositoryError as error:
+        # A trunk that cannot be named fails only a repository holding a target commit on some
+        # branch; an unrelated one under the roots is skipped, so a clean re-run stays a no-op.
+        if repositories.carriers(repo, repositories.all_tips(repo), ids, shift):
+            raise
+        outcome.status, outcome.error = "skipped", f"{error} (no target commit on any branch)"
+        return
     outcome.branch = f"reconcile/{target}"
     on_trunk, off, reverted = _find(repo, tip, ids, shift, trunk=outcome.trunk)
     existing = git.branch_tip(repo, outcome.branch)

@@ -453,8 +453,12 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
                 f"${total:.2f} this week" + (f", highest night {peak_day} ${peak:.2f}" if peak_day else "")
                 + (f" (budget ${cap:.2f} a day)" if cap is not None else "; no machine.budget_usd_day set"))))
 
-    ran = [e for e in events if (e.model and e.kind != "shift.start") or e.kind in ("shift.handoff", "breath.close")]
-    uncosted = [e for e in ran if e.cost_usd is None]
+    ran = [e for e in events if (e.model and e.kind not in ("shift.start", "shift.cost"))
+           or e.kind in ("shift.handoff", "breath.close")]
+    # A handoff made from inside the session carries no cost; its shift.cost, appended when the
+    # session exited (shift.settle_cost), does.
+    settled = {e.shift for e in events if e.kind == "shift.cost" and e.cost_usd is not None}
+    uncosted = [e for e in ran if e.cost_usd is None and not (e.kind == "shift.handoff" and e.shift in settled)]
     numbers.append(Number(
         "machine.uncosted", "Model runs that carry no cost", "machine", _share(len(uncosted), len(ran)),
         "share", 0.1, "down",

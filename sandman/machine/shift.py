@@ -72,6 +72,50 @@ def read_meta(layout: Layout, shift_id: str) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def of_environment(layout: Layout) -> dict | None:
+    """``meta.json`` of the shift ``$SANDMAN_SHIFT`` names (open or closed: a session handed off
+    is still that shift's), None when it is unset: what a memory-root write made from a shift
+    session is tied to (docs/shift.md, "Undo reaches memory"). Raises InputError: not a shift id,
+    or a shift with no readable ``meta.json``."""
+    ident = config.current_shift()
+    if ident is None:
+        return None
+    if not trails.is_shift_id(ident):
+        raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z); "
+                         f"unset it outside a shift")
+    meta = read_meta(layout, ident)
+    if meta is None:
+        raise InputError(f"${config.SHIFT_ENV} names shift {ident}, which has no readable meta.json; "
+                         f"unset it outside a shift")
+    return meta
+
+
+def of_session(layout: Layout, session: str, named: object = None) -> dict | None:
+    """``meta.json`` of the shift a Claude Code ``session`` ran in: the one ``named`` (a pointer's
+    ``shift``, recorded from ``$SANDMAN_SHIFT`` at take time) when it has a meta, else the shift
+    whose attached ``session`` is this one; None for a session of no shift."""
+    if trails.is_shift_id(named):
+        meta = read_meta(layout, named)
+        if meta is not None:
+            return meta
+    if not session or not layout.shifts.is_dir():
+        return None
+    for folder in sorted(layout.shifts.iterdir(), reverse=True):
+        if trails.is_shift_id(folder.name):
+            meta = read_meta(layout, folder.name)
+            if meta and meta.get("session") == session:
+                return meta
+    return None
+
+
+def memory_event(meta: dict, kind: str, summary: str, **fields) -> trails.Event:
+    """An event tying a memory-root change made by (or learnt from) shift ``meta`` to it: ``shift``
+    its id, ``parent`` its ``shift.start``, ``repo`` its repository; revoking the shift revokes it."""
+    start = meta.get("start_event")
+    return trails.new_event(kind, summary, parent=start if trails.is_event_id(start) else None,
+                            shift=meta["id"], repo=meta.get("repo"), **fields)
+
+
 def pid_alive(pid: object) -> bool:
     """True when ``pid`` is a live process (a zombie counts as gone; our own child is reaped)."""
     if not isinstance(pid, int) or pid <= 0:
@@ -509,9 +553,10 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
              f"- branch: {meta.get('branch') or '(none: the rest day)'}",
              f"- theme: {meta.get('weekday')} · {meta.get('theme')}",
              f"- opened: {meta.get('opened_at')}; closed: {meta.get('closed_at')}",
-             f"- outcome: {meta.get('outcome')}",
+             f"- outcome: {meta.get('outcome')}" + (f" ({meta['reason']})" if meta.get("reason") else ""),
              f"- session: {meta.get('session') or 'unknown'}",
-             f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}",
+             f"- cost: {'$%.2f' % meta['cost_usd'] if meta.get('cost_usd') is not None else 'unknown'}"
+             + (" (estimated from the transcript's tokens)" if meta.get("cost_estimated") else ""),
              "", "## What was done", "", "The session's handoff, as it wrote it:", "",
              f"{ticks}text", handoff, ticks, "",
              "## Commits", ""]
@@ -532,10 +577,15 @@ def report_text(meta: dict, handoff_text: str, commits: list[dict], findings: li
 
 
 def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: bool = False,
-            outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None) -> Closed:
+            outcome: str | None = None, shift_id: str | None = None, now: datetime | None = None,
+            reason: str | None = None, wait_for_cost: bool = True,
+            estimated_cost: float | None = None) -> Closed:
     """Close the open shift (or ``shift_id``): write ``handoff.md`` (at most 2,000 characters),
-    ``report.md``, the outcome in ``meta.json`` and ``shift.handoff``, in one commit; remove
-    ``shifts/.current.json``.
+    ``report.md``, the outcome (and ``reason``, why a shift was cut: ``deadline``, ``cost-cap``,
+    ``usage-limit``…) in ``meta.json`` and ``shift.handoff``, in one commit; remove
+    ``shifts/.current.json``, or, when the session process still runs and printed no cost yet
+    (a handoff from inside it) and ``wait_for_cost``, mark it ``closing`` for the tick
+    (``recover`` → ``settle_cost``).
 
     Raises InputError: no open shift, a handoff over 2,000 characters without
     ``truncate``, an empty handoff that is not ``abandoned``.
@@ -566,20 +616,26 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         raise InputError(f"shift {shift_id} is already closed ({meta['outcome']})")
     now = now or journal.now_utc()
     outcome = "abandoned" if abandoned else (outcome or "handed-off")
-    result = session_result(layout, shift_id)
-    cost = result.get("total_cost_usd") if result else None
-    cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+    cost = result_cost(session_result(layout, shift_id))
+    estimated = cost is None and estimated_cost is not None
+    if estimated:
+        cost = round(estimated_cost, 6)  # a session stopped for cost printed none: the budget counts the estimate
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
     text = mask_found(text)  # a session's reply taken as its handoff (recover); `shift handoff` refuses first
     meta.update({"outcome": outcome, "closed_at": journal.iso(now), "cost_usd": cost, "commits": commits,
                  "findings": findings})
+    if reason:
+        meta["reason"] = reason
+    if estimated:
+        meta["cost_estimated"] = True
     event = trails.new_event("shift.handoff", f"{outcome}: {len(commits)} commit(s), {len(findings)} finding(s)",
                              parent=meta.get("start_event") if trails.is_event_id(meta.get("start_event")) else None,
                              shift=shift_id, repo=meta["repo"], model=meta.get("model"), cost_usd=cost,
                              data={"outcome": outcome, "commits": len(commits), "findings": len(findings),
-                                   "session": meta.get("session")}, now=now)
+                                   "session": meta.get("session"), **({"reason": reason} if reason else {})},
+                             now=now)
     meta["handoff_event"] = event.id
     folder = layout.shift_dir(shift_id)
     filed = proposing.of_shift(trails.read(layout), shift_id)
@@ -591,7 +647,13 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         tx.write_file(folder / "meta.json", mask_found(json.dumps(meta, indent=2, ensure_ascii=False) + "\n"))
         trails.write(tx, event)
     if current and current.get("shift") == shift_id:
-        layout.shift_current.unlink(missing_ok=True)
+        if wait_for_cost and cost is None and pid_alive(current.get("pid")):
+            # Handed off from inside the session: `claude -p` prints its cost only when it exits.
+            # The runtime record stays (``closing``) so the tick that sees the process gone
+            # fills the cost in (``settle_cost``), and starts nothing while it still runs.
+            write_current(layout, {**current, "state": "closing"})
+        else:
+            layout.shift_current.unlink(missing_ok=True)
     journal.write(layout, VERB, "closed", shift=shift_id, outcome=outcome, commits=len(commits),
                   findings=len(findings))
     return Closed(shift_id, outcome, commits, findings, event.id)
@@ -604,10 +666,10 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
       abandoned, an uncommitted one is cleared (``"cleared"``);
     - an open shift whose session process has ended: closed with the session's
       result as its handoff (``finished``), abandoned when it printed none;
-    - an open shift past its deadline: its process group is killed, abandoned.
+    - an open shift past its deadline: its process group is killed, abandoned (reason ``deadline``);
+    - a shift handed off from inside its session (``closing``): once the process has
+      exited, its cost is filled in (``settle_cost``) and ``"settled"`` returned.
     """
-    import signal
-
     now = now or journal.now_utc()
     current = read_current(layout)
     if current is None:
@@ -616,6 +678,16 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     meta = read_meta(layout, shift_id) if trails.is_shift_id(shift_id) else None
     if current.get("state") == "briefing" and pid_alive(current.get("pid")):
         return None
+    if meta is not None and meta.get("outcome") and current.get("state") == "closing":
+        if pid_alive(current.get("pid")):
+            deadline = meta.get("deadline") or ""
+            if not deadline or journal.iso(now) < deadline:
+                return None  # handed off, still running: its cost comes when it exits
+            _stop(current.get("pid"))
+        settle_cost(layout, shift_id, now=now)
+        layout.shift_current.unlink(missing_ok=True)
+        journal.write(layout, VERB, "settled", shift=shift_id, cost_usd=read_meta(layout, shift_id).get("cost_usd"))
+        return "settled"
     if meta is None or meta.get("outcome"):
         layout.shift_current.unlink(missing_ok=True)
         journal.write(layout, VERB, "recovered", shift=shift_id or "-", state=current.get("state", "-"))
@@ -626,19 +698,104 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     over = bool(deadline) and journal.iso(now) >= deadline
     pid = current.get("pid")
     if pid_alive(pid):
-        if not over:
+        cut = _cut(layout, meta, now) or (("deadline", "(stopped: the shift reached its deadline)", None)
+                                          if over else None)
+        if cut is None:
             return None
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except OSError:
-            pass
-        return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+        _stop(pid)
+        reason, text, estimate = cut
+        return handoff(layout, text, abandoned=True, shift_id=shift_id, now=now, reason=reason,
+                       wait_for_cost=False, estimated_cost=estimate)
     if pid is None and not over:
         return None  # opened by hand, no process known: it stays open until its deadline or a handoff
     result = session_result(layout, shift_id)
     if answered(result):
         return handoff(layout, result["result"], truncate=True, outcome="finished", shift_id=shift_id, now=now)
+    from sandman.machine import session as sessions
+
+    output = _read(layout.shift_dir(shift_id) / ".session.log", 5_000_000)
+    if sessions.limited(result, output):
+        reset = sessions.limit_reset(output)
+        if reset is not None:
+            sessions.record_window(layout, reset[0], reset[1], f"shift {shift_id}", now)
+        when = f"; the window resets at {journal.iso(reset[0])}" if reset else ""
+        return handoff(layout, f"(cut off by the usage limit{when}: closed with what it committed)",
+                       abandoned=True, shift_id=shift_id, now=now, reason="usage-limit")
     return handoff(layout, "", abandoned=True, shift_id=shift_id, now=now)
+
+
+def _cut(layout: Layout, meta: dict, now: datetime) -> tuple[str, str, float | None] | None:
+    """Why a live session must stop now, ``(reason, handoff text, its estimated cost or None)``:
+    its estimated cost reached ``[machine] shift_budget_usd`` (``cost-cap``), or the usage window
+    resets within ``config.SHIFT_HANDOFF_LEAD_MINUTES`` (``usage-window``); None to let it run."""
+    from sandman.machine import session as sessions
+
+    settings = config.machine(layout)
+    spent = sessions.running_cost(meta.get("session"), meta.get("model"))
+    if spent is not None and spent >= settings.shift_budget_usd:
+        return ("cost-cap", f"(stopped: the session had spent about ${spent:.2f}, the shift's cap is "
+                            f"${settings.shift_budget_usd:.2f}: closed with what it committed)", spent)
+    try:
+        window = clock(layout, now)
+    except InputError:
+        return None
+    if window.minutes is not None and window.minutes <= config.SHIFT_HANDOFF_LEAD_MINUTES:
+        return ("usage-window", f"(stopped {window.minutes:.0f} minute(s) before the usage window resets at "
+                                f"{window.resets_at}: closed with what it committed)", spent)
+    return None
+
+
+def _stop(pid: object) -> None:
+    """SIGTERM the session's process group (it was started in a session of its own)."""
+    import signal
+
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+
+def result_cost(result: dict | None) -> float | None:
+    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number ≥ 0."""
+    cost = result.get("total_cost_usd") if result else None
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None
+
+
+def settle_cost(layout: Layout, shift_id: str, *, now: datetime | None = None) -> float | None:
+    """Fill in the cost of a shift closed before its session exited (a handoff from inside the
+    session): read the result's ``total_cost_usd`` from ``.session.log``, write it into
+    ``meta.json`` and ``report.md`` and append ``shift.cost`` (parent: the handoff event; it
+    carries ``cost_usd``, so the day's budget counts it), in one commit. Returns the cost, None
+    (nothing written) when the session printed none or the shift already has one.
+    Docs: docs/BANK-FORMAT.md § shifts, "Cost"."""
+    from sandman.banks.commit import bank_transaction
+    from sandman.machine import proposals as proposing
+
+    meta = read_meta(layout, shift_id)
+    if meta is None or meta.get("cost_usd") is not None:
+        return None
+    cost = result_cost(session_result(layout, shift_id))
+    if cost is None:
+        return None
+    meta["cost_usd"] = cost
+    handed = meta.get("handoff_event")
+    event = trails.new_event("shift.cost", f"the session of {shift_id} cost ${cost:.2f}",
+                             parent=handed if trails.is_event_id(handed) else None,
+                             shift=shift_id, repo=meta.get("repo"), cost_usd=cost,
+                             data={"session": meta.get("session")}, now=now or journal.now_utc())
+    folder = layout.shift_dir(shift_id)
+    handoff_text = _read(folder / "handoff.md")
+    filed = proposing.of_shift(trails.read(layout), shift_id)
+    with bank_transaction(layout, verb=VERB, subject=f"cost of {shift_id}: ${cost:.2f}",
+                          trailers=trails.trailers(event)) as tx:
+        tx.write_file(folder / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        tx.write_file(folder / "report.md", report_text(meta, handoff_text, meta.get("commits") or [],
+                                                         meta.get("findings") or [], filed))
+        trails.write(tx, event)
+    return cost
 
 
 def answered(result: dict | None) -> bool:
@@ -701,12 +858,16 @@ class Clock:
 
 
 def clock(layout: Layout, now: datetime | None = None) -> Clock:
-    """Read ``[machine] window_file``. Raises WindowUnreadable (exit 3) for a file that is not a window."""
+    """Read ``[machine] window_file``, else sandman's own ``shifts/.window.json`` (written when a
+    session's limit error named the reset; session.record_window). Raises WindowUnreadable (exit 3)
+    for a file that is not a window."""
     now = now or journal.now_utc()
     settings = config.machine(layout)
     path = settings.window_file
     if path is None:
-        return Clock(None, None, None, "unknown: no machine.window_file")
+        if not layout.shift_window.exists():
+            return Clock(None, None, None, "unknown: no machine.window_file")
+        path = layout.shift_window  # what sandman learnt from a session's limit error
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -235,6 +235,12 @@ def dirty_paths(repo: pygit2.Repository) -> dict[str, FileStatus]:
         raise RepositoryError(f"cannot read the status of {repo.workdir}: {error}") from None
 
 
+def new_paths(repo: pygit2.Repository) -> set[str]:
+    """The repo-relative paths HEAD does not hold: untracked, or staged as new. Raises RepositoryError."""
+    return {path for path, flags in dirty_paths(repo).items()
+            if flags & (FileStatus.WT_NEW | FileStatus.INDEX_NEW)}
+
+
 def committable_paths(repo: pygit2.Repository) -> list[str]:
     """Return the dirty paths (``dirty_paths``) sandman may commit, sorted: all but symbolic links.
 

@@ -194,13 +194,12 @@ def _machine(layout: Layout) -> Check:
     if missing:
         return Check("machine", WARN, f"machine.roots names folder(s) that do not exist: {', '.join(missing)}",
                      details)
+    note = _not_pickable(layout, details)
     if not _report_hook_registered():
         return Check("machine", WARN, "SessionStart (sandman report --hook) not registered: the shifts' reports "
-                     "are not shown when a session starts; run `sandman hooks install`", details)
+                     "are not shown when a session starts; run `sandman hooks install`" + note, details)
     if settings.window_file is None:
-        note = "; no window_file: shift clock answers unknown"
-    else:
-        note = ""
+        note += "; no window_file: shift clock answers unknown"
     from sandman.machine.profile import sandbox_missing, sandbox_unavailable
 
     details["sandbox_missing"] = sandbox_missing()
@@ -215,6 +214,30 @@ def _machine(layout: Layout) -> Check:
                  details)
 
 
+NOT_PICKABLE_NAMED = 5  # how many repositories the machine line names; --json lists them all
+
+
+def _not_pickable(layout: Layout, details: dict) -> str:
+    """The repositories under the roots no shift may pick, and why (shift pick's own reasons: the
+    memory root, a repository containing it, ``exclude``, untrusted, no trunk), into
+    ``details["not_pickable"]``; return the clause for the machine line ("" when every one is pickable)."""
+    from sandman.machine import pick, trail
+
+    try:
+        found = pick.candidates(layout, trail.read(layout))
+    except SandmanError as error:
+        details["not_pickable_error"] = str(error)
+        return f"; the rotation cannot be read: {error}"
+    barred = [{"path": c.path, "why": "; ".join(c.reasons)} for c in found if not c.pickable]
+    details["not_pickable"] = barred
+    details["pickable"] = [c.path for c in found if c.pickable]
+    if not barred:
+        return ""
+    named = ", ".join(f"{item['path']} ({item['why']})" for item in barred[:NOT_PICKABLE_NAMED])
+    more = f" and {len(barred) - NOT_PICKABLE_NAMED} more (--json)" if len(barred) > NOT_PICKABLE_NAMED else ""
+    return f"; not pickable: {named}{more}"
+
+
 # --- the root ------------------------------------------------------------------
 
 
@@ -224,6 +247,7 @@ NOT_YET = ("{root} does not exist yet: the first `sandman take --all`, `sandman 
 
 
 def _repository(layout: Layout):
+    from sandman.banks.commit import strangers
     from sandman.store import repo as store
 
     if not layout.root.is_dir():
@@ -260,6 +284,11 @@ def _repository(layout: Layout):
             {"dirty": dirty[:50], "links": links[:50]},
         )]
     if not dirty:
+        strays = _set_aside(layout)
+        if strays:
+            return repo, [head, Check("clean", WARN, f"{len(strays)} file(s) of no sandman format were moved into "
+                                      f"{layout.strays.name}/, e.g. {strays[0]}; look at them and delete them or "
+                                      "move them out of the root", {"dirty": [], "strays": strays[:50]})]
         return repo, [head, Check("clean", OK, "no uncommitted changes")]
     if layout.commit_undo.exists():
         # banks/commit.recover rolls the killed transaction back from its undo log
@@ -279,11 +308,25 @@ def _repository(layout: Layout):
     except LeftoverSecret as error:
         # recover refuses such a change, so every write fails until the person fixes the file.
         return repo, [head, Check("clean", FAIL, str(error), {"dirty": dirty[:50], "secret": error.path})]
+    found = strangers(repo)
+    if found:
+        return repo, [head, Check(
+            "clean", WARN,
+            f"{len(found)} new file(s) of no sandman format in the versioned tier, e.g. {found[0]}: the next sandman "
+            f"write moves them into {layout.strays.name}/ and never commits them; delete them or move them out",
+            {"dirty": dirty[:50], "strangers": found[:50], "strays": _set_aside(layout)[:50]})]
     return repo, [head, Check(
         "clean", WARN,
         f"{len(dirty)} uncommitted change(s), e.g. {dirty[0]}; the next sandman write commits them as `recover`",
         {"dirty": dirty[:50]},
     )]
+
+
+def _set_aside(layout: Layout) -> list[str]:
+    """The files in ``.strays/`` (root-relative POSIX paths, sorted): strangers recovery moved aside."""
+    if not layout.strays.is_dir():
+        return []
+    return sorted(path.relative_to(layout.root).as_posix() for path in layout.strays.rglob("*") if path.is_file())
 
 
 # --- Claude Code ---------------------------------------------------------------

@@ -240,7 +240,8 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
-    event = dream_event(session, material.title, material.cwd, results, verdicts)
+    event = dream_event(session, material.title, material.cwd, results, verdicts,
+                        shift=_shift_of(layout, pointer))
     for claim in found:
         if not claim.agreed():
             outcome.forgotten += 1
@@ -428,17 +429,34 @@ def _live(layout: Layout, claim: Claim):
                 yield path, memory.name, memory.description, memory.body
 
 
-def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str]):
+def _shift_of(layout: Layout, pointer: Pointer) -> dict | None:
+    """``meta.json`` of the shift the pointer's session ran in (its ``shift``, else the shift that
+    attached this session), None for any other session or when the shifts cannot be read."""
+    from sandman.machine import shift as shifts
+
+    try:
+        return shifts.of_session(layout, pointer.session, pointer.data.get("shift"))
+    except (OSError, SandmanError):
+        return None
+
+
+def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str],
+                shift: dict | None = None):
     """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
-    read, the answering minds' models and their summed reported cost (None when none reported one)."""
+    read, the answering minds' models and their summed reported cost (None when none reported one).
+    ``shift`` (the ``meta.json`` of the shift the session ran in) links it to that shift: its
+    ``shift`` and a parent at the shift's start, so its commits carry ``Shift:`` and revoking the
+    shift revokes what the dream learnt from it."""
     from sandman.machine import trail
 
     answered = [result for result in results if verdicts.get(result.mind) == "answered"]
     costs = [result.cost_usd for result in answered if result.cost_usd is not None]
     minds = {result.mind: {"model": result.model, "cost_usd": result.cost_usd, "verdict": verdicts.get(result.mind)}
              for result in results}
+    start = (shift or {}).get("start_event")
     return trail.new_event(
         "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        parent=start if shift and trail.is_event_id(start) else None, shift=shift["id"] if shift else None,
         model=",".join(sorted({result.model for result in answered if result.model})) or None,
         cost_usd=round(sum(costs), 6) if costs else None,
         data={"session": session, "cwd": cwd, "minds": minds})

@@ -1,7 +1,8 @@
 """``sandman reconcile <event|shift> [--dry-run] [--json]``: undo a revoked decision (docs/reconcile.md).
 
 Thin over sandman.machine.reconcile: call, and turn the result into lines for a
-person (``lines``). The exit status is 1 when any repository failed.
+person (``lines``). The exit status is 1 when any repository failed; a repository
+skipped (no target commit in it, and no trunk to name or not readable) is not a failure.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def lines(result: Result) -> list[str]:
         where = "memory root " + repo.path if repo.memory_root else repo.path
         if repo.status == "failed":
             out.append(f"FAILED {where}: {repo.error}")
+            continue
+        if repo.status == "skipped":
+            out.append(f"skipped {where}: {repo.error}")
             continue
         if repo.status == "nothing" and not repo.off_trunk:
             continue

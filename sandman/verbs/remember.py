@@ -89,8 +89,10 @@ def remember(
     commit's ``Session:`` trailer and the memory's ``source`` (beside
     ``remember``), so that ``forget <session> --memories`` finds it. Raises InputError (empty body, body over
     64 KiB, text not UTF-8 or holding a NUL, unknown type, relative cwd, a session id that
-    pointers.check_session_id refuses), SecretRefused; both write nothing.
-    Also LockBusy, RepositoryError.
+    pointers.check_session_id refuses, a ``$SANDMAN_SHIFT`` that names no shift), SecretRefused;
+    both write nothing. Also LockBusy, RepositoryError. Inside a shift (``$SANDMAN_SHIFT``) the
+    commit also appends ``shift.remember`` (parent: the shift's start) and carries its ``Event:``
+    and ``Shift:``, so revoking the shift and reconciling it retires the memory.
     """
     if session is not None:
         check_session_id(session)
@@ -117,6 +119,10 @@ def remember(
         body=clean_body(body.strip()) if body.strip() else "",
         source=[REMEMBER_SOURCE] + ([session] if session else []),
     )
+    from sandman.machine import shift as shifts
+    from sandman.machine import trail as trails
+
+    made_in = shifts.of_environment(layout)  # inside a shift: the commit carries its Event: and Shift:
     try:
         with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session) as tx:
             # Under the commit lock: two identical remembers at once must not both write.
@@ -127,6 +133,9 @@ def remember(
                 # Re-added by hand: a memory a curator or upkeep retired is the owner's again.
                 if retired.retired(layout, bank_name(directory), memory) is not None:
                     retired.append(tx, layout, [retired.readded(bank_name(directory), memory)])
+                if made_in is not None:
+                    trails.write(tx, shifts.memory_event(made_in, "shift.remember", one_line(memory.name)[:200],
+                                                         data={"file": path.relative_to(layout.root).as_posix()}))
     except SecretRefused as error:
         journal.write(layout, "remember", "refused", reason="secret", kinds=",".join(error.kinds))
         raise

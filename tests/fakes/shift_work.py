@@ -8,7 +8,8 @@ it does what the brief's charter says a commit takes. It reads the start event
 trailers`` for the lines, edits ``NOTES.md`` and commits with those trailers.
 Arguments: ``--untrailered`` adds a second commit with no ``Event:``;
 ``--handoff TEXT`` calls ``sandman shift handoff`` itself; ``--spike BREATH`` spikes a breath
-with ``sandman breathe spike`` (a change in the memory root carrying ``Shift:``); ``--propose TITLE``
+with ``sandman breathe spike`` (a change in the memory root carrying ``Shift:``); ``--remember TEXT``
+remembers TEXT for the worktree with ``sandman remember``; ``--propose TITLE``
 (with ``--propose-body TEXT``) files a proposal with ``sandman report propose``. ``$FAKE_SHIFT_SANDMAN``
 is the python that runs sandman (the test's). Prints what it did: the reply.
 """
@@ -48,6 +49,8 @@ def main() -> int:
         body = sys.argv[sys.argv.index("--propose-body") + 1] if "--propose-body" in sys.argv else ""
         print("Proposed " + sandman("report", "propose", "--title", sys.argv[sys.argv.index("--propose") + 1],
                                     "--body-file", "-", stdin=body) + ".")
+    if "--remember" in sys.argv:
+        sandman("remember", "--cwd", os.getcwd(), sys.argv[sys.argv.index("--remember") + 1])
     if "--spike" in sys.argv:
         sandman("breathe", "spike", sys.argv[sys.argv.index("--spike") + 1])
     if "--handoff" in sys.argv:
