@@ -132,7 +132,7 @@ def test_remember_help_shows_plain_metavars_not_braces() -> None:
 
     for command, usage in ((["remember"], "Usage: sandman remember [OPTIONS] BODY"),
                            (["take"], "Usage: sandman take [OPTIONS] [SESSION]"),
-                           (["forget"], "Usage: sandman forget [OPTIONS] SESSION")):
+                           (["forget"], "Usage: sandman forget [OPTIONS] [SESSION]")):
         done = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
         assert done.exit_code == 0
         assert usage in done.output

@@ -788,18 +788,19 @@ def test_undo_reaches_memory_a_shift_that_remembers_and_is_dreamt_revoked_and_re
 
 
 def test_a_shift_sessions_take_records_its_shift_on_the_pointer(layout, world, monkeypatch):
-    from sandman.verbs import take
+    from sandman.archive.parts import Part
+    from sandman.archive.pointer import pointer_data
 
     monkeypatch.setenv("SANDMAN_SHIFT", "s-20261201T2300Z")
-    assert take.pointer_data.__name__  # the field is written by pointer_data; read it back below
     source = type("S", (), {"host": "claude", "path": Path("/nowhere/x.jsonl")})()
     archived = layout.root / ".archive" / "x.jsonl"
     archived.parent.mkdir(parents=True, exist_ok=True)
     archived.write_text("")
-    data, _ = take.pointer_data(layout, source, archived, None, "/tmp", None)
+    part = Part(0, 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", None)
+    data, _ = pointer_data(layout, source, archived, None, "/tmp", None, part=part)
     assert data["shift"] == "s-20261201T2300Z"
     monkeypatch.setenv("SANDMAN_SHIFT", "not-a-shift")
-    assert "shift" not in take.pointer_data(layout, source, archived, None, "/tmp", None)[0]
+    assert "shift" not in pointer_data(layout, source, archived, None, "/tmp", None, part=part)[0]
 
 
 def _transcript_of(meta: dict) -> Path:
