@@ -257,3 +257,33 @@ def test_look_alikes_of_the_public_vectors_pass(text: str) -> None:
     code, a documented placeholder, empty assignments: none is a credential."""
     g, _ = _gen(1)
     assert find_secrets(text.format(hex16=g("0123456789abcdef", 16))) == []
+
+
+# --- false refusals of sandman's own text, found by a tester after the public-vector rules (issue 30) ---
+
+
+@pytest.mark.parametrize("text", [
+    # the retired ledger's key for a memory whose name has words with numbers: forget --memory was refused
+    '{"key": "project_use_utf8_everywhere_and_never_latin1_in_the_csv_exports", "body_sha": "ab"}',
+    '{"key": "feedback_ipv6_first_on_k8s_nodes", "body_sha": "ab"}',
+    # a MEMORY.md line whose file name holds p95: remember was refused as a prefixed-token
+    "- [Performance budget](project_performance_budget_p95_latency_under_200_ms_for_the_checkout_endpoint.md)"
+    " — Performance budget: p95 latency under 200 ms",
+    # a private span, escaped by the index line: the README's own use of <private> was refused
+    "- [Wiki](reference_wiki.md) — The wiki password is \\[private\\]",
+    # a documented format with angle-bracket slots (docs/BANK-FORMAT.md, the retired ledger)
+    '     "key": "<type>_<slug>", "body_sha": "<SHA-256 of the cleaned body>",',
+    # prose that says `pass` (a Python statement) before a colon
+    "`python -c pass`: pygit2 58 ms, filelock 21 ms",
+])
+def test_regression_sandmans_own_names_and_escapes_are_not_credentials(text):
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "the admin password for staging is Xk9#mQ2vLp",
+    'api_key = "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"',
+    "password: hunter22x",
+])
+def test_the_same_shapes_with_a_real_value_are_still_refused(text):
+    assert find_secrets(text) != []

@@ -60,6 +60,9 @@ _OPENERS = "<([{$%*!&@#"
 # `<your key>`, `${VAR}`, `$(cat ~/.token)`, `{{ vault_pw }}`, `[REDACTED]`, `%APPDATA%`, `****`.
 # A generated secret may open with any of these characters (a Django key's `(bx$kit…`).
 _TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
+# Angle-bracket placeholders joined by plain characters, as a format is documented:
+# `<type>_<slug>`, `<bank>/<file>.md`, `ev-<stamp>-<hex>`.
+_SLOTS = re.compile(r"(?:[\w.\-/:]*<[\w\s.\-:/~|]+>)+[\w.\-/:]*")
 _QUOTES = "'\"`"
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
@@ -88,7 +91,8 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
     entropy gates, and gitleaks' true positives include typed values in a vendor's format."""
     value = value.strip(_QUOTES)
     lowered = value.lower()
-    return (not value or value[0] in _OPENERS and bool(_TEMPLATE.fullmatch(value)) or lowered in _PLACEHOLDER_WORDS
+    return (not value or value[0] in _OPENERS and bool(_TEMPLATE.fullmatch(value)) or bool(_SLOTS.fullmatch(value))
+            or lowered in _PLACEHOLDER_WORDS
             or len(set(value)) <= 2 or typed and _sequential(lowered)
             or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
             or any(part in lowered for part in _PLACEHOLDER_PARTS))
@@ -114,7 +118,8 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     run of words (``db-credentials``, ``AWS_ACCESS_KEY_ID``), a path or a URL;
     and a mix of letters with digits or symbols.
     """
-    value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
+    # Markdown escapes (`\[private\]` in a MEMORY.md line) are not part of the value.
+    value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES).replace("\\", "")
     if len(value) < minimum or placeholder(value) or "://" in value or _SANDMAN_ID.fullmatch(value):
         return False
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
@@ -125,6 +130,8 @@ def credential_like(value: str, minimum: int = 6) -> bool:
 
 
 _HEX_PART = re.compile(r"[0-9a-f]{6,40}")
+# A word with a version or a count glued to it, as people write them: utf8, latin1, p95, python3, k8s, ipv6.
+_WORD_NUMBER = re.compile(r"[a-z]{1,8}\d{1,3}[a-z]{0,2}")
 
 
 def _name_like(value: str) -> bool:
@@ -135,7 +142,8 @@ def _name_like(value: str) -> bool:
     parts = re.split(r"[-_.]", value)
     if len(parts) < 2 or not all(part.isascii() and part.isalnum() for part in parts):
         return False
-    mixed = [part for part in parts if len(part) > 3 and not part.isalpha() and not part.isdigit()]
+    mixed = [part for part in parts if len(part) > 3 and not part.isalpha() and not part.isdigit()
+             and not _WORD_NUMBER.fullmatch(part)]
     return (sum(part.isalpha() and len(part) >= 3 for part in parts) >= 1 and len(mixed) <= 1
             and all(_HEX_PART.fullmatch(part) for part in mixed))
 
@@ -145,7 +153,8 @@ def _classes(value: str) -> int:
     return sum((any(c.islower() for c in value), any(c.isupper() for c in value), any(c.isdigit() for c in value)))
 
 
-_IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+)(?:[_-](?:[a-z]+|[0-9]+))+[_-]?")
+_IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+|[a-z]{1,8}[0-9]{1,3}[a-z]{0,2})"
+                         r"(?:[_-](?:[a-z]+|[0-9]+|[a-z]{1,8}[0-9]{1,3}[a-z]{0,2}))+[_-]?")
 # A name in code: CamelCase words (`CreateLightmapTexturesIndividual`, `RHFSearchEXPSubsK2Click`), or upper-case
 # words joined by `_` (`SYSMEMINFO1_PERF_CCTOTALDIRTYPAGES`). A generated body has single letters between its
 # digits and capitals, and no `_` between upper-case words.
@@ -283,7 +292,7 @@ _VENDOR = re.compile(_EDGE_L + "(" + "|".join((
 _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 # A password stated in prose: "the admin password for staging is <value>", "password for root: <value>".
-_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase)?|pwd)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
+_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase|wd)|pwd)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
 # A credential in an XML element named for one: `<secret>…</secret>`, `<account_key>…</account_key>`.
 _XML_ELEMENT = re.compile(r"(?i)<([\w.:-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key"
                           r"|account[_-]?key|private[_-]?key|credential))>([^<]{6,400})</\1>")
