@@ -46,13 +46,14 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
+from sandman import private
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
 from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: private spans hidden before indexing
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
@@ -124,7 +125,10 @@ def _read_memory(layout: Layout, path: str) -> tuple[str, str, str, str] | None:
         return None
     front, body = split
     name = scalar(front, "name") or Path(path).stem
-    return name, scalar(front, "description") or "", scalar(front, "type") or "", body
+    # A memory edited by hand (or committed before its spans were hidden) may hold a private
+    # span: neither found by its words nor shown (sandman.private).
+    return (private.redact(name), private.redact(scalar(front, "description") or ""),
+            scalar(front, "type") or "", private.redact(body))
 
 
 def _connect(path: Path) -> sqlite3.Connection:
