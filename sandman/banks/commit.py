@@ -98,11 +98,7 @@ class BankTransaction:
         SecretRefused (a secret in the text, a source, the lineage, the bank's
         name or directory), FileNotFoundError (``replaces`` is gone) before writing.
         """
-        # Private spans never reach a bank (sandman.private), whoever wrote the memory.
-        memory.name = one_line(private.redact(memory.name))
-        memory.description = one_line(private.redact(memory.description))
-        memory.body = clean_body(private.redact(memory.body))
-        validate_fields(memory.type, memory.name, memory.description, memory.body)
+        prepare(memory)
         refuse_secrets(memory.name, memory.description, memory.body)
         # Every other value that lands in the file or its path: sources (a session id), lineage, the bank.
         refuse_secrets(*memory.source, *memory.witnesses, memory.replaces or "", replaces or "",
@@ -233,6 +229,18 @@ def _inside(layout: Layout, path: Path) -> None:
 
 def _relpaths(layout: Layout, paths: set[Path]) -> list[str]:
     return sorted(path.relative_to(layout.root).as_posix() for path in paths)
+
+
+def prepare(memory: Memory) -> None:
+    """Make ``memory``'s fields what a bank stores, in place, and check them: private spans
+    hidden (sandman.private), name and description one line, the body clean. Raises
+    InputError naming the field (memory.validate_fields); a caller deciding in advance
+    whether a write would succeed (import's dry run) calls it too."""
+    # Private spans never reach a bank, whoever wrote the memory.
+    memory.name = one_line(private.redact(memory.name))
+    memory.description = one_line(private.redact(memory.description))
+    memory.body = clean_body(private.redact(memory.body))
+    validate_fields(memory.type, memory.name, memory.description, memory.body)
 
 
 @contextmanager
