@@ -197,3 +197,19 @@ def test_mcp_answers_a_lone_surrogate_argument_with_a_tool_error(layout: Layout,
     finally:
         server.close()
     assert not list(layout.memories.glob("*/*\ufffd*"))
+
+
+def test_mcp_answers_a_request_whose_params_is_not_an_object(layout: Layout, isolated: Path) -> None:
+    server = RawServer()
+    try:
+        for ident, params in enumerate(("[]", '"search"', "7", "[1, 2]", "true"), start=30):
+            for method in ("tools/list", "tools/call"):
+                raw = f'{{"jsonrpc":"2.0","id":{ident},"method":"{method}","params":{params}}}'.encode()
+                reply = server.ask(ident, method, {}, raw=raw)
+                assert reply["error"]["code"] == -32602, reply
+        deep = b'{"jsonrpc":"2.0","id":40,"method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        assert server.ask(40, "tools/call", {}, raw=deep)["error"]["code"] == -32602
+        # The server is still there, and answers as before.
+        assert "tools" in server.ask(41, "tools/list", {})["result"]
+    finally:
+        server.close()
