@@ -53,7 +53,7 @@ def read_current(layout: Layout) -> dict | None:
         data = json.loads(layout.shift_current.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return {"state": "broken"}
     return data if isinstance(data, dict) else {"state": "broken"}
 
@@ -66,7 +66,7 @@ def read_meta(layout: Layout, shift_id: str) -> dict | None:
     path = layout.shift_dir(shift_id) / "meta.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -482,7 +482,7 @@ def session_result(layout: Layout, shift_id: str) -> dict | None:
             continue
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(data, list) and data:
             data = data[-1]
@@ -706,7 +706,7 @@ def clock(layout: Layout, now: datetime | None = None) -> Clock:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Clock(None, None, None, f"unknown: {path} does not exist yet")
-    except (OSError, ValueError, UnicodeDecodeError) as error:
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError) as error:
         raise WindowUnreadable(f"the window file {path} is not readable JSON ({error})") from None
     if not isinstance(data, dict) or "resets_at" not in data:
         raise WindowUnreadable(f"the window file {path} is not {{resets_at, used_percentage}}")

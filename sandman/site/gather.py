@@ -262,7 +262,7 @@ def load_json(path: Path) -> object:
     """Return the JSON in ``path``, or None when it is missing or unreadable (a cache rebuilds)."""
     try:
         return json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

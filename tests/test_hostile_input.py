@@ -1,0 +1,58 @@
+"""Hostile input stays bounded (issue 34): JSON nested too deeply for Python's reader is a
+one-line error on every entry, never a RecursionError traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+from sandman.layout import Layout
+from sandman.minds.runner import parse_output
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture
+def root(layout: Layout) -> Layout:
+    assert sandman("init").returncode == 0
+    return layout
+
+
+def test_deep_json_on_the_stdin_of_breathe_file_is_a_one_line_error(root: Layout) -> None:
+    done = sandman("breathe", "file", stdin=DEEP.encode())
+    assert done.returncode == 2
+    assert done.stderr.decode() == ("sandman: the breath on stdin is JSON nested too deeply to read; "
+                                    "a breath is one flat object (docs/breathe.md)\n")
+
+
+def test_deep_json_in_trail_append_data_is_a_one_line_error(root: Layout) -> None:
+    deep = "[" * 30_000 + "]" * 30_000  # within the argument size a command line allows
+    done = sandman("trail", "append", "shift.commit", "a decision", "--data", deep)
+    assert done.returncode == 2
+    assert done.stderr.decode() == ("sandman: --data is JSON nested too deeply to read; give an object such as "
+                                    "'{\"pr\": 12}'\n")
+
+
+def test_deep_json_in_claude_settings_is_a_one_line_error(root: Layout, isolated: Path) -> None:
+    settings = isolated / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(DEEP)
+    done = sandman("hooks", "install", "--settings", str(settings))
+    assert done.returncode != 0 and b"Traceback" not in done.stderr
+    assert done.stderr.decode() == (f"sandman: Claude Code settings {settings} is JSON nested too deeply to read; "
+                                    "fix it by hand, nothing was changed\n")
+    assert settings.read_text() == DEEP
+
+
+def test_deep_json_from_a_mind_is_an_abstention(tmp_path: Path) -> None:
+    assert parse_output(DEEP.encode()) is None
+    assert parse_output(json.dumps({"type": "result", "result": "x"}).encode()) == {"type": "result", "result": "x"}
+
+
+def test_deep_json_as_a_hook_payload_exits_0(root: Layout) -> None:
+    for args in (("take", "--hook"), ("recall", "--hook")):
+        done = sandman(*args, stdin=DEEP.encode())
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, args
