@@ -56,3 +56,18 @@ def test_deep_json_as_a_hook_payload_exits_0(root: Layout) -> None:
     for args in (("take", "--hook"), ("recall", "--hook")):
         done = sandman(*args, stdin=DEEP.encode())
         assert done.returncode == 0 and b"Traceback" not in done.stderr, args
+
+
+def test_search_index_that_is_a_folder_is_named_not_its_temp_file(root: Layout, isolated: Path) -> None:
+    assert sandman("remember", "The build uses make", "--cwd", str(isolated)).returncode == 0
+    root.search_index.unlink(missing_ok=True)
+    root.search_index.mkdir()
+    for args in (("search", "make"), ("search", "--reindex", "make")):
+        done = sandman(*args)
+        assert done.returncode == 1
+        assert done.stderr.decode() == (f"sandman: search index {root.search_index} cannot be replaced (Is a "
+                                        f"directory); it is derived: remove it (rm -r '{root.search_index}') "
+                                        "and search again\n")
+    assert not [path for path in root.root.iterdir() if path.name.endswith(".build")]
+    root.search_index.rmdir()
+    assert b"The build uses make" in sandman("search", "make").stdout

@@ -598,3 +598,14 @@ def test_shift_handoff_with_an_escape_is_refused_not_kept_raw_for_the_next_brief
     assert not (opened.folder / "handoff.md").exists()
     assert shifts.read_current(layout)["shift"] == opened.id  # still open: hand off again in plain text
     assert sandman("shift", "handoff", "done\n\tand indented").returncode == 0
+
+
+def test_shift_handoff_with_piped_text_and_no_dash_names_the_dash(layout, world):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", stdin=b"what was done\n")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == (
+        "sandman: a handoff needs text: what was done, what is left, what the next shift should know; give it "
+        "as TEXT, or `-` to read it from stdin (`... | sandman shift handoff -`), or pass --abandoned\n")
+    assert shifts.read_current(layout)["shift"] == opened.id
+    assert sandman("shift", "handoff", "-", stdin=b"what was done\n").returncode == 0

@@ -548,8 +548,9 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         marker = "\n[… cut to fit 2,000 characters]"
         text = text[:limit - len(marker)].rstrip() + marker
     if not text and not abandoned:
-        raise InputError("a handoff needs text: what was done, what is left, what the next shift should know "
-                         "(or --abandoned)")
+        raise InputError("a handoff needs text: what was done, what is left, what the next shift should know; "
+                         "give it as TEXT, or `-` to read it from stdin (`... | sandman shift handoff -`), "
+                         "or pass --abandoned")
     current = read_current(layout)
     if shift_id is None:
         if not current or not trails.is_shift_id(current.get("shift")):
