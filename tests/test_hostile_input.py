@@ -71,3 +71,37 @@ def test_search_index_that_is_a_folder_is_named_not_its_temp_file(root: Layout, 
     assert not [path for path in root.root.iterdir() if path.name.endswith(".build")]
     root.search_index.rmdir()
     assert b"The build uses make" in sandman("search", "make").stdout
+
+
+KILLED_REMEMBER = """
+import os, signal, sys
+from sandman.banks.commit import bank_transaction
+from sandman.banks.memory import Memory
+from sandman.banks.names import bank_name
+from sandman.layout import Layout
+from sandman import config
+
+layout = Layout(config.root())
+with bank_transaction(layout, verb="remember", subject="half") as tx:
+    tx.write_memory(bank_name(sys.argv[1]), Memory(name="Half written fact", description="never committed",
+                    type="project", body="A phantom.\\n"), directory=sys.argv[1])
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_recall_rolls_back_a_killed_transaction_instead_of_showing_its_half(root: Layout, isolated: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from helpers import git
+
+    proj = isolated / "proj"
+    assert sandman("remember", "The build uses make", "--cwd", str(proj)).returncode == 0
+    killed = subprocess.run([sys.executable, "-c", KILLED_REMEMBER, str(proj)], capture_output=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert root.commit_undo.exists() and git(root.root, "status", "--porcelain")
+    for args in (("recall", "--cwd", str(proj)), ("recall", "--cwd", str(proj))):
+        done = sandman(*args)
+        assert done.returncode == 0 and b"Half written fact" not in done.stdout and b"make" in done.stdout
+    assert git(root.root, "status", "--porcelain") == "" and not root.commit_undo.exists()

@@ -439,6 +439,23 @@ def roll_back_killed(layout: Layout) -> int | None:
         return _roll_back_killed(layout, store.open_repo(layout))
 
 
+def roll_back_if_killed(layout: Layout) -> int | None:
+    """For a reader: roll back a transaction a killed process left (its ``.commit.undo``) now,
+    rather than read its half until the next write; return how many changes were undone.
+
+    Never waits: while a writer holds ``.commit.lock`` its transaction is running, not
+    killed, and nothing is done (None). A failure to roll back is left to the next write's
+    recovery, which reports it (None); never raises.
+    """
+    if not layout.commit_undo.exists():
+        return None
+    try:
+        with store.locked(store.commit_lock(layout, timeout=0)):
+            return _roll_back_killed(layout, store.open_repo(layout))
+    except (SandmanError, OSError):
+        return None
+
+
 def settle(layout: Layout) -> str | None:
     """Recover the root before a verb reads its banks to decide something; return a recover commit id.
 
