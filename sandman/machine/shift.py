@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from sandman import config, journal
+from sandman import config, journal, private
 from sandman.errors import InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
 from sandman.machine import brief as briefing
@@ -540,7 +540,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     from sandman.machine import proposals as proposing
 
     limit = config.SHIFT_HANDOFF_MAX_CHARS
-    text = (text or "").replace("\r\n", "\n").strip()
+    # Private spans never reach the next brief, the report or the site (sandman.private).
+    text = private.redact((text or "").replace("\r\n", "\n")).strip()
     if len(text) > limit:
         if not truncate:
             raise InputError(f"the handoff is {len(text):,} characters; the cap is {limit:,}: shorten it "
