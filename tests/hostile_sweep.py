@@ -150,7 +150,8 @@ def transcript(rng: random.Random, home: Path, sid: str) -> bytes:
         else:
             kind = rng.choice(["user", "assistant", "summary", "custom-title", value(rng, home)])
             content = value(rng, home) if rng.random() < 0.3 else text(rng, home)
-            line = {"type": kind, "sessionId": sid, "cwd": str(home / "proj") if rng.random() < 0.8 else value(rng, home),
+            cwd = str(home / "proj") if rng.random() < 0.8 else value(rng, home)
+            line = {"type": kind, "sessionId": sid, "cwd": cwd,
                     "timestamp": rng.choice(["2026-11-30T10:00:00Z", "not a time", None, "9999-99-99T99:99:99Z"]),
                     "uuid": f"u{number}", "message": {"role": kind, "content": content}}
             lines.append(json.dumps(line).encode("utf-8", "surrogatepass"))
@@ -268,8 +269,8 @@ def mcp_fuzz(home: Path, env: dict[str, str], rng: random.Random, frames: int) -
         return False
 
     try:
-        ask(0, json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sweep", "version": "1"}}}).encode())
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sweep", "version": "1"}}
+        ask(0, json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
         server.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         for ident in range(1, frames + 1):
             method = rng.choice(["tools/call", "tools/list", "ping", "nope"])
@@ -365,7 +366,8 @@ def kills(home: Path, seed: int, count: int) -> Counter:
         run(env, "recall", "--cwd", str(proj))
         if dirty(root):
             counts["dirty-after-read"] += 1
-            counts.setdefault("first:dirty-after-read", f"kill {number} ({kind}): {git(root, 'status', '--porcelain').stdout[:300]}")
+            status = git(root, "status", "--porcelain").stdout[:300]
+            counts.setdefault("first:dirty-after-read", f"kill {number} ({kind}): {status}")
         code, _, err = run(env, "remember", f"After kill {number}", "--cwd", str(proj))
         problem = None
         if git(root, "rev-parse", "--verify", "HEAD").returncode != 0:

@@ -175,7 +175,8 @@ def hostile_transcript(cwd: Path) -> str:
                 "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}}
 
     lines = [
-        user("u1", "2026-11-30T10:00:00Z", f"Fix the build <private>A <private>B</private> {NESTED_TAIL}</private> now"),
+        user("u1", "2026-11-30T10:00:00Z",
+             f"Fix the build <private>A <private>B</private> {NESTED_TAIL}</private> now"),
         reply("u2", "2026-11-30T10:00:05Z", "Done: the build is fixed with make."),
         user("u3", "2026-11-30T10:00:10Z", "Also <private>the token is"),
         user("u4", "2026-11-30T10:00:15Z", AFTER_OPEN),
