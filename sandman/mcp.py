@@ -268,8 +268,6 @@ def parseable_line(line: str) -> str:
     line it cannot parse, answering nothing: its behaviour).
     """
     surrogates = _SURROGATE_ESCAPE.search(line) is not None
-    if not surrogates and '"params"' not in line:
-        return line
     try:
         message = json.loads(line)
         cleaned = _replace_surrogates(message) if surrogates else message

@@ -286,8 +286,9 @@ def mcp_fuzz(home: Path, env: dict[str, str], rng: random.Random, frames: int) -
             if params is not None:
                 frame["params"] = params
             line = json.dumps(frame).encode("utf-8", "surrogatepass")
-            if rng.random() < 0.1:
-                line = line[:-1] + b',"x":' + deep(rng)[:20_000] + b"}"
+            if rng.random() < 0.1:  # still JSON, nested deeper than a reader's stack
+                depth = rng.choice([1_500, 5_000])
+                line = line[:-1] + b',"x":' + b'{"a":' * depth + b"1" + b"}" * depth + b"}"
             counts["mcp-frames"] += 1
             if not ask(ident, line):
                 counts["hangs"] += 1
