@@ -113,7 +113,7 @@ def parse_memory_bytes(data: bytes) -> dict:
     try:
         memory = parse_memory(text)
     except FormatError as error:
-        return {"error": str(error), "raw": text}
+        return {"error": str(error), "raw": private.redact(text)}
     # A memory edited by hand (or committed before its spans were hidden) may hold a
     # private span: the site shows none (sandman.private).
     hide = private.redact
