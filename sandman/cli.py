@@ -969,6 +969,10 @@ def reconcile(
         for text in verb.lines(result):
             say(text)
     if result.failed:
+        # The report above is the output; each failure is also the error, on stderr.
+        for repo in result.repos:
+            if repo.status == "failed":
+                say(f"sandman: reconcile {target} failed in {repo.path}: {repo.error}", file=sys.stderr)
         raise typer.Exit(1)
 
 

@@ -287,21 +287,43 @@ def _replace_surrogates(value: object) -> object:
     return value
 
 
-def parseable_line(line: str) -> str:
-    """Return a JSON-RPC line with every lone surrogate (``"\\ud800"``) made U+FFFD.
+_FLAT_HEAD = re.compile(r'\s*\{[^{}\[\]]*')
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]')
+_METHOD = re.compile(r'"method"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
 
-    Python's JSON reader accepts a lone surrogate escape and the SDK's does not;
-    a line without one, or that is not JSON at all, is returned unchanged (the
-    SDK drops a line it cannot parse, answering nothing: its behaviour).
+
+def parseable_line(line: str) -> str:
+    """Return a JSON-RPC line the SDK answers: every lone surrogate (``"\\ud800"``) made U+FFFD,
+    and a request whose ``params`` is not an object given params the SDK refuses.
+
+    Python's JSON reader accepts a lone surrogate escape and the SDK's does not.
+    The SDK also drops, unanswered, a request whose ``params`` is an array, a
+    string or a number (the client would wait forever for that id): its params
+    become ``{"_meta": 0}``, which it answers with JSON-RPC error -32602
+    (invalid params), or -32601 for a method it does not know; so does a
+    request nested too deeply to read whose ``id`` and ``method`` come first. Any other line,
+    or one that is not JSON at all, is returned unchanged (the SDK drops a
+    line it cannot parse, answering nothing: its behaviour).
     """
-    if not _SURROGATE_ESCAPE.search(line):
-        return line
+    surrogates = _SURROGATE_ESCAPE.search(line) is not None
     try:
         message = json.loads(line)
+        cleaned = _replace_surrogates(message) if surrogates else message
+    except RecursionError:
+        # Nested too deeply to read: answered as invalid params when its id and method come
+        # before any nesting (where a client writes them), else dropped as the SDK drops it.
+        head = _FLAT_HEAD.match(line)
+        ident, method = (_ID.search(head.group(0)), _METHOD.search(head.group(0))) if head else (None, None)
+        if ident is None or method is None:
+            return line
+        return ('{"jsonrpc": "2.0", "id": ' + ident.group(1) + ', "method": ' + method.group(1)
+                + ', "params": {"_meta": 0}}\n')
     except ValueError:
         return line
-    cleaned = _replace_surrogates(message)
-    return line if cleaned == message else json.dumps(cleaned, ensure_ascii=False) + "\n"
+    if (isinstance(cleaned, dict) and "id" in cleaned and isinstance(cleaned.get("method"), str)
+            and cleaned.get("params") is not None and not isinstance(cleaned["params"], dict)):
+        cleaned = {**cleaned, "params": {"_meta": 0}}
+    return line if cleaned is message or cleaned == message else json.dumps(cleaned, ensure_ascii=False) + "\n"
 
 
 async def _stdin_lines() -> AsyncIterator[str]:

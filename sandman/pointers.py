@@ -83,7 +83,7 @@ def read_pointer(path: Path) -> Pointer | None:
     """Read one pointer file; None when it is gone or is not a JSON object."""
     try:
         data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None

@@ -201,6 +201,23 @@ def test_a_broken_native_file_is_skipped_not_fatal(root, native, project):
     assert result.count("import") == 3
 
 
+def test_import_a_native_file_over_64_kib_is_skipped_named_and_the_dry_run_agrees(root, native, project):
+    big = "---\nname: huge\ndescription: a very long note\ntype: reference\n---\n\n" + "word " * 14000
+    (native / "reference_huge.md").write_text(big, encoding="utf-8")
+    dry = sandman("import", "claude-memory", "--project", str(project), "--dry-run")
+    real = sandman("import", "claude-memory", "--project", str(project))
+    assert dry.returncode == 0 == real.returncode, real.stderr
+    out = real.stdout.decode()
+    skipped = ("skipped reference_huge.md: a bank cannot hold it as it is "
+               "(memory body is 69,999 bytes; the limit is 65,536 (64 KiB))")
+    assert [line for line in out.splitlines() if "reference_huge" in line] == [
+        f"skipped {project_folder_name(project)}/memory/{skipped.removeprefix('skipped ')}"]
+    assert "import: 3 imported, 0 replaced, 0 unchanged, 1 skipped" in out
+    promised = dry.stdout.decode().replace(" (dry run: nothing written)", "").replace("would import", "imported")
+    assert promised.splitlines() == [line for line in out.splitlines() if not line.startswith("commit: ")]
+    assert "huge" not in _by_name(root) and "deploy-target" in _by_name(root)
+
+
 # Dies in the middle of an import's transaction, as kill -9 would: some memories written into the
 # bank, its .commit.undo left, nothing committed.
 KILLED_IMPORT = """

@@ -242,3 +242,21 @@ def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path)
         finally:
             process.kill()
         assert (ending, code, process.stderr.read()) == (ending, 0, b"")
+
+
+def test_mcp_answers_a_request_whose_params_is_not_an_object(layout: Layout, isolated: Path) -> None:
+    server = RawServer()
+    try:
+        for ident, params in enumerate(("[]", '"search"', "7", "[1, 2]", "true"), start=30):
+            for method in ("tools/list", "tools/call"):
+                raw = f'{{"jsonrpc":"2.0","id":{ident},"method":"{method}","params":{params}}}'.encode()
+                reply = server.ask(ident, method, {}, raw=raw)
+                assert reply["error"]["code"] == -32602, reply
+        deep = b'{"jsonrpc":"2.0","id":40,"method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        assert server.ask(40, "tools/call", {}, raw=deep)["error"]["code"] == -32602
+        deep = b'{"jsonrpc":"2.0","id":42,"method":"tools/list","x":' + b'{"a":' * 5_000 + b"1" + b"}" * 5_001
+        assert server.ask(42, "tools/list", {}, raw=deep)["error"]["code"] == -32602
+        # The server is still there, and answers as before.
+        assert "tools" in server.ask(41, "tools/list", {})["result"]
+    finally:
+        server.close()

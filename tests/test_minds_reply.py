@@ -28,8 +28,8 @@ def reply(*memories, **top):
     return json.dumps({"memories": list(memories), **top})
 
 
-def parse(text, nonce=None):
-    return parse_reply(text, mind="opus", cwd=CWD, nonce=nonce).proposals
+def parse(text, nonce=None, cwd=CWD):
+    return parse_reply(text, mind="opus", cwd=cwd, nonce=nonce).proposals
 
 
 def reason(text, nonce=None):
@@ -76,6 +76,14 @@ def test_a_fence_ends_only_after_its_json_value():
 def test_banks_are_cwd_and_ancestors_up_to_home():
     assert allowed_banks(CWD) == ["/home/user/proj/sub", "/home/user/proj", "/home/user"]
     assert len(parse(reply(memory(bank="/home/user/proj/"), memory(bank="/home/user")))) == 2
+
+
+def test_a_mind_proposing_bank_root_is_refused_outside_home_too():
+    # Outside the home the walk went up to "/", and a memory filed there showed in every
+    # directory outside the home.
+    assert allowed_banks("/srv/app/sub") == ["/srv/app/sub", "/srv/app", "/srv"]
+    assert parse(reply(memory(bank="/")), cwd="/srv/app") == []
+    assert allowed_banks("/") == []
 
 
 def test_user_memories_name_the_user_bank():

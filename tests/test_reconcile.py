@@ -441,7 +441,9 @@ def test_a_conflict_in_a_memory_file_leaves_the_memory_root_exactly_as_it_was(la
                       "changed it later: revert by hand; nothing was reverted here"]
     assert git(layout.root, "rev-parse", "HEAD") == head and git(layout.root, "ls-files", "-s") == tree
     assert git(layout.root, "status", "--porcelain") == "" and not layout.commit_undo.exists()
-    assert result.stderr == b""
+    # The failure is also the error, on stderr (issue 34: it was on stdout only).
+    reason = failed[0].split(": ", 1)[1]
+    assert result.stderr.decode() == f"sandman: reconcile {event.id} failed in {layout.root}: {reason}\n"
 
 
 KILLED_RECONCILE = """
@@ -502,3 +504,37 @@ def test_reconcile_keeps_derived_snapshots_a_later_commit_rewrote_not_a_conflict
     assert layout.week_score("2026-W49").read_text() == layout.week_score_json("2026-W49").read_text() == "second brief\n"
     assert b"retired: memories/" in result.stdout and not list(layout.bank(bank_name(isolated)).glob("project_*.md"))
     assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_reconcile_a_branch_lock_left_by_a_killed_run_is_named_with_its_fix_on_stderr(layout, app):
+    first = trail.append(layout, "shift.commit", "add parser", repo=str(app))
+    machine_commit(app, "parser.py", "parse\n", first)
+    trail.revoke(layout, first.id, "wrong")
+    # What a reconcile killed inside references.create leaves: the branch's lock, no branch.
+    lock = app / ".git" / "refs" / "heads" / "reconcile" / f"{first.id}.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_bytes(b"")
+    for args in ((), ("--dry-run",)):
+        result = sandman("reconcile", first.id, *args)
+        assert result.returncode == 1
+        assert result.stderr.decode() == (
+            f"sandman: reconcile {first.id} failed in {app}: {lock} exists (a reconcile or git command killed "
+            f"while writing reconcile/{first.id} leaves it); if no git command is running in {app}, "
+            f"remove it (rm '{lock}') and run again\n")
+    lock.unlink()
+    assert sandman("reconcile", first.id).returncode == 0
+    assert git(app, "branch", "--list", "reconcile/*").strip() == f"reconcile/{first.id}"
+
+
+def test_reconcile_dry_run_predicts_a_conflict_the_real_run_would_meet(layout, app):
+    first = trail.append(layout, "shift.commit", "add parser", repo=str(app))
+    machine_commit(app, "parser.py", "parse\n", first)
+    (app / "parser.py").write_text("parse, edited by a person\n")  # a later commit on the same lines
+    git(app, "commit", "-qam", "edit parser")
+    trail.revoke(layout, first.id, "wrong")
+    dry = sandman("reconcile", first.id, "--dry-run")
+    real = sandman("reconcile", first.id)
+    assert dry.returncode == 1 == real.returncode
+    assert "would revert" not in dry.stdout.decode()
+    assert dry.stderr == real.stderr and b"conflicts in parser.py" in real.stderr
+    assert git(app, "branch", "--list", "reconcile/*") == ""

@@ -950,3 +950,22 @@ def test_a_session_refused_by_a_429_closes_abandoned_naming_the_limit_and_record
     assert (layout.shift_dir(started.shift) / "handoff.md").read_text() == (
         "(cut off by the usage limit: closed with what it committed)\n")
     assert not layout.shift_window.exists()
+
+
+def test_shift_handoff_with_piped_text_and_no_dash_names_the_dash(layout, world):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", stdin=b"what was done\n")
+    assert result.returncode == 2 and result.stdout == b""
+    assert result.stderr.decode() == (
+        "sandman: a handoff needs text: what was done, what is left, what the next shift should know; give it "
+        "as TEXT, or `-` to read it from stdin (`... | sandman shift handoff -`), or pass --abandoned\n")
+    assert shifts.read_current(layout)["shift"] == opened.id
+    assert sandman("shift", "handoff", "-", stdin=b"what was done\n").returncode == 0
+
+
+def test_shift_handoff_hides_nested_private_spans(layout, world):
+    opened = shifts.open_shift(layout, now=TUESDAY_NIGHT)
+    result = sandman("shift", "handoff", "done <private>A <private>B</private> TAIL-7781</private> ok")
+    assert result.returncode == 0, result.stderr
+    text = (opened.folder / "handoff.md").read_text(encoding="utf-8")
+    assert "done [private] ok" in text and "TAIL-7781" not in text

@@ -120,6 +120,16 @@ def test_a_dry_run_changes_nothing(isolated: Path, tmp_path: Path, layout: Layou
     assert old.exists() and young.exists()
 
 
+def test_take_all_reports_a_transcript_from_the_future_as_future_not_live(isolated: Path, layout: Layout):
+    ahead = _transcript(isolated, _session(1), age=-3600)
+    done = sandman("take", "--all", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert f"skip future  {ahead}" in out and "skip live" not in out, out
+    assert re.search(r"│ skipped: future\s+│\s+1 │\s+│ written in the future by this", out), out
+    assert ahead.exists()
+
+
 def test_the_window_and_the_live_window_are_respected(isolated: Path, layout: Layout):
     _transcript(isolated, _session(1), age=3 * DAY)
     _transcript(isolated, _session(2), age=DAY)

@@ -134,7 +134,6 @@ def test_a_mind_session_is_never_taken(corpus: Path, isolated: Path, layout: Lay
     (json.dumps({"session_id": 42}).encode(), "is missing or not a string"),
     (json.dumps({"session_id": SID, "transcript_path": "relative/x.jsonl"}).encode(), "is not absolute"),
     (json.dumps({"session_id": SID, "transcript_path": "/"}).encode(), "is not a regular file"),
-    (json.dumps({"session_id": SID, "transcript_path": 7}).encode(), "is not a string"),
     (b"{" + b" " * (1 << 20) + b"}", "payload is over"),
 ])
 def test_bad_payloads_are_journalled_and_exit_zero(corpus: Path, isolated: Path, layout: Layout,
@@ -145,6 +144,16 @@ def test_bad_payloads_are_journalled_and_exit_zero(corpus: Path, isolated: Path,
     verdict, facts = _journal(layout)[-1]
     assert verdict == "failed" and message in facts["error"]
     assert live.exists() and not layout.pointer(SID).exists()
+
+
+@pytest.mark.parametrize("wrong", [7, ["/x.jsonl"], {"path": "/x"}, True])
+def test_take_hook_reads_a_wrong_typed_transcript_path_as_absent(corpus: Path, isolated: Path, layout: Layout,
+                                                                 wrong: object):
+    live = _transcript(corpus, isolated)
+    done = _hook(json.dumps({"session_id": SID, "transcript_path": wrong, "reason": "other",
+                             "hook_event_name": "SessionEnd"}).encode())
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert not live.exists() and layout.pointer(SID).exists(), _journal(layout)
 
 
 def test_a_transcript_path_through_dotdot_is_refused_not_archived_as_a_dotdot_folder(

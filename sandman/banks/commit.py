@@ -99,11 +99,7 @@ class BankTransaction:
         SecretRefused (a secret in the text, a source, the lineage, the bank's
         name or directory), FileNotFoundError (``replaces`` is gone) before writing.
         """
-        # Private spans never reach a bank (sandman.private), whoever wrote the memory.
-        memory.name = one_line(private.redact(memory.name))
-        memory.description = one_line(private.redact(memory.description))
-        memory.body = clean_body(private.redact(memory.body))
-        validate_fields(memory.type, memory.name, memory.description, memory.body)
+        prepare(memory)
         refuse_secrets(memory.name, memory.description, memory.body)
         # Every other value that lands in the file or its path: sources (a session id), lineage, the bank.
         refuse_secrets(*memory.source, *memory.witnesses, memory.replaces or "", replaces or "",
@@ -261,6 +257,18 @@ def _vet_leftover(root: Path) -> Callable[[list[tuple[str, str]]], None]:
             if kinds:
                 raise LeftoverSecret(str(root), path, kinds)
     return vet
+
+
+def prepare(memory: Memory) -> None:
+    """Make ``memory``'s fields what a bank stores, in place, and check them: private spans
+    hidden (sandman.private), name and description one line, the body clean. Raises
+    InputError naming the field (memory.validate_fields); a caller deciding in advance
+    whether a write would succeed (import's dry run) calls it too."""
+    # Private spans never reach a bank, whoever wrote the memory.
+    memory.name = one_line(private.redact(memory.name))
+    memory.description = one_line(private.redact(memory.description))
+    memory.body = clean_body(private.redact(memory.body))
+    validate_fields(memory.type, memory.name, memory.description, memory.body)
 
 
 @contextmanager
@@ -491,6 +499,23 @@ def roll_back_killed(layout: Layout) -> int | None:
     store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         return _roll_back_killed(layout, store.open_repo(layout))
+
+
+def roll_back_if_killed(layout: Layout) -> int | None:
+    """For a reader: roll back a transaction a killed process left (its ``.commit.undo``) now,
+    rather than read its half until the next write; return how many changes were undone.
+
+    Never waits: while a writer holds ``.commit.lock`` its transaction is running, not
+    killed, and nothing is done (None). A failure to roll back is left to the next write's
+    recovery, which reports it (None); never raises.
+    """
+    if not layout.commit_undo.exists():
+        return None
+    try:
+        with store.locked(store.commit_lock(layout, timeout=0)):
+            return _roll_back_killed(layout, store.open_repo(layout))
+    except (SandmanError, OSError):
+        return None
 
 
 def settle(layout: Layout) -> str | None:

@@ -105,7 +105,7 @@ def scalar(front: list[str], key: str) -> str | None:
         if len(value) >= 2 and value[0] == value[-1] == '"':
             try:
                 loaded = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return value[1:-1]
             return loaded if isinstance(loaded, str) else value[1:-1]
         return value
@@ -218,7 +218,7 @@ def read_bank_head(layout: Layout, folder: Path, directory: str | None, cap: int
         return Bank(name=folder.name, folder=folder, directory=directory, entries=()), 0
     try:
         record = json.loads(read_regular(layout.recall_cache(folder.name)))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         record = None
     if (isinstance(record, dict) and record.get("version") == RECALL_CACHE_VERSION
             and record.get("index") == _identity(st) and record.get("cap") == cap

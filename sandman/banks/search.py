@@ -46,13 +46,14 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
+from sandman import private
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
 from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
-from sandman.errors import InputError
+from sandman.errors import InputError, SearchIndexError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: private spans hidden before indexing
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
@@ -124,7 +125,10 @@ def _read_memory(layout: Layout, path: str) -> tuple[str, str, str, str] | None:
         return None
     front, body = split
     name = scalar(front, "name") or Path(path).stem
-    return name, scalar(front, "description") or "", scalar(front, "type") or "", body
+    # A memory edited by hand (or committed before its spans were hidden) may hold a private
+    # span: neither found by its words nor shown (sandman.private).
+    return (private.redact(name), private.redact(scalar(front, "description") or ""),
+            scalar(front, "type") or "", private.redact(body))
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -213,12 +217,20 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
 def build(layout: Layout) -> int:
     """Build the index whole from the banks into a temp file and move it into place.
 
-    Returns the number of memories indexed. Raises OSError, sqlite3.Error.
+    Returns the number of memories indexed. Raises SearchIndexError naming the index (not
+    the temp file, which is gone by then) when the index's place cannot take it (a folder
+    there, a read-only root), OSError (a bank unreadable), sqlite3.Error.
     """
     target = layout.search_index
     temp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.build")
     try:
-        connection = sqlite3.connect(temp, isolation_level=None)
+        try:
+            connection = sqlite3.connect(temp, isolation_level=None)
+            connection.execute("PRAGMA user_version")  # sqlite opens lazily: fail here, not half way
+        except (sqlite3.Error, OSError) as error:
+            raise SearchIndexError(
+                f"search index {target} cannot be built in {target.parent} ({error}); "
+                "make that folder writable and search again") from None
         try:
             connection.executescript(_SCHEMA)
             connection.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -228,7 +240,12 @@ def build(layout: Layout) -> int:
             connection.close()
         with open(temp, "rb+") as stream:
             os.fsync(stream.fileno())
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as error:
+            raise SearchIndexError(
+                f"search index {target} cannot be replaced ({error.strerror or error}); it is derived: "
+                f"remove it (rm -r '{target}') and search again") from None
         for stale in (target.with_name(target.name + "-wal"), target.with_name(target.name + "-shm")):
             stale.unlink(missing_ok=True)  # a replaced database's logs would be read as its own
         fsync_dir(target.parent)

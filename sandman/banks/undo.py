@@ -149,7 +149,7 @@ def roll_back(layout: Layout, head: str | None) -> int | None:
     for line in text.splitlines():
         try:
             step = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             break  # the line being written when the process died: its change had not begun
         if isinstance(step, dict):
             steps.append(step)

@@ -171,7 +171,7 @@ def read_set(layout: Layout, set_id: str) -> dict:
     except FileNotFoundError:
         raise InputError(f"no proposal set {set_id} under {layout.curation}/; "
                          "`sandman curate review` lists them") from None
-    except (OSError, ValueError, UnicodeDecodeError) as error:
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError) as error:
         raise FormatError(f"{path} is not readable JSON ({error})") from None
     if not isinstance(data, dict) or not isinstance(data.get("proposals"), list):
         raise FormatError(f"{path} is not a proposal set (no proposals list)")

@@ -52,7 +52,7 @@ def lines(layout: Layout) -> list[dict]:
     for line in text.splitlines():
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             found.append(value)

@@ -238,7 +238,7 @@ def _weights(layout: Layout, sources: list[Source]) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         data = {}
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InputError(f"{path} is not JSON ({error}); restore it from git") from None
     if not isinstance(data, dict) or not isinstance(data.get("sources", {}), dict):
         raise InputError(f"{path} is not a weights file (docs/BANK-FORMAT.md § breath); restore it from git")
@@ -256,7 +256,7 @@ def _weights(layout: Layout, sources: list[Source]) -> dict:
 def _read_breath(path: Path) -> Breath:
     try:
         return Breath.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except (UnicodeDecodeError, ValueError, TypeError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
         raise InputError(f"{path} is not a breath ({error}); restore it from git") from None
 
 
@@ -571,7 +571,7 @@ def _read_pass(layout: Layout, pass_id: str) -> tuple[Path, dict]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"pass {pass_id} does not exist") from None
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise InputError(f"{path} is not JSON ({error}); restore it from git") from None
     return path, data
 
@@ -685,5 +685,8 @@ def read_document(text: str) -> dict:
     """Parse a breath from JSON text (``breathe file`` on stdin). Raises InputError when it is not JSON."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise InputError("the breath on stdin is JSON nested too deeply to read; a breath is one flat "
+                         "object (docs/breathe.md)") from None
     except ValueError as error:
         raise InputError(f"the breath on stdin is not JSON ({error})") from None

@@ -61,7 +61,7 @@ def trusted_folders() -> dict[str, bool]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ConfigError(f"{path} (Claude Code's config) is not readable JSON: {error}") from None
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):

@@ -237,10 +237,19 @@ def _other(path: Path, outcome: RepoOutcome, ids, shift, target, needed, dry_run
     if not todo:
         outcome.branch = outcome.branch if existing is not None else None
         return
+    base = existing if existing is not None else tip
+    lock = git.branch_lock(repo, outcome.branch)
+    if lock is not None:
+        # A run killed while it wrote the branch leaves this behind, and git refuses the branch
+        # until it is gone; it is the user's repository: sandman names it, never deletes it.
+        raise RepositoryError(f"{lock} exists (a reconcile or git command killed while writing "
+                              f"{outcome.branch} leaves it); if no git command is running in {path}, "
+                              f"remove it (rm '{lock}') and run again")
     if dry_run:
+        # What the real run would do, conflicts included: every revert chained in memory.
+        git.check_reverts(repo, [entry["commit"] for entry in outcome.commits], base)
         outcome.status = "would-revert"
         return
-    base = existing if existing is not None else tip
     for entry in outcome.commits:
         base = git.revert_onto(repo, entry["commit"], base, {**needed, "Reverts": entry["commit"]})
         entry["revert"] = str(base)

@@ -226,7 +226,7 @@ def _shift_metas(layout: Layout, week_name: str, start: datetime, end: datetime,
             continue
         try:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+        except (OSError, ValueError, RecursionError, UnicodeDecodeError):
             meta = None
         if not isinstance(meta, dict) or not isinstance(meta.get("week"), str):
             stamp = folder.name[2:15]

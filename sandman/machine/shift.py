@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from sandman import config, journal
+from sandman import config, journal, private
 from sandman.banks.secrets import mask_found
 from sandman.errors import InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
@@ -54,7 +54,7 @@ def read_current(layout: Layout) -> dict | None:
         data = json.loads(layout.shift_current.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return {"state": "broken"}
     return data if isinstance(data, dict) else {"state": "broken"}
 
@@ -67,7 +67,7 @@ def read_meta(layout: Layout, shift_id: str) -> dict | None:
     path = layout.shift_dir(shift_id) / "meta.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -530,7 +530,7 @@ def session_result(layout: Layout, shift_id: str) -> dict | None:
             continue
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(data, list) and data:
             data = data[-1]
@@ -594,7 +594,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     from sandman.machine import proposals as proposing
 
     limit = config.SHIFT_HANDOFF_MAX_CHARS
-    text = (text or "").replace("\r\n", "\n").strip()
+    # Private spans never reach the next brief, the report or the site (sandman.private).
+    text = private.redact((text or "").replace("\r\n", "\n")).strip()
     if len(text) > limit:
         if not truncate:
             raise InputError(f"the handoff is {len(text):,} characters; the cap is {limit:,}: shorten it "
@@ -602,8 +603,9 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
         marker = "\n[… cut to fit 2,000 characters]"
         text = text[:limit - len(marker)].rstrip() + marker
     if not text and not abandoned:
-        raise InputError("a handoff needs text: what was done, what is left, what the next shift should know "
-                         "(or --abandoned)")
+        raise InputError("a handoff needs text: what was done, what is left, what the next shift should know; "
+                         "give it as TEXT, or `-` to read it from stdin (`... | sandman shift handoff -`), "
+                         "or pass --abandoned")
     current = read_current(layout)
     if shift_id is None:
         if not current or not trails.is_shift_id(current.get("shift")):
@@ -872,7 +874,7 @@ def clock(layout: Layout, now: datetime | None = None) -> Clock:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Clock(None, None, None, f"unknown: {path} does not exist yet")
-    except (OSError, ValueError, UnicodeDecodeError) as error:
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError) as error:
         raise WindowUnreadable(f"the window file {path} is not readable JSON ({error})") from None
     if not isinstance(data, dict) or "resets_at" not in data:
         raise WindowUnreadable(f"the window file {path} is not {{resets_at, used_percentage}}")

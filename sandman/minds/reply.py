@@ -83,10 +83,11 @@ def allowed_banks(cwd: str) -> list[str]:
     """Return the directories a session in ``cwd`` may file memories under, nearest first.
 
     The cwd and its ancestors, up to the home directory when the cwd is under
-    it (recall reads no bank above), else up to ``/``. Raises InputError for a
-    relative cwd.
+    it (recall reads no bank above), else up to the one below ``/``: never
+    ``/`` itself, whose bank recall would show in every directory outside the
+    home. Raises InputError for a relative cwd.
     """
-    return [str(path) for path in ancestors(cwd, config.user_home())]
+    return [str(path) for path in ancestors(cwd, config.user_home()) if path.parent != path]
 
 
 def _fenced(text: str) -> list[object]:

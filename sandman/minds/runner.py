@@ -340,7 +340,7 @@ def parse_output(stdout: bytes) -> dict | None:
     """
     try:
         data = json.loads(stdout.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(data, list):
         results = [item for item in data if isinstance(item, dict) and item.get("type") == "result"]

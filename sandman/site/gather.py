@@ -24,6 +24,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandman import private
 from sandman.banks import frontmatter
 from sandman.banks.index import memory_names
 from sandman.banks.listing import bank_directory_of, bank_folders
@@ -35,7 +36,7 @@ from sandman.store.history import PathHistory
 from sandman.dreamqueue import queue
 from sandman.voyage import began, entry_paths, parse_entry
 
-SOURCES_FORMAT = 2  # one file per part (docs/BANK-FORMAT.md, ".site/"); 1 was one sources.marshal
+SOURCES_FORMAT = 3  # one file per part (docs/BANK-FORMAT.md, ".site/"); 1 was one sources.marshal, 2 kept private spans
 
 
 @dataclass
@@ -114,11 +115,14 @@ def parse_memory_bytes(data: bytes) -> dict:
     try:
         memory = parse_memory(text)
     except FormatError as error:
-        return {"error": str(error), "raw": text}
+        return {"error": str(error), "raw": private.redact(text)}
+    # A memory edited by hand (or committed before its spans were hidden) may hold a
+    # private span: the site shows none (sandman.private).
+    hide = private.redact
     return {
-        "name": memory.name, "description": memory.description, "type": memory.type,
+        "name": hide(memory.name), "description": hide(memory.description), "type": memory.type,
         "created": memory.created, "updated": memory.updated, "replaces": memory.replaces,
-        "body": memory.body, "fields": _fields(memory.front),
+        "body": hide(memory.body), "fields": [[key, hide(value)] for key, value in _fields(memory.front)],
     }
 
 
@@ -260,7 +264,7 @@ def load_json(path: Path) -> object:
     """Return the JSON in ``path``, or None when it is missing or unreadable (a cache rebuilds)."""
     try:
         return json.loads(path.read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
@@ -342,7 +346,7 @@ def _queue(layout: Layout) -> list[dict]:
         data = pointer.data
         waiting.append({
             "session": pointer.session,
-            "title": mask_secrets(display_value(data.get("title"))),
+            "title": private.redact(mask_secrets(display_value(data.get("title")))),
             "cwd": display_value(data.get("cwd")),
             "ended": display_value(data.get("ended")),
             "host": display_value(data.get("host")),

@@ -174,7 +174,7 @@ def _read_shifts(layout: Layout) -> list[dict]:
         else:
             try:
                 meta = json.loads(raw)
-            except ValueError as error:
+            except (ValueError, RecursionError) as error:
                 shift["errors"].append(f"meta.json is not JSON ({error})")
             else:
                 if isinstance(meta, dict):
@@ -204,7 +204,7 @@ def _read_breaths(layout: Layout) -> list[dict]:
                 raise ValueError(problem or "gone")
             record = breath.Breath.from_json(json.loads(raw))
             found.append({"file": path.name, "breath": record, "error": ""})
-        except (ValueError, TypeError) as error:
+        except (ValueError, RecursionError, TypeError) as error:
             found.append({"file": path.name, "breath": None, "error": f"{path.name} is not a breath ({error})"})
     return found
 
@@ -297,7 +297,7 @@ def _read_scores(layout: Layout) -> list[dict]:
             score["empty"] = bool(data.get("empty"))
             worst = data.get("worst")
             score["worst"] = [key for key in worst if isinstance(key, str)] if isinstance(worst, list) else []
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:
             score["error"] = f"{path.name} is not a readable score ({error})"
             score["numbers"], score["tables"], score["notes"] = [], [], []
         found.append(score)

@@ -268,6 +268,37 @@ def revert_onto(repo: pygit2.Repository, commit_id: str, onto: pygit2.Oid, trail
         raise RepositoryError(f"cannot revert {commit_id[:12]} in {repo.workdir or repo.path}: {error}") from None
 
 
+def check_reverts(repo: pygit2.Repository, commit_ids: list[str], onto: pygit2.Oid) -> None:
+    """Revert ``commit_ids`` (in order) one after another onto the commit ``onto`` in memory, as
+    revert_onto would, and raise RevertConflict at the first that conflicts: a dry run's
+    prediction. Moves no reference, touches no working tree and creates no commit (the merged
+    trees it chains are unreachable objects). Raises RevertConflict, RepositoryError."""
+    try:
+        current = repo[onto].peel(pygit2.Commit).tree
+        empty = None
+        for commit_id in commit_ids:
+            commit = repo[commit_id]
+            if commit.parents:
+                parent = commit.parents[0].tree
+            else:
+                empty = empty or repo[repo.TreeBuilder().write()]
+                parent = empty
+            index = repo.merge_trees(commit.tree, current, parent)
+            if index.conflicts is not None:
+                paths = sorted({entry.path for trio in index.conflicts for entry in trio if entry})
+                raise RevertConflict(commit_id, paths)
+            current = repo[index.write_tree(repo)]
+    except (pygit2.GitError, KeyError, ValueError) as error:
+        raise RepositoryError(f"cannot revert in {repo.workdir or repo.path}: {error}") from None
+
+
+def branch_lock(repo: pygit2.Repository, name: str) -> Path | None:
+    """Return the lock file of ``refs/heads/<name>`` when one exists (git, or a process killed
+    while writing the branch, holds it), else None."""
+    lock = Path(repo.path) / "refs" / "heads" / f"{name}.lock"
+    return lock if os.path.lexists(lock) else None
+
+
 def set_branch(repo: pygit2.Repository, name: str, target: pygit2.Oid, *, checked_out_ok: bool = False) -> None:
     """Point ``refs/heads/<name>`` at ``target`` (created or moved). Refuses, unless
     ``checked_out_ok``, a branch that is checked out (its working tree would no longer match).

@@ -106,7 +106,7 @@ class RunLock:
             except BlockingIOError:
                 try:
                     data = json.loads(os.read(fd, 4096) or b"{}")
-                except ValueError:
+                except (ValueError, RecursionError):
                     data = {}
                 return data if isinstance(data, dict) else {}
             fcntl.flock(fd, fcntl.LOCK_UN)

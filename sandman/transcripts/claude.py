@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from sandman import private
 from sandman.transcripts import tools
 from sandman.transcripts.model import (
     MALFORMED, UNKNOWN_TYPE, Collector, Session, Turn, lines, raw_time, title_text,
@@ -133,6 +134,8 @@ class ClaudeReader:
             return True
         if False not in self.prompts and (b'"user"' in raw or b"agent_progress" in raw or b"queued_command" in raw):
             return True
+        if (b'"user"' in raw or b"queued_command" in raw) and private.TAG_BYTES.search(raw):
+            return True  # a prompt that opens or closes a private span: the rest depends on it
         self.collector.time(raw_time(raw))
         return False
 
@@ -165,13 +168,13 @@ class ClaudeReader:
             self.attachment(line.get("attachment"), stamp, sidechain)
         elif kind == "summary":
             if isinstance(line.get("summary"), str):
-                self.summaries.append((str(line.get("leafUuid")), line["summary"]))
+                self.summaries.append((str(line.get("leafUuid")), self.collector.other(line["summary"])))
         elif kind == "file-history-snapshot" and isinstance(line.get("snapshot"), dict):
             self.collector.time(line["snapshot"].get("timestamp"))
         elif kind in ("custom-title", "ai-title"):
             value = line.get("customTitle" if kind == "custom-title" else "aiTitle")
             if isinstance(value, str) and value.strip():
-                self.titles[kind] = value
+                self.titles[kind] = self.collector.other(value)
         elif kind not in QUIET_TYPES:
             self.collector.skip(UNKNOWN_TYPE)
 
@@ -179,7 +182,7 @@ class ClaudeReader:
         message = line["message"]
         content = message["content"]
         if line.get("isCompactSummary") or (isinstance(content, str) and content.startswith(COMPACT_PREFIX)):
-            text = block_text(content)
+            text = self.collector.other(block_text(content))
             intent = _INTENT.search(text)
             if intent and not sidechain:
                 self.intent = intent.group(1)
@@ -199,7 +202,7 @@ class ClaudeReader:
             if block.get("type") == "tool_result":
                 tool = self.tool_names.get(str(block.get("tool_use_id")))
                 result = block_text(block.get("content"))
-                self.session.turns.append(Turn("tool_result", result, stamp, sidechain, tool))
+                self.session.turns.append(Turn("tool_result", self.collector.other(result), stamp, sidechain, tool))
                 self.collector.settle(block.get("tool_use_id"), result, block.get("is_error") is True)
             elif block.get("type") == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
@@ -232,13 +235,15 @@ class ClaudeReader:
     def prompt(self, text: str, stamp: str | None, sidechain: bool) -> None:
         prompt = prompt_text(text)
         if prompt is not None and prompt != "[image]":
+            # A subagent's prompt is the model's text, not the person's.
+            prompt = self.collector.other(prompt) if sidechain else self.collector.person(prompt)
             self.prompts.setdefault(sidechain, prompt)
             self.turn("user", prompt, stamp, sidechain)
 
     def assistant(self, line: dict, stamp: str | None, sidechain: bool) -> None:
         content = line["message"]["content"]
         if isinstance(content, str):
-            self.turn("assistant", content, stamp, sidechain)
+            self.turn("assistant", self.collector.other(content), stamp, sidechain)
             return
         if not isinstance(content, list):
             raise TypeError("assistant content is neither text nor blocks")
@@ -246,12 +251,13 @@ class ClaudeReader:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):
-                self.turn("assistant", block["text"], stamp, sidechain)
+                self.turn("assistant", self.collector.other(block["text"]), stamp, sidechain)
             elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
                 name, value = block["name"], block.get("input")
                 if isinstance(block.get("id"), str):
                     self.tool_names[block["id"]] = name
-                self.session.turns.append(Turn("tool_call", tools.summary(name, value), stamp, sidechain, name))
+                summary = self.collector.other(tools.summary(name, value))
+                self.session.turns.append(Turn("tool_call", summary, stamp, sidechain, name))
                 for body in tools.remembered(name, value):
                     self.collector.propose(block.get("id"), body)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from sandman import private
 from sandman.transcripts import tools
 from sandman.transcripts.model import (
     MALFORMED, UNKNOWN_TYPE, Collector, Session, Turn, lines, raw_time, title_text,
@@ -83,6 +84,8 @@ class CodexReader:
             return True
         if self.typed is None and self.prompt is None and b'"user"' in raw:
             return True
+        if b'"user"' in raw and private.TAG_BYTES.search(raw):
+            return True  # a prompt that opens or closes a private span: the rest depends on it
         self.collector.time(raw_time(raw))
         return False
 
@@ -107,11 +110,13 @@ class CodexReader:
             if payload.get("type") == "user_message" and self.typed is None:
                 message = payload.get("message")
                 if isinstance(message, str) and message.strip():
-                    self.typed = message
+                    # The UI's copy of a prompt the response_item message carries: it must
+                    # not count its spans twice (sandman.private).
+                    self.typed = self.collector.other(message)
         elif kind == "compacted":
             message = payload.get("message")
             if isinstance(message, str) and message.strip():
-                session.turns.append(Turn("compaction", message.strip(), stamp))
+                session.turns.append(Turn("compaction", self.collector.other(message).strip(), stamp))
         else:
             self.collector.skip(UNKNOWN_TYPE)
 
@@ -121,10 +126,11 @@ class CodexReader:
         if kind == "message":
             role, text = payload.get("role"), content_text(payload.get("content")).strip()
             if role == "user" and text and not text.startswith(_INJECTED):
+                text = self.collector.person(text)
                 self.prompt = self.prompt or text
                 turns.append(Turn("user", text, stamp))
             elif role == "assistant" and text:
-                turns.append(Turn("assistant", text, stamp))
+                turns.append(Turn("assistant", self.collector.other(text), stamp))
         elif kind in TOOL_CALLS:
             name = payload.get("name") or kind.removesuffix("_call")
             if not isinstance(name, str):
@@ -132,13 +138,14 @@ class CodexReader:
             value = tools.arguments(payload.get("arguments", payload.get("input", payload.get("action"))))
             if isinstance(payload.get("call_id"), str):
                 self.tool_names[payload["call_id"]] = name
-            turns.append(Turn("tool_call", tools.summary(name, value), stamp, tool=name))
+            turns.append(Turn("tool_call", self.collector.other(tools.summary(name, value)), stamp, tool=name))
             for body in tools.remembered(name, value):
                 self.collector.propose(payload.get("call_id"), body)
         elif kind in TOOL_OUTPUTS:
             output = payload.get("output")
             text = output if isinstance(output, str) else content_text(output)
-            turns.append(Turn("tool_result", text, stamp, tool=self.tool_names.get(str(payload.get("call_id")))))
+            turns.append(Turn("tool_result", self.collector.other(text), stamp,
+                              tool=self.tool_names.get(str(payload.get("call_id")))))
             self.collector.settle(payload.get("call_id"), text, False)
         elif kind not in QUIET_ITEMS:
             self.collector.skip(UNKNOWN_TYPE)

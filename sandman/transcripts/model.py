@@ -128,10 +128,13 @@ def cut(text: str, limit: int) -> str:
 
 
 def title_text(text: str | None) -> str | None:
-    """Return ``text`` as a title: one line, at most ``config.TITLE_MAX_CHARS``; None when empty."""
+    """Return ``text`` as a title: one line, at most ``config.TITLE_MAX_CHARS``; None when empty.
+
+    ``text`` comes through the session's ``Collector.person``/``other`` (its private spans
+    already hidden, before the cut: a cut span would show the rest of the title)."""
     if not text:
         return None
-    line = one_line(private.redact(text))  # before the cut: a cut span would hide the rest of the title
+    line = one_line(text)
     return cut(line, config.TITLE_MAX_CHARS) if line else None
 
 
@@ -152,6 +155,17 @@ class Collector:
         self.skipped: Counter[str] = Counter()
         self._highlights: dict[str, None] = {}
         self._pending: dict[str, list[str]] = {}
+        self.spans = private.Spans()
+
+    def person(self, text: str) -> str:
+        """Return what the person typed with its private spans hidden; a span it leaves open
+        hides the rest of the session (sandman.private)."""
+        return self.spans.person(text)
+
+    def other(self, text: str) -> str:
+        """Return any other text of the session (a reply, a tool's text, a title) with its
+        private spans hidden: all of it while a span the person opened is open."""
+        return self.spans.other(text)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] += 1
@@ -168,7 +182,7 @@ class Collector:
         return stamp
 
     def highlight(self, body: str) -> None:
-        if body and body not in self._highlights:
+        if body and body.replace(private.MARK, "").strip() and body not in self._highlights:
             self._highlights[body] = None
 
     def propose(self, call_id: object, body: str) -> None:
@@ -176,10 +190,11 @@ class Collector:
 
         A refused remember (a secret, a bad type) must not become a highlight:
         recall would show the very text the secrets ban kept out of the banks.
-        A call without an id, or whose result never comes, gives none.
+        A call without an id, or whose result never comes, gives none. ``body`` is
+        hidden here, at its place in the session (sandman.private).
         """
         if isinstance(call_id, str) and call_id and body:
-            self._pending.setdefault(call_id, []).append(body)
+            self._pending.setdefault(call_id, []).append(self.other(body))
 
     def settle(self, call_id: object, result: str, is_error: bool) -> None:
         """Keep the bodies held for ``call_id`` when its result shows success."""
@@ -193,19 +208,16 @@ class Collector:
         return any(call_id.encode() in raw for call_id in self._pending)
 
     def finish(self) -> Session:
-        """Return the session read, its private spans hidden (sandman.private) in the title,
-        the highlights and every turn's text: what is derived from a session never holds them."""
+        """Return the session read. Its texts were hidden as they were read (``person``,
+        ``other``); a span's text quoted back elsewhere is hidden now, in the title, the
+        highlights and every turn's text: what is derived from a session never holds them."""
         session = self.session
         session.skipped = dict(self.skipped)
-        highlights = list(self._highlights)
-        secrets: list[str] = []
-        for text in [session.title or "", *highlights, *(turn.text or "" for turn in session.turns)]:
-            secrets.extend(private.spans(text))
-        secrets.sort(key=len, reverse=True)  # a longer secret first: a shorter one may be inside it
+        scrub = self.spans.scrub
         if session.title:
-            session.title = private.scrub(session.title, secrets)
-        highlights = list(dict.fromkeys(private.scrub(text, secrets) for text in highlights))
-        session.turns = [turn._replace(text=private.scrub(turn.text, secrets)) if turn.text else turn
+            session.title = scrub(session.title)
+        highlights = list(dict.fromkeys(scrub(text) for text in self._highlights))
+        session.turns = [turn._replace(text=scrub(turn.text)) if turn.text else turn
                          for turn in session.turns]
         session.highlights = highlights
         return session

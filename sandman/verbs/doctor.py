@@ -365,7 +365,7 @@ def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
     """
     try:
         installed = _read_json(config.claude_installed_plugins_file())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         installed = {}
     records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
     records = records if isinstance(records, dict) else {}
@@ -389,7 +389,7 @@ def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
                 continue
             try:
                 on = _enabled(_read_json(Path(project) / ".claude" / _SCOPE_SETTINGS[scope]), name)
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 on = False
             if on:
                 path = entry.get("installPath")
@@ -407,7 +407,7 @@ def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
             continue
         try:
             hooks = _read_json(Path(path) / "hooks" / "hooks.json")
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         for event in HOOKS:
             commands[event] += _entries(hooks.get("hooks", {}) if isinstance(hooks, dict) else {}, event)
@@ -424,7 +424,7 @@ def _report_hook_registered() -> bool:
         settings = _read_json(config.claude_settings_file())
     except FileNotFoundError:
         settings = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return True
     if not isinstance(settings, dict):
         return True
@@ -432,7 +432,7 @@ def _report_hook_registered() -> bool:
     for _label, path in _plugin_installs(settings):
         try:
             hooks = _read_json(Path(path) / "hooks" / "hooks.json") if path is not None else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return True
         if isinstance(hooks, dict):
             entries += _entries(hooks.get("hooks", {}), "SessionStart")
@@ -452,7 +452,7 @@ def _hooks() -> Check:
         settings = _read_json(path)
     except FileNotFoundError:
         settings = {}
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         return Check("hooks", FAIL, f"{path} is not readable JSON ({error}); Claude Code cannot read it either")
     if not isinstance(settings, dict):
         return Check("hooks", FAIL, f"{path} is not a JSON object")

@@ -313,7 +313,7 @@ def _record_kept(layout: Layout, session: str, kept: list[Path]) -> None:
     path = layout.dream_manifest(session)
     try:
         listed = json.loads(path.read_bytes()).get("transcripts", [])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         listed = []
     listed += [p.relative_to(layout.root).as_posix() for p in kept if p.is_relative_to(layout.root)]
     try:

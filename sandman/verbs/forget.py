@@ -199,7 +199,7 @@ def _mind_transcripts(layout: Layout, session_id: str) -> set[Path]:
     manifest = layout.dream_manifest(session_id)
     try:
         listed = json.loads(manifest.read_bytes()).get("transcripts", [])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         listed = []
     if manifest.exists():
         found.add(manifest)

@@ -165,6 +165,9 @@ def _load(path: Path) -> tuple[bytes | None, dict]:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError:
         raise ConfigError(f"Claude Code settings {path} is not UTF-8; fix it by hand, nothing was changed") from None
+    except RecursionError:
+        raise ConfigError(f"Claude Code settings {path} is JSON nested too deeply to read; fix it by hand, "
+                          "nothing was changed") from None
     except json.JSONDecodeError as error:
         raise ConfigError(
             f"Claude Code settings {path} is not valid JSON (line {error.lineno}, column {error.colno}: "

@@ -37,13 +37,13 @@ from pathlib import Path
 
 from sandman import config, journal
 from sandman.banks import frontmatter
-from sandman.banks.commit import bank_transaction
+from sandman.banks.commit import bank_transaction, prepare
 from sandman.banks.index import memory_files
 from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, one_line
 from sandman.banks.names import MEMORY_TYPES, bank_name, normalize_directory
 from sandman.banks.secrets import find_secrets
-from sandman.errors import FormatError, InputError, SandmanError
+from sandman.errors import FormatError, InputError, SandmanError, SecretRefused
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
 
@@ -55,6 +55,7 @@ REASONS = {
     "secret": "its text holds a credential (the secrets ban)",
     "unreadable": "it is not a memory file sandman can read (frontmatter, UTF-8, fields)",
     "bad-type": "its type is none of user, feedback, project, reference",
+    "invalid": "a bank cannot hold it as it is",
     "unknown-directory": "no session or bank names the directory of its project folder: pass --project DIR",
     "ambiguous-directory": "several directories share its project folder's name: pass --project DIR",
 }
@@ -195,7 +196,13 @@ def _read(item: Planned) -> None:
     front.set("source", [SOURCE])
     front.set("imported_from", item.relpath)
     front.set("imported_sha256", item.digest)
-    item.memory = Memory(name=name, description=description, type=kind, body=body, source=[SOURCE], front=front)
+    memory = Memory(name=name, description=description, type=kind, body=body, source=[SOURCE], front=front)
+    try:
+        prepare(memory)  # what the write would refuse (a body over 64 KiB), refused now: the dry run agrees
+    except InputError as error:
+        item.action, item.reason, item.detail = "skip", "invalid", str(error)
+        return
+    item.memory = memory
 
 
 def _earlier_imports(layout: Layout, directory: Path | None) -> dict[str, tuple[str, str]]:
@@ -273,11 +280,15 @@ def import_claude_memory(layout: Layout, *, project: str | None = None, dry_run:
     with bank_transaction(layout, verb=VERB, subject="Claude Code's auto memory") as tx:
         result = plan(layout, project)
         todo = [item for item in result.items if item.action in ("import", "replace")]
-        tx.subject = f"{len(todo)} memory file(s) from Claude Code's auto memory"
         for item in todo:
             directory = None if item.directory is None else str(item.directory)
-            item.written = tx.write_memory(bank_name(item.directory), item.memory, replaces=item.existing,
-                                           directory=directory)
+            try:
+                item.written = tx.write_memory(bank_name(item.directory), item.memory, replaces=item.existing,
+                                               directory=directory)
+            except (InputError, SecretRefused) as error:  # refused before writing: this file only
+                item.action, item.reason, item.detail = "skip", "invalid", str(error)
+        written = sum(item.written is not None for item in todo)
+        tx.subject = f"{written} memory file(s) from Claude Code's auto memory"
     result.commit = tx.commit
     for item in result.items:
         facts = {"file": item.relpath}

@@ -501,6 +501,12 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     budget; ``deliver`` records this as one delivery of it (to ``session``).
     """
     budget = check_budget(budget)
+    if layout.commit_undo.exists():
+        # A transaction killed half way: rolled back now, not shown until the next write
+        # (rare, so pygit2 is imported only then).
+        from sandman.banks.commit import roll_back_if_killed
+
+        roll_back_if_killed(layout)
     directory = str(bank_directory(layout, normalize_directory(cwd)))
     note = handoff.read(layout, directory)
     head = handoff.render(note, budget) if note is not None and note.shown else ""
@@ -553,6 +559,12 @@ def resumed(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = No
     lines dropped first. Raises InputError as recall does.
     """
     budget = check_budget(budget)
+    if layout.commit_undo.exists():
+        # A transaction killed half way: rolled back now, not shown until the next write
+        # (rare, so pygit2 is imported only then).
+        from sandman.banks.commit import roll_back_if_killed
+
+        roll_back_if_killed(layout)
     directory = str(bank_directory(layout, normalize_directory(cwd)))
     banks = [bank for bank in bank_chain(layout, directory) if bank.entries]
     head = ["sandman: this session continues; its memory surface is already in its context and is not "

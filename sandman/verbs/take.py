@@ -239,9 +239,8 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     check_session_id(session_id)
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) else None
-    raw_path = data.get("transcript_path")
-    if raw_path is not None and not isinstance(raw_path, str):
-        raise InputError(f"transcript_path {raw_path!r} is not a string")
+    # A transcript_path that is not a string is read as absent: the session's id finds the file.
+    raw_path = data.get("transcript_path") if isinstance(data.get("transcript_path"), str) else None
     try:
         source = locate.source(Path(raw_path) if raw_path else locate.find(session_id))
     except TranscriptNotFound:

@@ -56,6 +56,7 @@ DEFAULT_OLDER_THAN = "2d"
 # Why a transcript was not taken; the key is the journal's and the summary's word.
 REASONS = {
     "live": "written in the last 120 s: the session may still be running",
+    "future": "written in the future by this machine's clock: the clock or the file's time is off",
     "recent": "written inside the --older-than window",
     "live-job": "a Claude Code job would resume it",
     "starting": "the session whose start ran the backstop",
@@ -216,6 +217,8 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
         return item.skip("mind-session")
     if project is not None and not _under(cwd, project):
         return item.skip("other-project")
+    if item.age_s < -config.TAKE_CLOCK_SLACK_S:  # waiting would not help: say so (check_live's message)
+        return item.skip("future", f"{int(-item.age_s)} s ahead; take it by hand: sandman take {item.session} --force")
     try:
         check_live(path, now)
     except TranscriptLive:

@@ -154,7 +154,7 @@ def live_sessions(layout: Layout) -> set[str]:
             record = json.loads(Path(entry.path).read_bytes())
             pid = record.get("pid") if isinstance(record, dict) else None
             unreadable = not isinstance(record, dict)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             pid, unreadable = None, True
         if _pid_alive(pid):
             live.add(session)

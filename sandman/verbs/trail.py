@@ -42,6 +42,9 @@ def append(layout: Layout, kind: str, summary: str, *, parent: str | None = None
     if data is not None:
         try:
             parsed = json.loads(data)
+        except RecursionError:
+            raise InputError("--data is JSON nested too deeply to read; give an object such as "
+                             "'{\"pr\": 12}'") from None
         except ValueError as error:
             raise InputError(f"--data is not JSON ({error}); give an object such as '{{\"pr\": 12}}'") from None
         if not isinstance(parsed, dict):

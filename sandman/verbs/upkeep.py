@@ -102,7 +102,7 @@ def read_baseline(folder: Path) -> dict | None:
         data = json.loads(path.read_bytes())
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         raise FormatError(f"{path} is not readable JSON ({error})") from None
     at = parse_time(data.get("at")) if isinstance(data, dict) else None
     numbers = [data.get(key) if isinstance(data, dict) else None for key in ("count", "last_ops")]
