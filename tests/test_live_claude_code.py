@@ -207,10 +207,12 @@ def test_session_end_archives_the_transcript_and_drops_a_pointer(fake_api, hooks
     assert result.rc == 0, result.stderr
     session = json.loads(result.stdout)["session_id"]
     wait_for_sandman(layout.root)  # take --hook --detach finishes in a child of its own
-    assert list((isolated / ".claude" / "projects").rglob(f"{session}.jsonl")) == []  # moved, not copied
     pointer = json.loads(layout.pointer(session).read_text(encoding="utf-8"))
     archived = layout.root / pointer["archived"]
     assert "remember that the build uses make" in archived.read_text(encoding="utf-8")
+    # Linked, not copied: Claude Code's name stays (claude --resume keeps working) and is the same file.
+    (live,) = (isolated / ".claude" / "projects").rglob(f"{session}.jsonl")
+    assert live.stat().st_ino == archived.stat().st_ino and archived.stat().st_nlink == 2
 
 
 # --- each plugin command ---------------------------------------------------------------------

@@ -153,7 +153,8 @@ def test_take_hook_reads_a_wrong_typed_transcript_path_as_absent(corpus: Path, i
     done = _hook(json.dumps({"session_id": SID, "transcript_path": wrong, "reason": "other",
                              "hook_event_name": "SessionEnd"}).encode())
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert not live.exists() and layout.pointer(SID).exists(), _journal(layout)
+    assert layout.pointer(SID).exists(), _journal(layout)
+    assert live.stat().st_nlink == 2  # taken by link: Claude Code's name stays for --resume
 
 
 def test_a_transcript_path_through_dotdot_is_refused_not_archived_as_a_dotdot_folder(
