@@ -170,3 +170,22 @@ def test_the_fast_paths_payload_reader_is_hookpayloads(text):
 
     assert repr(fast.parse(text.encode("utf-8", "surrogatepass"))) == repr(hookpayload.parse(
         text.encode("utf-8", "surrogatepass")))
+
+
+def test_the_launcher_runs_a_whole_take_without_site(tmp_path, layout):
+    """The plugin runs ``take --hook --detach`` through the launcher under ``-I -S`` (issue 29): the
+    take's path imports the standard library alone, so it archives the session without ``site``."""
+    from hardening import transcript
+
+    assert sandman("init").returncode == 0
+    sid = "6f1c2d3e-0000-4000-8000-000000000029"
+    live = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-tmp-p" / f"{sid}.jsonl"
+    live.parent.mkdir(parents=True)
+    live.write_bytes(transcript(sid, str(tmp_path), "2026-11-30T10:00:00Z", "keep the port at 7000"))
+    payload = {"session_id": sid, "transcript_path": str(live), "cwd": str(tmp_path), "reason": "clear",
+               "hook_event_name": "SessionEnd"}
+    done = subprocess.run([sys.executable, "-I", "-S", str(FASTHOOK), "take", "--hook"],
+                          input=json.dumps(payload).encode(), capture_output=True, env=os.environ.copy(), timeout=60)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert layout.pointer(sid).is_file() and layout.take_record(sid).is_file()
+    assert "crashed" not in "".join(path.read_text() for path in layout.trace.glob("*.log"))
