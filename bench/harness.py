@@ -256,7 +256,9 @@ def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 
             times[i].append(trial())
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus[i].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return [Seconds(statistics.median(values), statistics.median(cpu) or None) for values, cpu in zip(times, cpus)]
+    # No child CPU (an in-process trial): None, not a difference of float sums that rounds near zero.
+    return [Seconds(statistics.median(values), cpu if (cpu := statistics.median(spent)) > 1e-4 else None)
+            for values, spent in zip(times, cpus)]
 
 
 def timed(action: Callable[[], object]) -> float:
