@@ -41,15 +41,25 @@ FLOORS = (
 )
 
 
+# (row name, the code run by python -I -S -c): the floors of the fast launcher (sandman/fasthook.py, issue 29)
+BARE_FLOORS = (
+    ("`python -I -S -c \"import os; os._exit(0)\"` (no site: the fast launcher's start)", "import os; os._exit(0)"),
+    ("`python -I -S -c \"import _json, _sqlite3, os\"` (the prompt hook's fast path's built-ins)",
+     "import _json, _sqlite3, os; os._exit(0)"),
+)
+
+
 def rows(runs: int = RUNS) -> list[Row]:
-    """Return one row per floor: the median seconds of ``python -c <imports>`` over ``runs``
-    interleaved runs against ``python -c pass``."""
+    """Return one row per floor: the median seconds of ``python -c <imports>`` (or ``python -I -S
+    -c``) over ``runs`` interleaved runs against ``python -c pass``."""
     env = child_env()
-    progress(f"floors: {runs} runs of {len(FLOORS) + 1} commands")
+    progress(f"floors: {runs} runs of {len(FLOORS) + len(BARE_FLOORS) + 1} commands")
     trials = [python_pass(env)]
     trials += [lambda code=code: run_timed([sys.executable, "-c", code], env) for _, code in FLOORS]
+    trials += [lambda code=code: run_timed([sys.executable, "-I", "-S", "-c", code], env) for _, code in BARE_FLOORS]
     bare, *medians = interleaved(trials, runs)
-    return [Row(name, median, PYTHON_PASS, bare, runs) for (name, _), median in zip(FLOORS, medians)]
+    return [Row(name, median, PYTHON_PASS, bare, runs)
+            for (name, _), median in zip((*FLOORS, *BARE_FLOORS), medians)]
 
 
 def main() -> None:

@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -55,6 +56,18 @@ class Target:
         return ratio < (self.ratio if self.ratio is not None else float("inf"))
 
 
+class Seconds(float):
+    """A median of wall seconds that also carries the median CPU seconds (user + system) of the
+    children the same trial ran, or None when unknown; ``interleaved`` returns them."""
+
+    cpu: float | None = None
+
+    def __new__(cls, wall: float, cpu: float | None = None) -> "Seconds":
+        value = super().__new__(cls, wall)
+        value.cpu = cpu
+        return value
+
+
 @dataclass(frozen=True)
 class Row:
     """One line of the table: a median in seconds against a baseline median in seconds."""
@@ -72,6 +85,14 @@ class Row:
         return self.median / self.baseline_median if self.baseline_median else float("inf")
 
     @property
+    def cpu(self) -> str:
+        """The CPU-time cell: both medians' CPU seconds and their ratio, when both are known."""
+        mine, theirs = getattr(self.median, "cpu", None), getattr(self.baseline_median, "cpu", None)
+        if not mine or not theirs:
+            return ""
+        return f"{duration(mine)} / {duration(theirs)} = {mine / theirs:.2f}"
+
+    @property
     def mark(self) -> str:
         if self.target is None:
             return ""
@@ -87,18 +108,22 @@ def duration(seconds: float) -> str:
     return f"{seconds:.2f} s"
 
 
-HEADER = ("measure", "median", "baseline", "baseline median", "ratio", "runs", "target", "")
+HEADER = ("measure", "median", "baseline", "baseline median", "ratio", "runs", "target", "",
+          "CPU: median / baseline = ratio")
+HEAD = "| " + " | ".join(HEADER) + " |\n|---|--:|---|--:|--:|--:|---|---|--:|"
+
+
+def row_line(row: Row) -> str:
+    """Return one row of the table (wall medians, their ratio, the target, then CPU time)."""
+    shown = "" if row.statistic == "median" else f" ({row.statistic})"
+    cells = (row.name, duration(row.median) + shown, row.baseline, duration(row.baseline_median) + shown,
+             f"{row.ratio:.2f}", str(row.runs), row.target.text if row.target else "", row.mark, row.cpu)
+    return "| " + " | ".join(cells) + " |"
 
 
 def table(rows: Sequence[Row]) -> str:
     """Return the rows as a markdown table (it pastes into docs/performance.md as is)."""
-    lines = ["| " + " | ".join(HEADER) + " |", "|---|--:|---|--:|--:|--:|---|---|"]
-    for row in rows:
-        shown = "" if row.statistic == "median" else f" ({row.statistic})"
-        cells = (row.name, duration(row.median) + shown, row.baseline, duration(row.baseline_median) + shown,
-                 f"{row.ratio:.2f}", str(row.runs), row.target.text if row.target else "", row.mark)
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return "\n".join([HEAD, *(row_line(row) for row in rows)])
 
 
 def machine() -> dict[str, str]:
@@ -112,17 +137,37 @@ def machine() -> dict[str, str]:
     }
 
 
-def measure(title: str, produce: Callable[[], list[Row]]) -> None:
-    """Print the machine (load average before and after), then the rows ``produce()`` returns."""
+def measure(title: str, produce: Callable[[], Iterable[Row]]) -> list[str]:
+    """Print the machine and the load average at the start, then each row of ``produce()`` as soon
+    as it is yielded (flushed: a run stopped midway keeps what it measured), then how long it took,
+    the load average at the end and the failures. ``produce`` reports a benchmark that failed by
+    yielding a ``Failed``; return those failures' texts (empty when every one ran)."""
     started, clock = machine(), time.monotonic()
-    rows = produce()
+    print(f"sandman benchmarks, {title}, {started['date']}")
+    print(f"machine: {started['cpus']} CPUs, {started['platform']}; Python {started['python']}")
+    print(f"load average (1, 5, 15 min) at start: {started['load']}")
+    print()
+    print(HEAD, flush=True)
+    failures = []
+    for row in produce():
+        if isinstance(row, Failed):
+            failures.append(row.text)
+            continue
+        print(row_line(row), flush=True)
     ended = machine()
     minutes, seconds = divmod(round(time.monotonic() - clock), 60)
-    print(f"sandman benchmarks, {title}, {started['date']}, took {minutes} min {seconds:02d} s")
-    print(f"machine: {started['cpus']} CPUs, {started['platform']}; Python {started['python']}")
-    print(f"load average (1, 5, 15 min): {started['load']} at start, {ended['load']} at end")
     print()
-    print(table(rows))
+    print(f"took {minutes} min {seconds:02d} s; load average at end: {ended['load']}")
+    for text in failures:
+        print(f"FAILED: {text}")
+    return failures
+
+
+@dataclass(frozen=True)
+class Failed:
+    """What ``measure`` prints after the table for a benchmark that could not finish."""
+
+    text: str
 
 
 def script(doc: str, rows: Callable[..., list[Row]], quick: dict, *, runs: int,
@@ -140,7 +185,8 @@ def script(doc: str, rows: Callable[..., list[Row]], quick: dict, *, runs: int,
     title = " ".join(["`python", sys.argv[0], *sys.argv[1:]]) + "`"
     chosen = dict(quick) if options.pop("quick") else {}
     chosen.update({name: value for name, value in options.items() if value is not None})
-    measure(title, lambda: rows(**chosen))
+    if measure(title, lambda: rows(**chosen)):
+        raise SystemExit(1)
 
 
 def progress(message: str) -> None:
@@ -192,7 +238,8 @@ def python_pass(env: dict[str, str]) -> Callable[[], float]:
 
 
 def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 1) -> list[float]:
-    """Return the median seconds of each trial over ``runs`` rounds.
+    """Return the median seconds of each trial over ``runs`` rounds (``Seconds``: each also carries
+    the median CPU time of the child processes the trial waited for, its set-up's children included).
 
     A trial does its own untimed set-up and returns the seconds it measured.
     The trials alternate within each round, so a busy neighbour slows them all
@@ -202,10 +249,16 @@ def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 
         for trial in trials:
             trial()
     times: list[list[float]] = [[] for _ in trials]
+    cpus: list[list[float]] = [[] for _ in trials]
     for _ in range(runs):
         for i, trial in enumerate(trials):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             times[i].append(trial())
-    return [statistics.median(values) for values in times]
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[i].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    # No child CPU (an in-process trial): None, not a difference of float sums that rounds near zero.
+    return [Seconds(statistics.median(values), cpu if (cpu := statistics.median(spent)) > 1e-4 else None)
+            for values, spent in zip(times, cpus)]
 
 
 def timed(action: Callable[[], object]) -> float:

@@ -6,7 +6,10 @@
 Each benchmark module of bench/ exposes ``rows(**options)``, run here with its
 defaults or its ``QUICK`` options; each is also a script of its own. Progress
 goes to stderr; stdout is the machine (CPUs, load average at start and end,
-Python) and one markdown table, ready for docs/performance.md. The benchmarks
+Python) and one markdown table, ready for docs/performance.md, each module's
+rows printed as soon as it has measured them. A module that fails (an
+exception, or a check of its output that exits) is named with its error after
+the table and the others still run; the exit status is then 1. The benchmarks
 run one after another in this process, so run it on a machine as quiet as you
 can find: the load average is printed so a reader can judge.
 """
@@ -36,7 +39,7 @@ import sync_spawn
 import take
 import take_budget
 import trail
-from harness import measure, progress
+from harness import Failed, measure, progress
 
 MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start,
            secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
@@ -51,16 +54,20 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     chosen = [module for module in MODULES if not args.only or module.__name__ in args.only]
 
-    def every_row() -> list:
-        rows = []
+    def every_row():
         for module in chosen:
             progress(f"{module.__name__} ...")
-            rows += module.rows(**(module.QUICK if args.quick else {}))
-        return rows
+            try:
+                yield from module.rows(**(module.QUICK if args.quick else {}))
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - one failing benchmark must not lose the rest
+                text = f"bench/{module.__name__}.py: {type(error).__name__}: {error}"
+                progress(text)
+                yield Failed(text)
 
     command = "python bench/run.py" + (" --quick" if args.quick else "")
     command += "".join(f" --only {name}" for name in args.only or [])
-    measure(f"`{command}`" + ("" if args.quick or args.only else " (full)"), every_row)
+    if measure(f"`{command}`" + ("" if args.quick or args.only else " (full)"), every_row):
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The ``sandman`` executable: hook calls go to the stdlib-only hook.py, remember, mcp and help pages
+"""The ``sandman`` executable: hook calls go to the stdlib-only hook.py, remember, search, mcp and help pages
 to the thin dispatcher (dispatch.py; a help page once rendered is kept in ``<root>/.help/``), the
 rest to cli.py.
 
@@ -96,6 +96,10 @@ def main(argv: list[str] | None = None) -> None:
 
     if args == ["mcp"]:
         _leave(dispatch.mcp_command())  # os._exit: the SDK's stdin thread would hold the exit open
+    if args and args[0] == "search" and not dispatch.is_help(args):
+        parsed = dispatch.parse_search(args[1:])
+        if parsed is not None:
+            raise SystemExit(dispatch.search_command(**parsed))
     if args and args[0] == "remember" and not dispatch.is_help(args):
         parsed = dispatch.parse_remember(args[1:])
         if parsed is not None:

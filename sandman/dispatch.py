@@ -10,6 +10,10 @@ typer and click (about 35 ms). Three kinds of command are too frequent to pay it
   ``remember_command``, the same function typer's ``remember`` command calls;
 - ``sandman mcp``, the tool server Claude Code starts with every session and
   waits for (``mcp_command``);
+- ``sandman search QUERY [--bank B] [--type T] [--limit N] [--json] [--reindex]``,
+  which sessions run to look a memory up (issue 29: typer and pydantic were 95 % of its
+  time): parsed by ``parse_search``, run by ``search_command``, what typer's ``search``
+  command prints;
 - ``sandman [<group>] [<command>] --help``: typer's own help page of that command,
   rendered without processing any parameter, and kept in ``<root>/.help/``, so
   that the next request for the same page is answered without importing typer
@@ -58,6 +62,79 @@ def parse_remember(args: list[str]) -> dict[str, str | None] | None:
             return None
         i += 1
     return found if found["body"] is not None else None
+
+
+# search's options taking one value, the keyword each fills; and its flags.
+SEARCH_OPTIONS = {"--bank": "bank", "--type": "memory_type", "--limit": "limit"}
+SEARCH_FLAGS = {"--json": "json", "--reindex": "reindex"}
+
+
+def parse_search(args: list[str]) -> dict | None:
+    """Return search's arguments from ``args`` (after the verb), or None when typer must parse them.
+
+    Shape: ``{"query": str, "bank": str | None, "memory_type": str | None, "limit": int,
+    "json": bool, "reindex": bool}``; ``--limit`` only as plain digits (anything else is
+    typer's to refuse)."""
+    found: dict = {"query": None, "bank": None, "memory_type": None, "limit": 20, "json": False, "reindex": False}
+    seen: set[str] = set()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-") and arg != "-":
+            option, equals, value = arg.partition("=")
+            if option in seen or option not in SEARCH_OPTIONS and (option not in SEARCH_FLAGS or equals):
+                return None
+            seen.add(option)
+            if option in SEARCH_FLAGS:
+                found[SEARCH_FLAGS[option]] = True
+                i += 1
+                continue
+            if not equals:
+                if i + 1 >= len(args):
+                    return None
+                i += 1
+                value = args[i]
+            if option == "--limit":
+                if not value.isascii() or not value.isdigit():
+                    return None
+                value = int(value)
+            found[SEARCH_OPTIONS[option]] = value
+        elif found["query"] is None:
+            found["query"] = arg
+        else:
+            return None
+        i += 1
+    return found if found["query"] is not None else None
+
+
+def search_command(query: str, bank: str | None, memory_type: str | None, limit: int, json: bool,
+                   reindex: bool) -> int:
+    """Run ``sandman search`` as cli.py's ``search`` does: the hits as lines (or a JSON array with
+    ``json``), ``no_match``'s line and 1 when none; 2 for bad input, 1 otherwise, the error on stderr."""
+    from sandman import config
+    from sandman.errors import SandmanError
+    from sandman.layout import Layout
+    from sandman.marks import visible
+    from sandman.verbs import search as verb
+
+    try:
+        root = Layout(config.root())
+        hits = verb.search(root, query, bank=bank, memory_type=memory_type, limit=limit, reindex=reindex)
+    except SandmanError as error:
+        say_error(str(error))
+        return error.exit_code
+    except OSError as error:
+        say_error(os_error_message(error))
+        return 1
+    if json:
+        print(visible(verb.to_json(root, hits), lines=True))
+        return 0
+    if not hits:
+        print(visible(verb.no_match(query)))
+        return 1
+    for line in verb.lines(root, hits):
+        print(visible(line))
+    return 0
 
 
 def say_error(message: str) -> None:

@@ -75,3 +75,33 @@ def test_children_write_bytecode_and_keep_no_developer_root(bench_path, monkeypa
     env = harness.child_env(HOME="/tmp/x")
     assert "PYTHONDONTWRITEBYTECODE" not in env
     assert "SANDMAN_ROOT" not in env and env["HOME"] == "/tmp/x"
+
+
+def test_run_survives_a_failing_module_and_prints_rows_as_measured(bench_path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """bench/run.py once printed its table only at its end, and a benchmark that exited (dream's
+    check) lost every row measured before it (issue 29)."""
+    run, harness = bench_path("run"), bench_path("harness")
+    seen = []
+
+    class Module:
+        QUICK: dict = {}
+
+        def __init__(self, name, fail=False):
+            self.__name__, self.fail = name, fail
+
+        def rows(self):
+            if self.fail:
+                raise SystemExit("the dream did not route all 20")
+            # What was printed before this module ran: the rows of the modules before it.
+            seen.append(capsys.readouterr().out)
+            return [harness.Row(f"row of {self.__name__}", 0.02, "python -c pass", 0.01, 3)]
+
+    monkeypatch.setattr(run, "MODULES", (Module("first"), Module("dream", fail=True), Module("last")))
+    with pytest.raises(SystemExit) as exited:
+        run.main([])
+    assert exited.value.code == 1
+    out = "".join(seen) + capsys.readouterr().out
+    assert "| row of first | 20.0 ms | python -c pass | 10.0 ms | 2.00 | 3 |" in seen[1]
+    assert "| row of last |" in out
+    assert "FAILED: bench/dream.py: SystemExit: the dream did not route all 20" in out

@@ -274,3 +274,29 @@ def test_a_bad_auto_memory_word_is_refused(isolated: Path):
     done = sandman("hooks", "install", "--auto-memory", "maybe")
     assert done.returncode == 2
     assert done.stderr.decode() == "sandman: --auto-memory 'maybe': give on or off\n"
+
+
+def test_the_prompt_hook_is_installed_as_its_fast_launcher_and_runs(isolated: Path):
+    """issue 29: UserPromptSubmit runs ``<python> -I -S <sandman>/fasthook.py recall --prompt-hook``; a
+    settings file holding the older ``<sandman> recall --prompt-hook`` is updated in place."""
+    import shlex
+    import subprocess
+
+    command = hook_command("recall", "--prompt-hook")
+    words = shlex.split(command)
+    assert words[:3] == [sys.executable, "-I", "-S"] and words[3].endswith("/sandman/fasthook.py")
+    assert is_sandman_hook({"type": "command", "command": command}, "recall", "--prompt-hook")
+    assert not is_sandman_hook({"type": "command", "command": command}, "recall", "--file-hook")
+    settings = config.claude_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    older = shlex.join([*executable(), "recall", "--prompt-hook"])
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": older, "timeout": config.HOOK_TIMEOUT_PROMPT_S}]}]}}))
+    install(settings)
+    [group] = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"]
+    assert [hook["command"] for hook in group["hooks"]] == [command]
+    assert hooks.missing_executables(group["hooks"][0]) == []
+    payload = json.dumps({"session_id": "s-1", "cwd": str(isolated), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "How are releases tagged?"}).encode()
+    done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")  # no root yet: nothing, journaled

@@ -87,3 +87,32 @@ def test_without_a_plugin_data_folder_the_marker_goes_to_the_users_state(empty_p
                                  capture_output=True, env=env, timeout=60)
     assert run().stdout and run().stdout == b""
     assert (tmp_path / ".local" / "state" / "sandman-plugin" / "sandman-missing-told").is_dir()
+
+
+def test_the_prompt_hook_runs_the_fast_launcher_with_sandmans_interpreter(empty_path: Path, tmp_path: Path) -> None:
+    """issue 29: ``recall --prompt-hook`` runs ``<the sandman script's python> -I -S <sandman>/fasthook.py``;
+    where fasthook.py is, asked once, is kept beside the marker; a sandman whose "#!" names no
+    interpreter of sandman's still runs as itself."""
+    import sys
+
+    import sandman
+
+    (empty_path / "sandman").symlink_to(Path(sys.executable).with_name("sandman"))
+    data = tmp_path / "data"
+    payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "How are the releases tagged?"})
+    for _ in range(2):  # the first asks where fasthook.py is, the second reads it
+        done = launch(["recall", "--prompt-hook"], payload, empty_path, data)
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    kept = (data / "fasthook").read_text().splitlines()
+    assert kept == [str(empty_path / "sandman"), sys.executable.replace(sys.executable, kept[1]),
+                    str(Path(sandman.__file__).with_name("fasthook.py"))]
+    assert os.access(kept[1], os.X_OK)
+    journal = "".join(path.read_text() for path in (tmp_path / ".sandman" / ".trace").glob("recall-*.log"))
+    assert journal.count("reason=no-root") == 2  # the full hook answered the unusual case, twice
+    (empty_path / "sandman").unlink()
+    fake = empty_path / "sandman"
+    fake.write_text('#!/bin/sh\necho "args: $*"\n')
+    fake.chmod(0o755)
+    done = launch(["recall", "--prompt-hook"], payload, empty_path, data)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"args: recall --prompt-hook\n", b"")

@@ -303,3 +303,29 @@ def test_the_query_builder_imports_nothing_of_sandman_but_itself() -> None:
     ours = [name for name in loaded if name.startswith("sandman")]
     assert ours == ["sandman", "sandman.banks", "sandman.banks.query"]
     assert not {"pathlib", "sqlite3", "json", "yaml"} & set(loaded)
+
+
+@pytest.mark.parametrize("args", [
+    ["pytest"], ["pytest", "--json"], ["zzzz"], ["tea", "--type", "bogus"], ["deploy", "--limit", "1"],
+    ["deploy", "--limit=1", "--json"], ["--bank", "_user", "tea"], ["deploy", "--type=project", "--reindex"],
+    ["\"staging cluster\""], ["the"], ["deploy", "--bank", "/nowhere/relative/../x"],
+])
+def test_search_runs_before_typer_and_prints_what_typer_s_command_does(layout: Layout, project: Path,
+                                                                       args: list[str]) -> None:
+    """issue 29: ``sandman search`` is parsed and run without typer and pydantic (95 % of its time),
+    with the same output, errors and exit status as typer's command."""
+    from helpers import imported, sandman
+
+    typed = CliRunner().invoke(app, ["search", *args])
+    done = sandman("search", *args)
+    assert (done.returncode, done.stdout.decode(), done.stderr.decode()) == (typed.exit_code, typed.stdout,
+                                                                              typed.stderr)
+    assert not {name.split(".")[0] for name in imported("search", *args)} & {"typer", "click", "pydantic"}
+
+
+@pytest.mark.parametrize("args", [["deploy", "--limit", "x"], ["deploy", "--json=1"], ["a", "b"], ["--limit"],
+                                  ["deploy", "--limit", "1", "--limit", "2"], ["deploy", "--nope"]])
+def test_search_shapes_the_fast_parser_is_unsure_of_go_to_typer(args: list[str]) -> None:
+    from sandman import dispatch
+
+    assert dispatch.parse_search(args) is None

@@ -304,8 +304,7 @@ def bank_transaction(
         try:
             yield tx
             tx._reindex()
-            dirty = store.dirty_paths(repo)
-            paths = [p for p in _relpaths(layout, tx.changed) if p in dirty]
+            paths = store.dirty_among(repo, _relpaths(layout, tx.changed))
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
                 all_trailers.update(tx.trailers)

@@ -1,7 +1,11 @@
 """A person's words into an FTS5 MATCH expression (docs/search.md, "The query").
 
-Stdlib only, and nothing of sandman: the prompt hook imports it on every
-prompt, so it must cost next to nothing to import.
+Stdlib only, and nothing of sandman, not even ``re``: the prompt hook imports it on every
+prompt, so it must cost next to nothing to import (``re`` alone costs a hook 0.25 x
+``python -c pass``; sandman/recall/fast.py). The words are split by ``words`` and
+``_parts``, which read as the regular expressions ``[^\W_]+`` and
+``"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)`` (``[^\W_]`` is a character ``str.isalnum``
+accepts).
 
 A query is read as a bag of words, the way a person asks: its words (runs of
 letters and digits; ``mix_audit`` and ``parallel-safe`` are compounds: the
@@ -27,15 +31,60 @@ so nothing of a query is ever FTS5 syntax.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterator
 
 MAX_QUERY_CHARS = 10_000  # characters of a query read; the rest is ignored
 MAX_TERMS = 32  # distinct terms kept, in the order they first occur
 MAX_WORD_CHARS = 40  # a longer run of letters is not a word a memory holds
 
-# A quoted phrase, or a word: letters and digits, joined by underscores or hyphens into one compound.
-_PART = re.compile(r'"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)')
-_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """The runs of letters and digits of ``text`` (``re.findall(r"[^\W_]+", text)``), in order."""
+    found = []
+    start = -1
+    for i, char in enumerate(text):
+        if char.isalnum():
+            if start < 0:
+                start = i
+        elif start >= 0:
+            found.append(text[start:i])
+            start = -1
+    if start >= 0:
+        found.append(text[start:])
+    return found
+
+
+def _parts(text: str) -> Iterator[tuple[str | None, str | None]]:
+    """Each quoted part or word of ``text``, in order: ``(the text between the quotes, None)`` or
+    ``(None, a word: letters and digits, joined by underscores or hyphens into one compound)``;
+    what ``re.finditer(r'"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)', text)`` finds, as its two groups."""
+    i, end = 0, len(text)
+    while i < end:
+        char = text[i]
+        if char == '"':
+            close = text.find('"', i + 1)
+            if close >= 0:
+                yield text[i + 1:close], None
+                i = close + 1
+                continue
+        elif char.isalnum():
+            j = i + 1
+            while j < end and text[j].isalnum():
+                j += 1
+            while True:  # (?:[-_]+[^\W_]+)*
+                k = j
+                while k < end and text[k] in "-_":
+                    k += 1
+                if k == j or k == end or not text[k].isalnum():
+                    break
+                j = k + 1
+                while j < end and text[j].isalnum():
+                    j += 1
+            yield None, text[i:j]
+            i = j
+            continue
+        i += 1
 
 STOP_WORDS = frozenset("""
 a about above after again against ago all almost also although always am among an and another any anybody
@@ -109,21 +158,22 @@ def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
             found.append(term)
         return len(found) >= max_terms
 
-    for match in _PART.finditer(text[:MAX_QUERY_CHARS]):
-        if match.group(1) is not None:
-            words = [word for word in _WORD.findall(match.group(1).lower()) if len(word) <= MAX_WORD_CHARS]
-            if len(words) > 1:
-                if keep(" ".join(words)):
+    for quoted, compound in _parts(text[:MAX_QUERY_CHARS]):
+        if quoted is not None:
+            found_words = [word for word in words(quoted.lower()) if len(word) <= MAX_WORD_CHARS]
+            if len(found_words) > 1:
+                if keep(" ".join(found_words)):
                     break
                 continue  # a phrase the person quoted: its words together, not apart
         else:
-            compound = match.group(2).lower()
+            compound = compound.lower()
             if len(compound) > MAX_WORD_CHARS:
                 continue
-            words = _WORD.findall(compound)
-            if len(words) > 1 and keep(compound):
+            found_words = words(compound)
+            if len(found_words) > 1 and keep(compound):
                 break
-        if any(keep(word) for word in words if word not in STOP_WORDS and not (len(word) == 1 and word.isalpha())):
+        if any(keep(word) for word in found_words
+               if word not in STOP_WORDS and not (len(word) == 1 and word.isalpha())):
             break
     return found
 
@@ -151,7 +201,7 @@ def related_words(found: list[str]) -> list[str]:
 
 
 def _expression(found: list[str]) -> str:
-    return " OR ".join('"' + " ".join(_WORD.findall(term)) + '"' for term in found)
+    return " OR ".join('"' + " ".join(words(term)) + '"' for term in found)
 
 
 def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> str | None:

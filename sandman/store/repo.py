@@ -241,6 +241,26 @@ def new_paths(repo: pygit2.Repository) -> set[str]:
             if flags & (FileStatus.WT_NEW | FileStatus.INDEX_NEW)}
 
 
+def dirty_among(repo: pygit2.Repository, paths: list[str]) -> list[str]:
+    """Return those of the repo-relative file ``paths`` that ``dirty_paths`` would name, in order.
+
+    One status per path (``status_file``) instead of a scan of the whole working tree:
+    a transaction's commit asks only about the files it wrote, so its cost does not grow
+    with the root (issue 29). A path neither tracked nor present is not dirty. Raises
+    RepositoryError."""
+    found = []
+    for path in paths:
+        try:
+            flags = repo.status_file(path)
+        except KeyError:
+            continue  # neither in HEAD, the index nor the working tree
+        except pygit2.GitError as error:
+            raise RepositoryError(f"cannot read the status of {path} in {repo.workdir}: {error}") from None
+        if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED:
+            found.append(path)
+    return found
+
+
 def committable_paths(repo: pygit2.Repository) -> list[str]:
     """Return the dirty paths (``dirty_paths``) sandman may commit, sorted: all but symbolic links.
 

@@ -7,8 +7,9 @@ or ``--settings PATH``):
 - ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``;
 - ``SessionStart``: ``<sandman> report --hook`` (the unread shift reports' digest, docs/report.md),
   timeout ``config.HOOK_TIMEOUT_REPORT_S``, in a group of its own next to recall's;
-- ``UserPromptSubmit``: ``<sandman> recall --prompt-hook`` (memory at each prompt, docs/recall.md),
-  timeout ``config.HOOK_TIMEOUT_PROMPT_S``;
+- ``UserPromptSubmit``: ``<python> -I -S <sandman>/fasthook.py recall --prompt-hook`` (memory at
+  each prompt, docs/recall.md; the launcher of its fast path, issue 29), timeout
+  ``config.HOOK_TIMEOUT_PROMPT_S``;
 - ``PostToolUse``, matcher ``Read|Edit|Write|MultiEdit|NotebookEdit``: ``<sandman> recall
   --file-hook`` (memory at each file), timeout ``config.HOOK_TIMEOUT_FILE_S``.
 
@@ -100,10 +101,25 @@ def executable() -> list[str]:
     return [sys.executable, "-m", "sandman"]
 
 
+# The prompt hook's launcher (issue 29): run by this interpreter with ``-I -S``, it serves the
+# usual prompt without site, json, re or pathlib, and runs the full hook for anything else.
+FASTHOOK = Path(__file__).resolve().parent.parent / "fasthook.py"
+FAST_FLAGS = ("--prompt-hook",)
+
+
 def hook_command(verb: str, flag: str = "--hook") -> str:
     """Return the shell command Claude Code runs for ``verb``'s hook (``flag``: ``--hook``, or
-    recall's ``--prompt-hook`` or ``--file-hook``)."""
+    recall's ``--prompt-hook`` or ``--file-hook``). ``recall --prompt-hook`` runs
+    ``<this python> -I -S <sandman>/fasthook.py recall --prompt-hook`` (docs/hooks.md)."""
+    if verb == "recall" and flag in FAST_FLAGS:
+        return shlex.join([sys.executable, "-I", "-S", str(FASTHOOK), verb, flag])
     return shlex.join([*executable(), verb, flag])
+
+
+def _names_sandman(word: str) -> bool:
+    """True for a word that runs sandman: a ``sandman`` script or ``-m sandman``, or the fast launcher."""
+    path = Path(word)
+    return path.name == "sandman" or (path.name == FASTHOOK.name and path.parent.name == "sandman")
 
 
 def is_sandman_hook(entry: object, verb: str, flag: str = "--hook") -> bool:
@@ -119,7 +135,7 @@ def is_sandman_hook(entry: object, verb: str, flag: str = "--hook") -> bool:
         words += [str(arg) for arg in args]
     # ".../bin/sandman take --hook" and "python -m sandman take --hook" alike
     return any(
-        Path(word).name == "sandman" and words[index + 1] == verb and flag in words[index + 2 :]
+        _names_sandman(word) and words[index + 1] == verb and flag in words[index + 2 :]
         for index, word in enumerate(words[:-2])
     )
 
@@ -150,8 +166,10 @@ def missing_executables(entry: object) -> list[str]:
         while words and _ASSIGNMENT.match(words[0]):
             words.pop(0)
     checked = words[:1] + [word for word in words[1:] if Path(word).name == "sandman"]
+    launchers = [word for word in words[1:] if _names_sandman(word) and Path(word).name != "sandman"]
     return [word for word in dict.fromkeys(checked)
-            if os.path.isabs(word) and "$" not in word and not (os.path.isfile(word) and os.access(word, os.X_OK))]
+            if os.path.isabs(word) and "$" not in word and not (os.path.isfile(word) and os.access(word, os.X_OK))] + [
+        word for word in dict.fromkeys(launchers) if os.path.isabs(word) and not os.path.isfile(word)]
 
 
 def _load(path: Path) -> tuple[bytes | None, dict]:

@@ -1,0 +1,391 @@
+"""The prompt hook's fast path: ``recall --prompt-hook`` without ``json``, ``re``, ``pathlib`` or ``sqlite3``'s package.
+
+The UserPromptSubmit hook runs before every prompt reaches the model (issue 27 item 2),
+and its target is 2.0 x ``python -c pass`` at 10,000 memories (issue 29). sandman's hook
+path (sandman/recall/moments.py) costs about 2.7 x, almost all of it imports: ``json``
+(which imports ``re``), ``re``, ``pathlib`` (layout.py, config.py), ``sqlite3``'s package
+(``datetime``), ``site``. This module answers the usual prompt with none of them: the
+payload is read by ``_json``'s C scanner, the index is asked through ``_sqlite3``, paths
+are strings, and the reply is written with ``_json.encode_basestring``. It is run by
+sandman/fasthook.py under ``python -I -S`` (no ``site``: the console script's wrapper
+and ``site`` cost 0.3 x more).
+
+It does exactly what ``moments.prompt_hook`` does (the same reply byte for byte, the same
+ledger and journal lines; tests/test_recall_fast.py compares them) for the usual case
+only, and answers ``None`` (``FALLBACK``) for anything else, before writing anything: a
+payload that is not a UserPromptSubmit's with a session id and an absolute cwd, a root
+given with ``~`` or not normalized, a ``.settings.toml`` (its switches need ``tomllib``),
+a bank chain in a linked git worktree or with a name cut to length, an index missing,
+stale, locked or unreadable, a memory whose text ``marks.visible`` would change, a
+prompt whose terms cannot be read without ``re``. The caller then runs the full hook
+(sandman.hook), which journals and handles each of those.
+
+The constants below are config.py's (``PROMPT_*``, ``MOMENT_MAX_MEMORIES``,
+``HOOK_PAYLOAD_MAX_BYTES``), index.py's SQL and weights and ledger.py's session rule;
+importing those modules costs what this one saves, so tests/test_recall_fast.py checks
+each copy equals its source.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import _json
+import _sqlite3
+
+from sandman.banks.query import RELATED, terms as meaningful
+
+FALLBACK = None
+EVENT = "UserPromptSubmit"
+HEAD = "sandman: memories that match this prompt and were not given to this session yet:"
+# config.py's
+PIPELINE_ENV = "CLAUDE_MEMORY_PIPELINE"
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
+PROMPT_BUDGET_UTF16 = 1_500
+MOMENT_MAX_MEMORIES = 3
+PROMPT_CANDIDATES = 12
+PROMPT_MAX_TERMS = 16
+PROMPT_RANK_MAX_MATCHES = 1_000
+PROMPT_MIN_SHARED = 2
+PROMPT_MIN_SHARED_FRACTION = 0.25
+# index.py's
+WEIGHTS = "10.0, 4.0, 1.0"
+BUSY_TIMEOUT_S = 0.25
+RANK_WINDOW = 20
+# banks/names.py's
+USER_BANK, ROOT_BANK, MAX_NAME_CHARS = "_user", "_root", 200
+_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
+# ledger.py's _SESSION: [A-Za-z0-9][A-Za-z0-9._:\-]{0,127}, no ".."
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_SESSION_CHARS = _ALNUM | frozenset("._:-")
+# journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
+_BARE = _ALNUM | frozenset("_.,:/@+-~#%")
+MAX_VALUE_CHARS = 500
+
+
+class _Context:
+    """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+    memo: dict = {}
+
+
+def parse(payload: bytes) -> dict | None:
+    """``json.loads(payload.decode("utf-8"))`` when that is an object, else None (any error)."""
+    try:
+        text = payload.decode("utf-8")
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        data, end = _json.make_scanner(_Context())(text, start)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return None
+    if text[end:].strip(" \t\n\r") or not isinstance(data, dict):
+        return None
+    return data
+
+
+def _session_ok(session: object) -> bool:
+    return (isinstance(session, str) and 0 < len(session) <= 128 and session[0] in _ALNUM
+            and all(char in _SESSION_CHARS for char in session) and ".." not in session)
+
+
+def root() -> str | None:
+    """config.root() as a string, or None when it is not the plain case."""
+    value = os.environ.get("SANDMAN_ROOT", "")
+    if not value:
+        home = os.path.expanduser("~")
+        if not _plain(home):
+            return None
+        path = home.rstrip("/") + "/.sandman"
+    else:
+        if not _plain(value):
+            return None
+        path = value
+    if path == "/" or os.path.lexists(path) and not os.path.isdir(path):
+        return None
+    return path
+
+
+def _plain(path: str) -> bool:
+    """True when ``path`` is absolute and ``pathlib`` would print it as it is."""
+    return path.startswith("/") and not path.startswith("//") and (path == "/" or os.path.normpath(path) == path)
+
+
+def bank_name(path: str) -> str | None:
+    """banks.names.bank_name of a normalized absolute path; None when it would be cut to length."""
+    if path == "/":
+        return ROOT_BANK
+    parts = []
+    for char in path:
+        if char in _KEEP:
+            parts.append(char)
+        elif char == "/":
+            parts.append("-")
+        elif char == "-":
+            parts.append("_-")
+        elif char == "_":
+            parts.append("__")
+        else:
+            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+    name = "".join(parts)
+    return name if len(name) <= MAX_NAME_CHARS else None
+
+
+def chain(cwd: str) -> list[tuple[str, str]] | None:
+    """``[(bank name, its label in the reply)]`` of moments.bank_chain for ``cwd``, or None when the
+    chain is not the plain case (a linked git worktree, a home that is not plain, a name cut)."""
+    directory = "/" + os.path.normpath(cwd).lstrip("/")
+    folders = [directory]
+    while folders[-1] != "/":
+        folders.append(os.path.dirname(folders[-1]))
+    for folder in folders:  # banks/worktrees.py: the nearest .git decides; a file may map the directory
+        try:
+            mode = os.lstat(folder.rstrip("/") + "/.git").st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if not (mode & 0o170000 == 0o040000):
+            return None
+        break
+    home = os.path.expanduser("~")
+    if not _plain(home):
+        return None
+    if home in folders:
+        folders = folders[: folders.index(home) + 1]
+    found = [(USER_BANK, "user-wide")]
+    for folder in folders:
+        name = bank_name(folder)
+        if name is None:
+            return None
+        found.append((name, folder))
+    return found
+
+
+def _one_line(text: str) -> str | None:
+    """moments._one_line for a text ``marks.visible`` leaves alone; None for any other."""
+    return " ".join(text.split()) if text.isprintable() else None
+
+
+def utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[str, list[str]] | None:
+    """moments.render, or None when a memory's text holds what ``marks.visible`` marks."""
+    lines = [HEAD]
+    used = utf16_units(HEAD) + 1
+    shown = []
+    for _id, path, bank, file, name, description, body, _score in found:
+        fields = [_one_line(name), _one_line(file), _one_line(description), _one_line(labels[bank])]
+        body_lines = body.strip().splitlines()
+        if None in fields or "/" in file or not all(line.isprintable() for line in body_lines):
+            return None
+        entry = f"- [{fields[0]}]({fields[1]}) — {fields[2]} · {fields[3]}"
+        cost = utf16_units(entry) + 1
+        if used + cost > budget:
+            continue
+        body = ["  " + line if line.strip() else "" for line in body_lines]
+        where = f"  [cut; read it whole in {memories_dir}/{bank}/{file}]"
+        kept = []
+        room = budget - used - cost
+        total = sum(utf16_units(line) + 1 for line in body)
+        if total > room:
+            room -= utf16_units(where) + 1
+            for line in body:
+                if utf16_units(line) + 1 > room:
+                    break
+                kept.append(line)
+                room -= utf16_units(line) + 1
+            if room < 0:
+                continue
+            kept.append(where)
+        else:
+            kept = body
+        lines += [entry, *kept]
+        used += cost + sum(utf16_units(line) + 1 for line in kept)
+        shown.append(path)
+    if not shown:
+        return "", []
+    return "\n".join(lines) + "\n", shown
+
+
+def _groups(words: list[str]) -> list[str]:
+    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
+                        for word in (term, *RELATED.get(term, ()))) for term in words]
+
+
+def _enough(shared: int, terms: int) -> bool:
+    return shared >= min(PROMPT_MIN_SHARED, terms) and shared >= PROMPT_MIN_SHARED_FRACTION * terms
+
+
+def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[list, int, str | None]:
+    """moments.prompt_matches on a ``_sqlite3`` connection (index.py's SQL). Raises _sqlite3.Error."""
+    words = meaningful(prompt, PROMPT_MAX_TERMS)
+    if not words:
+        return [], 0, "no-words"
+    groups = _groups(words)
+    if len(words) == 1:
+        groups = ["{name description} : (" + groups[0] + ")"]
+    cap = PROMPT_RANK_MAX_MATCHES
+
+    def count(expression: str) -> int:
+        return connection.execute("SELECT count(*) FROM (SELECT 1 FROM memories WHERE memories MATCH ? LIMIT ?)",
+                                  [expression, cap + 1]).fetchone()[0]
+
+    counts = sorted((count(group), n) for n, group in enumerate(groups))
+    chosen, total = [], 0
+    for found, n in counts:
+        if found and total + found > cap:
+            break
+        total += found
+        if found:
+            chosen.append(groups[n])
+    if not chosen:
+        return [], len(words), "too-common" if counts[-1][0] else "below-floor"
+    marks = ",".join("?" * len(banks))
+    limit = PROMPT_CANDIDATES + len(held)
+    ranked = connection.execute(
+        f"WITH best AS (SELECT rowid AS id, bm25(memories, {WEIGHTS}) AS score FROM memories"
+        " WHERE memories MATCH ? ORDER BY score LIMIT ?)"
+        " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score"
+        f" FROM best JOIN files f ON f.id = best.id JOIN memories m ON m.rowid = best.id"
+        f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
+        [" OR ".join(f"({group})" for group in chosen), RANK_WINDOW * limit, *banks, limit]).fetchall()
+    candidates = [row for row in ranked if row[1] not in held][:PROMPT_CANDIDATES]
+    ids = [row[0] for row in candidates]
+    shared = dict.fromkeys(ids, 0)
+    if ids:
+        id_marks = ",".join("?" * len(ids))
+        for group in groups:
+            for (row,) in connection.execute(
+                    f"SELECT rowid FROM memories WHERE memories MATCH ? AND rowid IN ({id_marks})", [group, *ids]):
+                shared[row] += 1
+    relevant = [row for row in candidates if _enough(shared[row[0]], len(words))][:MOMENT_MAX_MEMORIES]
+    if relevant:
+        return relevant, len(words), None
+    return [], len(words), "held" if ranked and not candidates else "below-floor"
+
+
+def _stamp() -> tuple[str, str]:
+    now = time.gmtime()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", now), time.strftime("%Y-%m-%d", now)
+
+
+def _append(path: str, data: bytes) -> None:
+    """One write on an O_APPEND descriptor, making the folder on the first line; never raises."""
+    try:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _value(value: object) -> str:
+    """journal._value for the values written here: None, bool, int and str."""
+    if value is None:
+        text = "-"
+    elif value is True or value is False:
+        return "true" if value else "false"
+    elif isinstance(value, int):
+        text = str(value)
+    else:
+        text = value
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[:MAX_VALUE_CHARS] + "…"
+    return text if text and all(char in _BARE for char in text) else _json.encode_basestring(text)
+
+
+def journal(root: str, decision: str, **facts: object) -> None:
+    """journal.write(layout, "recall", decision, hook=True, **facts)."""
+    moment, day = _stamp()
+    parts = [moment, "recall", decision, "hook=true", *(f"{key}={_value(value)}" for key, value in facts.items())]
+    _append(f"{root}/.trace/recall-{day}.log", (" ".join(parts) + "\n").encode("utf-8", "backslashreplace"))
+
+
+def held(root: str, session: str) -> set[str]:
+    """ledger.held."""
+    try:
+        with open(f"{root}/.delivered/{session}.tsv", "rb") as stream:
+            text = stream.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return set()
+    found: set[str] = set()
+    for line in text.split("\n"):
+        parts = line.split("\t")
+        if len(parts) != 3:
+            continue
+        if parts[1] == "compact":
+            found.clear()
+        elif parts[1] in ("recall", "prompt", "file"):
+            found.add(parts[2])
+    return found
+
+
+def prompt_hook(payload: bytes) -> str | None:
+    """The reply of ``recall --prompt-hook`` to ``payload`` (``""``: nothing to add, its journal line
+    written), or FALLBACK (None) when this is not the usual case: run the full hook then."""
+    if os.environ.get(PIPELINE_ENV, "") == "1":
+        return ""
+    base = root()
+    if base is None or len(payload) > HOOK_PAYLOAD_MAX_BYTES:
+        return FALLBACK
+    data = parse(payload)
+    if data is None or data.get("hook_event_name") != EVENT:
+        return FALLBACK
+    session, cwd, prompt = data.get("session_id"), data.get("cwd"), data.get("prompt")
+    if (not _session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
+            or not isinstance(prompt, str) or not prompt.strip()):
+        return FALLBACK
+    memories = base + "/memories"
+    if not os.path.isdir(memories) or os.path.lexists(base + "/.settings.toml"):
+        return FALLBACK
+    banks = chain(cwd)
+    index = base + "/.search.sqlite"
+    if banks is None or not os.path.isfile(index):
+        return FALLBACK
+    labels = dict(banks)
+    names = [name for name, _ in banks]
+    connection = None
+    try:
+        connection = _sqlite3.connect(index, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        marks = ",".join("?" * len(names))
+        recorded = dict(connection.execute(f"SELECT name, mtime_ns FROM banks WHERE name IN ({marks})", names))
+        for name in names:
+            try:
+                mtime = os.stat(f"{memories}/{name}").st_mtime_ns
+            except OSError:
+                mtime = None
+            if recorded.get(name) != mtime:
+                return FALLBACK  # stale: the full hook journals it and starts the refresh
+        found, count, why = matches(connection, names, prompt, held(base, session))
+    except _sqlite3.Error:
+        return FALLBACK
+    finally:
+        if connection is not None:
+            connection.close()
+    rendered = render(memories, found, labels, PROMPT_BUDGET_UTF16)
+    if rendered is None:
+        return FALLBACK
+    text, shown = rendered
+    if not shown:
+        journal(base, "nothing", event=EVENT, session=session, terms=count, reason=why or "budget")
+        return ""
+    stamp, _ = _stamp()
+    rows = "".join(f"{stamp}\tprompt\t{path}\n" for path in shown if "\n" not in path and "\t" not in path)
+    _append(f"{base}/.delivered/{session}.tsv", rows.encode("utf-8", "surrogateescape"))
+    journal(base, "prompt-added", session=session, terms=count, memories=",".join(shown), units=utf16_units(text))
+    return ('{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": '
+            + _json.encode_basestring(text) + "}}\n")
