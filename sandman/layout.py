@@ -243,6 +243,12 @@ class Layout(namedtuple("Layout", "root")):
         return self.root / ".search.sqlite"
 
     @property
+    def search_index_lock(self) -> Path:
+        """``.search.sqlite.lock``: held (flock) by whoever writes or replaces the index, so a
+        rebuild never replaces the file under another writer's journal; empty, derived."""
+        return self.root / ".search.sqlite.lock"
+
+    @property
     def search_refresh_stamp(self) -> Path:
         """``.search.refresh``: its mtime is when a prompt or file hook last started a refresh of the index."""
         return self.root / ".search.refresh"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,21 @@ def test_search_shapes_the_fast_parser_is_unsure_of_go_to_typer(args: list[str])
     from sandman import dispatch
 
     assert dispatch.parse_search(args) is None
+
+
+def test_regression_two_processes_rebuilding_the_index_at_once_both_succeed(layout: Layout) -> None:
+    """A prompt hook's detached refresh and a search rebuilt a missing index at the same time: one
+    replaced the file under the other's journal, which failed with "disk I/O error" (exit 1)."""
+    import subprocess
+
+    for n in range(30):
+        remember(layout, f"Fact {n} about the billing ledger kept in integer cents.", cwd="/tmp/ledger")
+    failures = []
+    for _ in range(8):
+        layout.search_index.unlink(missing_ok=True)
+        runs = [subprocess.Popen([sys.executable, "-m", "sandman.recall.index"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE) for _ in range(4)]
+        failures += [run.communicate() + (run.returncode,) for run in runs if run.wait() != 0]
+    assert failures == []
+    journals = "".join(path.read_text() for path in (layout.root / ".trace").glob("recall-*.log"))
+    assert "index-refreshed" in journals and " failed " not in journals

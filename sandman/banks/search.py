@@ -40,10 +40,12 @@ InputError.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import time
 from collections import namedtuple
+from contextlib import contextmanager
 from pathlib import Path
 
 from sandman import private
@@ -254,13 +256,40 @@ def build(layout: Layout) -> int:
     return count
 
 
+@contextmanager
+def _writer(layout: Layout):
+    """Hold ``layout.search_index_lock`` exclusively while the index is written or replaced.
+
+    Two processes building at once (a prompt hook's detached refresh and a search) replaced
+    the file under each other's journal: the loser failed with "disk I/O error". Readers
+    take no lock. Raises OSError when the lock file cannot be opened."""
+    descriptor = os.open(layout.search_index_lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def rebuild(layout: Layout) -> int:
+    """``build`` under the writers' lock (``sandman search --reindex``); its returns and raises."""
+    with _writer(layout):
+        return build(layout)
+
+
 def open_index(layout: Layout) -> sqlite3.Connection:
     """Return a connection to an index that is current with every bank.
 
     A missing, corrupt or older-schema index is rebuilt (``build``); an
-    existing one is brought up to date (``_sync``). Raises OSError,
-    sqlite3.Error (a rebuilt index that still cannot be opened).
+    existing one is brought up to date (``_sync``), under the writers' lock
+    (``_writer``). Raises OSError, sqlite3.Error (a rebuilt index that still
+    cannot be opened).
     """
+    with _writer(layout):
+        return _open_current(layout)
+
+
+def _open_current(layout: Layout) -> sqlite3.Connection:
     path = layout.search_index
     if path.is_file():
         connection = None
@@ -283,19 +312,21 @@ def refresh(layout: Layout, banks: list[str]) -> int | None:
     Does nothing and returns None when there is no index (the next search
     builds it). Returns how many memories changed. Raises sqlite3.Error, OSError.
     """
-    path = layout.search_index
-    if not path.is_file():
+    if not layout.search_index.is_file():
         return None
-    try:
-        connection = _connect(path)
-    except sqlite3.DatabaseError:
-        return None  # the next search rebuilds it
-    try:
-        if not _is_current_schema(connection):
+    with _writer(layout):
+        if not layout.search_index.is_file():
             return None
-        return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
-    finally:
-        connection.close()
+        try:
+            connection = _connect(layout.search_index)
+        except sqlite3.DatabaseError:
+            return None  # the next search rebuilds it
+        try:
+            if not _is_current_schema(connection):
+                return None
+            return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
+        finally:
+            connection.close()
 
 
 def _unmark(text: str) -> str:

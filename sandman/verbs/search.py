@@ -53,7 +53,7 @@ def search(
         folder = found.name
     try:
         if reindex and layout.root.is_dir():
-            index.build(layout)
+            index.rebuild(layout)
         hits = index.search(layout, query, bank=folder, memory_type=memory_type, limit=limit)
     except sqlite3.Error as error:
         raise SearchIndexError(
