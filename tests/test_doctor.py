@@ -158,6 +158,20 @@ def test_plugin_hooks_are_read_from_its_install(healthy, isolated, tmp_path):
     assert result.details["registered"]["SessionStart"] == []
 
 
+def test_regression_doctor_said_ok_while_the_plugin_and_hooks_install_both_registered_the_hooks(healthy, isolated):
+    from conftest import REPO
+
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@sandman": [
+        {"scope": "user", "installPath": str(REPO), "version": "0.1.0"}]}}))
+    write_settings(isolated, {**SETTINGS, "enabledPlugins": {"sandman@sandman": True}})
+    result = check(doctor(), "hooks")
+    assert result.status == "warn", result.message
+    assert "registered twice" in result.message and "sandman hooks uninstall" in result.message
+    assert "claude plugin disable sandman@sandman" in result.message
+
+
 def test_missing_claude_binary_fails(healthy, monkeypatch):
     monkeypatch.setenv("SANDMAN_CLAUDE_BIN", "no-such-claude-binary")
     report = doctor()
