@@ -220,6 +220,28 @@ def test_stale_pending_take_warns(healthy):
     assert "1 waiting over 24 h (e.g. s-pending)" in result.message
 
 
+def test_regression_an_mcp_call_refused_for_bad_input_counted_as_a_journal_error(healthy, isolated):
+    """Passing MEMORY.md to forget_memory is the caller's mistake: a refusal, not an error of sandman."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    index = healthy.bank("_user") / "MEMORY.md"
+
+    async def call() -> object:
+        server = StdioServerParameters(command=sys.executable, args=["-m", "sandman", "mcp"], env=dict(os.environ))
+        async with Client(server, read_timeout_seconds=60) as client:
+            return await client.call_tool("forget_memory", {"file": str(index)})
+
+    assert anyio.run(call).is_error
+    [line] = [journal.parse_line(line) for path in healthy.trace.glob("mcp-*.log")
+              for line in path.read_text().splitlines()]
+    assert line[2] == "refused" and line[3]["tool"] == "forget_memory"
+    result = check(doctor(), "errors")
+    assert (result.status, result.details["count"]) == ("ok", 0), result.message
+
+
 def test_reflect_late_warns_only_once_takes_happen(healthy, tmp_path, monkeypatch):
     later = journal.now_utc() + timedelta(hours=49)
     assert check(doctor(now=later), "reflect").status == "warn"
