@@ -22,7 +22,10 @@ Install is idempotent: an existing sandman hook (any command that runs
 unchanged file is not rewritten. Every other key and hook is preserved. The
 write is atomic (through a symlinked settings file to its target, its mode
 kept) and is refused if the file changed while it was being edited. A file
-that is not a JSON object is refused and left untouched.
+that is not a JSON object is refused and left untouched. So is an install while
+a sandman plugin is enabled (``sandman_plugins``): the plugin's hooks already run,
+and both would run every hook twice (docs/hooks.md, "The plugin and hooks install
+together"); ``force`` registers them anyway.
 """
 
 from __future__ import annotations
