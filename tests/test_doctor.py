@@ -237,7 +237,7 @@ def test_regression_an_mcp_call_refused_for_bad_input_counted_as_a_journal_error
     assert anyio.run(call).is_error
     [line] = [journal.parse_line(line) for path in healthy.trace.glob("mcp-*.log")
               for line in path.read_text().splitlines()]
-    assert line[2] == "refused" and line[3]["tool"] == "forget_memory"
+    assert line[2] == "refused" and line[3]["tool"] == "forget_memory", line
     result = check(doctor(), "errors")
     assert (result.status, result.details["count"]) == ("ok", 0), result.message
 
