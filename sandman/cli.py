@@ -458,6 +458,8 @@ def hooks_install(
     auto_memory: Annotated[Optional[str], typer.Option(
         "--auto-memory", metavar="on|off",
         help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Register them even while the sandman plugin is enabled (each hook then runs twice).")] = False,
 ) -> None:
     """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
     from pathlib import Path
@@ -467,7 +469,7 @@ def hooks_install(
     if auto_memory not in (None, "on", "off"):
         raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
     path = Path(settings) if settings else None
-    _print_hooks_change(run(lambda: verb.install(path)))
+    _print_hooks_change(run(lambda: verb.install(path, force=force)))
     if auto_memory is not None:
         written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
         state = "off (autoMemoryEnabled: false)" if auto_memory == "off" else "back to its default, on"

@@ -84,9 +84,15 @@ def check_utf8(**arguments: str | None) -> None:
 
 
 def _journal(layout: Layout, tool: str, error: SandmanError | None, **facts: object) -> None:
-    """One line per tool call in ``.trace/mcp-<date>.log``: ``called`` or ``failed`` with the error."""
+    """One line per tool call in ``.trace/mcp-<date>.log``: ``called``; ``refused`` with the error when the
+    call's input was refused (an InputError: a relative path, MEMORY.md given to forget_memory, a
+    secret: the caller's mistake, not sandman's, so doctor does not count it); else ``failed``."""
+    from sandman.errors import InputError
+
     if error is None:
         journal.write(layout, "mcp", "called", tool=tool, **facts)
+    elif isinstance(error, InputError):
+        journal.write(layout, "mcp", "refused", tool=tool, error=str(error), **facts)
     else:
         journal.write(layout, "mcp", "failed", tool=tool, error=str(error), **facts)
 

@@ -158,6 +158,20 @@ def test_plugin_hooks_are_read_from_its_install(healthy, isolated, tmp_path):
     assert result.details["registered"]["SessionStart"] == []
 
 
+def test_regression_doctor_said_ok_while_the_plugin_and_hooks_install_both_registered_the_hooks(healthy, isolated):
+    from conftest import REPO
+
+    plugins = isolated / ".claude" / "plugins" / "installed_plugins.json"
+    plugins.parent.mkdir(parents=True)
+    plugins.write_text(json.dumps({"version": 2, "plugins": {"sandman@sandman": [
+        {"scope": "user", "installPath": str(REPO), "version": "0.1.0"}]}}))
+    write_settings(isolated, {**SETTINGS, "enabledPlugins": {"sandman@sandman": True}})
+    result = check(doctor(), "hooks")
+    assert result.status == "warn", result.message
+    assert "registered twice" in result.message and "sandman hooks uninstall" in result.message
+    assert "claude plugin disable sandman@sandman" in result.message
+
+
 def test_missing_claude_binary_fails(healthy, monkeypatch):
     monkeypatch.setenv("SANDMAN_CLAUDE_BIN", "no-such-claude-binary")
     report = doctor()
@@ -204,6 +218,28 @@ def test_stale_pending_take_warns(healthy):
     result = check(doctor(), "pending")
     assert result.status == "warn"
     assert "1 waiting over 24 h (e.g. s-pending)" in result.message
+
+
+def test_regression_an_mcp_call_refused_for_bad_input_counted_as_a_journal_error(healthy, isolated):
+    """Passing MEMORY.md to forget_memory is the caller's mistake: a refusal, not an error of sandman."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    index = healthy.bank("_user") / "MEMORY.md"
+
+    async def call() -> object:
+        server = StdioServerParameters(command=sys.executable, args=["-m", "sandman", "mcp"], env=dict(os.environ))
+        async with Client(server, read_timeout_seconds=60) as client:
+            return await client.call_tool("forget_memory", {"file": str(index)})
+
+    assert anyio.run(call).is_error
+    [line] = [journal.parse_line(line) for path in healthy.trace.glob("mcp-*.log")
+              for line in path.read_text().splitlines()]
+    assert line[2] == "refused" and line[3]["tool"] == "forget_memory", line
+    result = check(doctor(), "errors")
+    assert (result.status, result.details["count"]) == ("ok", 0), result.message
 
 
 def test_reflect_late_warns_only_once_takes_happen(healthy, tmp_path, monkeypatch):

@@ -351,3 +351,35 @@ def test_forget_removes_the_sessions_deliveries_ledger_and_keeps_the_others(layo
     result = forget(layout, SID)
     assert layout.delivered_ledger(SID) in result.destroyed and not layout.delivered_ledger(SID).exists()
     assert ledger.usage(layout)["_user/user_a.md"].sessions == 1
+
+
+def _prompt_hook(layout: Layout, session: str, prompt: str) -> str:
+    payload = {"session_id": session, "cwd": "/home/user/proj", "hook_event_name": "UserPromptSubmit",
+               "prompt": prompt}
+    done = sandman("recall", "--prompt-hook", stdin=json.dumps(payload).encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    return done.stdout.decode()
+
+
+def test_regression_forget_deleted_the_search_index_so_the_next_prompt_got_nothing(layout: Layout,
+                                                                                   held: dict[str, Path]):
+    from sandman.banks import search
+
+    search.open_index(layout).close()
+    result = forget(layout, SID, memories=True)
+    assert result.deleted and layout.search_index.is_file()
+    assert "Deploys happen on Fridays" in _prompt_hook(layout, "s-after", "which day do deploys happen on?")
+    assert "Uploads go through S3" not in _prompt_hook(layout, "s-after2", "where do uploads go, S3?")
+    words = b"".join(path.read_bytes() for path in layout.root.glob(".search.sqlite*"))
+    assert b"uploads" not in words.lower() and b"upload" not in words.lower()
+
+
+def test_regression_the_first_commit_of_memories_left_no_index_so_the_prompt_hook_got_nothing(layout: Layout,
+                                                                                              isolated: Path):
+    from sandman.verbs.init import init
+
+    init(layout)
+    assert not layout.search_index.exists()
+    _memory(layout, "Deploys happen on Fridays", [OTHER])  # a first dream's commit
+    assert layout.search_index.is_file()
+    assert "Deploys happen on Fridays" in _prompt_hook(layout, "s-first", "which day do deploys happen on?")

@@ -300,3 +300,38 @@ def test_the_prompt_hook_is_installed_as_its_fast_launcher_and_runs(isolated: Pa
                           "prompt": "How are releases tagged?"}).encode()
     done = subprocess.run(["sh", "-c", command], input=payload, capture_output=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")  # no root yet: nothing, journaled
+
+
+def _plugin_installed(isolated: Path, enabled: bool = True) -> Path:
+    """The files `claude plugin marketplace add <repo>` + `claude plugin install sandman@sandman` wrote
+    (Claude Code 2.1.332, user scope): enabledPlugins in settings.json and plugins/installed_plugins.json."""
+    path = _settings(isolated, {**THEIRS, "extraKnownMarketplaces": {"sandman": {"source": {
+        "source": "directory", "path": str(REPO)}}}, "enabledPlugins": {"sandman@sandman": enabled}})
+    record = config.claude_config_dir() / "plugins" / "installed_plugins.json"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps({"version": 2, "plugins": {"sandman@sandman": [{
+        "scope": "user", "installPath": str(REPO), "version": "0.1.0", "installedAt": "2026-12-05T09:00:03.104Z",
+        "lastUpdated": "2026-12-05T09:00:03.104Z"}]}}))
+    return path
+
+
+def test_regression_hooks_install_beside_the_enabled_plugin_registered_every_hook_twice(isolated: Path):
+    path = _plugin_installed(isolated)
+    before = path.read_bytes()
+    with pytest.raises(ConfigError) as raised:
+        install()
+    assert path.read_bytes() == before
+    assert "plugin sandman@sandman is enabled" in str(raised.value)
+    assert "claude plugin disable sandman@sandman" in str(raised.value) and "--force" in str(raised.value)
+    done = sandman("hooks", "install")
+    assert done.returncode != 0 and done.stdout == b"" and len(done.stderr.decode().splitlines()) == 1
+    assert b"Traceback" not in done.stderr and path.read_bytes() == before
+
+
+def test_hooks_install_beside_a_disabled_plugin_or_with_force_registers_them(isolated: Path):
+    _plugin_installed(isolated, enabled=False)
+    assert install().written
+    path = _plugin_installed(isolated)
+    done = sandman("hooks", "install", "--force")
+    assert done.returncode == 0, done.stderr
+    assert len(_ours(json.loads(path.read_text()))["SessionEnd"]) == 1

@@ -85,3 +85,30 @@ def test_plugin_without_sandman_says_what_to_install_on_the_persons_screen(fake_
     with Tmux(project, fake_api, env_extra=NO_SANDMAN, args=["--plugin-dir", str(plugin)]) as session:
         screen = session.wait_for("pipx install sandman-memory", timeout=60)
     assert SAID in " ".join(screen.split())
+
+
+# --- the plugin and hooks install together ---------------------------------------------
+
+
+def test_hooks_install_beside_the_installed_plugin_doubled_every_hook_regression(fake_api, isolated: Path) -> None:
+    """With the plugin installed as Claude Code installs it (``plugin marketplace add`` + ``plugin install
+    sandman@sandman``), ``sandman hooks install`` registered every hook a second time and said nothing:
+    each session start sent the recall surface twice. It now refuses in one line, and doctor warns
+    when both are registered anyway (--force)."""
+    from helpers import sandman
+
+    from sandman.verbs.doctor import doctor
+
+    plugin = plugin_copy(isolated / "plugin", mcp=False)
+    for args in (["plugin", "marketplace", "add", str(plugin)], ["plugin", "install", "sandman@sandman"]):
+        done = claude(args, isolated, fake_api)
+        assert done.rc == 0, done.stdout + done.stderr
+    settings = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    assert json.loads(settings.read_text())["enabledPlugins"] == {"sandman@sandman": True}
+    before = settings.read_bytes()
+    refused = sandman("hooks", "install")
+    assert refused.returncode != 0 and len(refused.stderr.decode().splitlines()) == 1
+    assert "claude plugin disable sandman@sandman" in refused.stderr.decode() and settings.read_bytes() == before
+    assert sandman("hooks", "install", "--force").returncode == 0
+    hooks = next(check for check in doctor().checks if check.name == "hooks")
+    assert hooks.status == "warn" and "registered twice" in hooks.message

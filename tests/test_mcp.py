@@ -119,9 +119,9 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     lines = [journal.parse_line(line) for path in sorted(layout.trace.glob("mcp-*.log"))
              for line in path.read_text().splitlines()]
     assert [(decision, facts["tool"]) for _, _, decision, facts in lines] == [
-        ("called", "banks"), ("called", "remember"), ("called", "remember"), ("failed", "remember"),
-        ("failed", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
-        ("called", "banks"), ("called", "banks"), ("called", "search"), ("failed", "search"), ("called", "search"),
+        ("called", "banks"), ("called", "remember"), ("called", "remember"), ("refused", "remember"),
+        ("refused", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
+        ("called", "banks"), ("called", "banks"), ("called", "search"), ("refused", "search"), ("called", "search"),
         ("called", "handoff"),
         ("called", "recall")]
     assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))

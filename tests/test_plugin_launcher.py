@@ -61,6 +61,14 @@ def test_without_sandman_the_first_session_start_says_what_to_install_once(empty
         assert (again.returncode, again.stdout, again.stderr) == (0, b"", b"")
 
 
+def test_the_missing_sandman_message_says_the_plugins_hooks_cannot_run_not_that_no_session_is_recalled(
+        empty_path: Path, tmp_path: Path) -> None:
+    """Hooks that ``sandman hooks install`` registered still take and recall the session (found by a tester)."""
+    message = json.loads(launch(["recall", "--hook"], START, empty_path, tmp_path / "data").stdout)["systemMessage"]
+    assert "no session is archived or recalled" not in message
+    assert "this plugin's hooks cannot run" in message and "sandman hooks install" in message
+
+
 @pytest.mark.parametrize("payload", [END, "", "not json"], ids=["session-end", "empty", "not-json"])
 def test_without_sandman_a_hook_no_one_sees_exits_0_and_keeps_the_telling(payload: str, empty_path: Path,
                                                                           tmp_path: Path) -> None:

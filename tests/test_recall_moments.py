@@ -207,3 +207,52 @@ def test_the_refresh_a_hook_starts_brings_the_index_up_to_date_for_the_next_prom
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert any(" recall index-refreshed" in line for line in _journal(layout))
     assert DEPLOY in _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
+
+
+def test_a_repeated_prompt_or_read_whose_memory_is_held_is_journaled_held_not_below_floor(project, layout):
+    assert _prompt(project, "How do I push a release tag?") is not None
+    assert _prompt(project, "How do I push a release tag?") is None
+    target = str(project / "src" / "billing" / "ledger.py")
+    assert _read(project, target) is not None
+    assert _read(project, target) is None
+    reasons = [line.split("reason=")[1].split()[0] for line in _journal(layout) if " nothing " in line]
+    assert reasons == ["held", "held"]
+
+
+def test_hooks_racing_for_one_session_never_give_the_same_memory_twice(project, layout, monkeypatch):
+    """A second hook of the session runs while the first is between its check (held) and its record."""
+    import fcntl
+    import threading
+
+    from sandman.recall import ledger, moments
+
+    payload = json.dumps({"session_id": SID, "cwd": str(project), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "How do I push a release tag?"}).encode()
+    real_held, real_flock = ledger.held, fcntl.flock
+    second_ran_or_waits = threading.Event()
+    replies: dict = {}
+
+    def second() -> None:
+        replies["second"] = moments.prompt_hook(layout, payload)
+        second_ran_or_waits.set()
+
+    def flock(fd, operation):
+        if threading.current_thread().name == "second":
+            second_ran_or_waits.set()  # about to wait for the first hook's lock
+        return real_flock(fd, operation)
+
+    def held(layout_, session):
+        found = real_held(layout_, session)
+        if threading.current_thread() is threading.main_thread() and "thread" not in replies:
+            replies["thread"] = threading.Thread(target=second, name="second")
+            replies["thread"].start()
+            second_ran_or_waits.wait()
+        return found
+
+    monkeypatch.setattr(ledger, "held", held)
+    monkeypatch.setattr(fcntl, "flock", flock)
+    replies["first"] = moments.prompt_hook(layout, payload)
+    replies["thread"].join()
+    assert sum(DEPLOY in (replies[which] or "") for which in ("first", "second")) == 1
+    rows = layout.delivered_ledger(SID).read_text().splitlines()
+    assert len([row for row in rows if "project_deploys" in row]) == 1

@@ -175,6 +175,27 @@ def test_project_selects_by_the_transcripts_cwd_not_the_slug(isolated: Path, lay
     assert not any(f.get("reason") == "other-project" for _, f in _journal(layout)), "counted, not journaled"
 
 
+def test_regression_take_all_project_counted_every_projects_taken_sessions_and_orphans(isolated: Path,
+                                                                                      layout: Layout):
+    from sandman.verbs.take_all import listing
+
+    _transcript(isolated, _session(1), cwd="/a/app")
+    _transcript(isolated, _session(2), cwd="/b/other")
+    _transcript(isolated, _session(3), cwd="/b/other")
+    assert len(backfill(layout).taken) == 3  # every project taken once
+    for cwd, sid, line in (("/a/app", _session(7), '{"cwd": "/a/app/api"}'),  # its subagents say where
+                           ("/b/other", _session(8), '{"cwd": "/b/other"}'),
+                           ("/b/other", _session(9), "{}")):  # nothing says: its folder's name does
+        folder = isolated / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in cwd) / sid
+        (folder / "subagents").mkdir(parents=True)
+        (folder / "subagents" / "agent-a1.jsonl").write_text(line + "\n")
+    result = backfill(layout, project="/a/app")
+    assert result.reasons() == {"taken": 1, "other-project": 2, "orphan-folder": 1}
+    assert [line.split()[:2] for line in listing(result)] == [
+        ["skip", "orphan-folder"]] and _session(7) in listing(result)[0]
+    assert backfill(layout).reasons() == {"taken": 3, "orphan-folder": 3}
+
+
 def test_project_may_be_relative(isolated: Path, layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     work = tmp_path / "work"
     (work / "sub").mkdir(parents=True)

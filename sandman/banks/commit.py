@@ -334,19 +334,22 @@ def bank_transaction(
 
 
 def _refresh_search(layout: Layout, banks: list[str]) -> None:
-    """Keep the search index current with the banks a commit touched (sandman.banks.search).
+    """Keep the search index current with the banks a commit touched (sandman.banks.search); build it
+    whole when there is none (the first commit of memories, as dream's first), since the prompt and
+    file hooks read it and never build it.
 
     The index is derived: a failure here costs a slower next search (it finds
     the change itself), never the commit, so it is a journal line.
     """
-    if not layout.search_index.is_file():
-        return
     import sqlite3  # here, not at the top: take --hook imports this module
 
     from sandman.banks import search
 
     try:
-        search.refresh(layout, banks)
+        if layout.search_index.is_file():
+            search.refresh(layout, banks)
+        else:
+            search.build(layout)
     except (sqlite3.Error, OSError) as error:
         journal.write(layout, "search", "refresh-failed", error=str(error))
 

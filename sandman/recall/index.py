@@ -8,8 +8,9 @@ answers None with a reason when the index is missing, locked, of another schema,
 the banks asked about (a bank folder whose modification time is not the one recorded at its
 last scan), and ``refresh_soon`` then starts ``python -m sandman.recall.index`` detached, which
 brings it up to date (``sandman.banks.search.open_index``) for the next prompt. Who keeps it
-current otherwise: commit_memory refreshes the banks it writes after each commit, and any
-``sandman search`` refreshes what changed.
+current otherwise: commit_memory refreshes the banks it writes after each commit (and builds
+the index when there is none), forget of memories builds it again, and any ``sandman search``
+refreshes what changed.
 
 Standard library only at module level (the hook paths import it).
 """

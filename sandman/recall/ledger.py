@@ -18,7 +18,10 @@ session holds now, so they never add one twice), and ``search``, the site and
 last). Dotted and git-ignored: what one machine's sessions were given is that
 machine's. Appends are one ``write`` on an ``O_APPEND`` descriptor, so
 concurrent hooks never interleave within a line, and a ledger is never
-rewritten.
+rewritten. The hooks' check-and-record (``held``, then ``append`` of what they
+add) runs under ``locked``: an exclusive ``flock`` on the session's ledger, so
+two hooks racing for one session (a plugin's and ``hooks install``'s, or a
+prompt and a file read) never both give the same memory.
 
 Standard library only: the hook paths import this module.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from contextlib import contextmanager
 
 from sandman.layout import Layout
 
@@ -86,6 +90,36 @@ def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool
     except OSError:
         return False
     return True
+
+
+@contextmanager
+def locked(layout: Layout, session: str):
+    """Hold ``session``'s ledger exclusively (``fcntl.flock`` on ``.delivered/<session>.tsv``, created
+    empty when missing) for a check-and-record: the other hooks of that session wait, those of other
+    sessions do not. Released when the block ends or the process dies. A ledger that cannot be
+    opened or locked (a read-only root, an unusable id) runs the block unlocked: a ledger must not
+    fail a hook. Yields None."""
+    fd = -1
+    if usable_session(session):
+        path = layout.delivered_ledger(session)
+        try:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            if fd >= 0:
+                os.close(fd)
+            fd = -1
+    try:
+        yield None
+    finally:
+        if fd >= 0:
+            os.close(fd)  # closing the descriptor releases the lock
 
 
 def record_start(layout: Layout, session: str, source: str | None, given: tuple) -> None:

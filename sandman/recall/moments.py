@@ -213,7 +213,8 @@ def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | f
     ranked = index.ranked(connection, " OR ".join(f"({group})" for group in chosen), banks,
                           config.PROMPT_CANDIDATES + len(held))
     candidates = [found for found in ranked if found.path not in held][: config.PROMPT_CANDIDATES]
-    ids = [found.id for found in candidates]
+    holding = [found for found in ranked if found.path in held]
+    ids = [found.id for found in candidates + holding]
     shared = dict.fromkeys(ids, 0)
     for group in groups:
         for row in index.matching(connection, group, ids):
@@ -221,7 +222,8 @@ def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | f
     relevant = [found for found in candidates if enough(shared[found.id], len(terms))][:limit]
     if relevant:
         return relevant, len(terms), None
-    return [], len(terms), "held" if ranked and not candidates else "below-floor"
+    # Nothing new: "held" when a memory the session holds clears the floor (the prompt repeated).
+    return [], len(terms), "held" if any(enough(shared[found.id], len(terms)) for found in holding) else "below-floor"
 
 
 def prompt_hook(layout: Layout, payload: bytes) -> str | None:
@@ -244,21 +246,25 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
         return None
     import sqlite3
 
-    try:
-        found, terms, why = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
-    except sqlite3.Error as error:
-        journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
-                      session=session, error=str(error))
-        return None
-    finally:
-        connection.close()
     head = "sandman: memories that match this prompt and were not given to this session yet:"
-    text, shown = render(layout, head, found, config.PROMPT_BUDGET_UTF16)
+    # The check (what the session holds) and the record (what this hook adds) under the session's
+    # lock: a hook racing this one for the same session (ledger.locked) sees what this one gave.
+    with ledger.locked(layout, session):
+        try:
+            found, terms, why = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
+        except sqlite3.Error as error:
+            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
+                          session=session, error=str(error))
+            return None
+        finally:
+            connection.close()
+        text, shown = render(layout, head, found, config.PROMPT_BUDGET_UTF16)
+        if shown:
+            ledger.append(layout, session, "prompt", shown)
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, terms=terms,
                       reason=why or "budget")
         return None
-    ledger.append(layout, session, "prompt", shown)
     journal.write(layout, VERB, "prompt-added", hook=True, session=session, terms=terms, memories=",".join(shown),
                   units=utf16_units(text))
     return _reply(event, text)
@@ -305,9 +311,10 @@ def _words(text: str) -> list[str]:
 
 
 def file_matches(connection, banks: list[str], file: str, held: set[str] | frozenset = frozenset(),
-                 limit: int = config.MOMENT_MAX_MEMORIES) -> list[index.Found]:
+                 limit: int = config.MOMENT_MAX_MEMORIES) -> tuple[list[index.Found], str | None]:
     """The memories of ``banks`` that name ``file`` (absolute) or its directory (``names``), best first,
-    at most ``limit``, none of ``held``. Raises sqlite3.Error."""
+    at most ``limit``, none of ``held``; and why none was found when none was (``none-names-it``, or
+    ``held``: those that name it are all held already) or None. Raises sqlite3.Error."""
     phrases = []
     for part in (os.path.basename(file), os.path.basename(os.path.dirname(file))):
         words = _words(part)
@@ -319,11 +326,13 @@ def file_matches(connection, banks: list[str], file: str, held: set[str] | froze
     phrases = [phrase for phrase in dict.fromkeys(phrases)
                if 0 < index.count(connection, phrase, cap) <= cap]
     if not phrases:
-        return []
+        return [], "none-names-it"
     ranked = index.ranked(connection, " OR ".join(phrases), banks, config.FILE_CANDIDATES + len(held))
-    found = [memory for memory in ranked if memory.path not in held
-             and names(f"{memory.name}\n{memory.description}\n{memory.body}", file)]
-    return found[:limit]
+    naming = [memory for memory in ranked if names(f"{memory.name}\n{memory.description}\n{memory.body}", file)]
+    found = [memory for memory in naming if memory.path not in held]
+    if found:
+        return found[:limit], None
+    return [], "held" if naming else "none-names-it"
 
 
 def file_hook(layout: Layout, payload: bytes) -> str | None:
@@ -351,21 +360,23 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
         return None
     import sqlite3
 
-    try:
-        found = file_matches(connection, banks, file, ledger.held(layout, session))
-    except sqlite3.Error as error:
-        journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
-                      session=session, error=str(error))
-        return None
-    finally:
-        connection.close()
     head = f"sandman: memories that name {_one_line(file)} or its folder, not given to this session yet:"
-    text, shown = render(layout, head, found, config.FILE_BUDGET_UTF16)
+    with ledger.locked(layout, session):  # check and record as one (prompt_hook's)
+        try:
+            found, why = file_matches(connection, banks, file, ledger.held(layout, session))
+        except sqlite3.Error as error:
+            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
+                          session=session, error=str(error))
+            return None
+        finally:
+            connection.close()
+        text, shown = render(layout, head, found, config.FILE_BUDGET_UTF16)
+        if shown:
+            ledger.append(layout, session, "file", shown)
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, tool=tool,
-                      file=file, reason="budget" if found else "none-names-it")
+                      file=file, reason="budget" if found else why)
         return None
-    ledger.append(layout, session, "file", shown)
     journal.write(layout, VERB, "file-added", hook=True, session=session, tool=tool, file=file,
                   memories=",".join(shown), units=utf16_units(text))
     return _reply(event, text)

@@ -346,55 +346,10 @@ def _read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-# Where a plugin enabled at project or local scope is switched on: <project>/.claude/<file>.
-_SCOPE_SETTINGS = {"project": "settings.json", "local": "settings.local.json"}
-
-
-def _enabled(settings: object, name: str) -> bool:
-    enabled = settings.get("enabledPlugins", {}) if isinstance(settings, dict) else {}
-    return isinstance(enabled, dict) and enabled.get(name) is True
-
-
 def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
-    """Return ``(label, install path or None)`` for each enabled sandman plugin, at every scope.
+    from sandman.verbs.hooks import sandman_plugins
 
-    User scope: enabled in the user settings (``settings``). Project and local
-    scope: an ``installed_plugins.json`` record with that ``scope`` and a
-    ``projectPath`` whose ``.claude/settings.json`` (project) or
-    ``.claude/settings.local.json`` (local) enables it.
-    """
-    try:
-        installed = _read_json(config.claude_installed_plugins_file())
-    except (OSError, ValueError, RecursionError):
-        installed = {}
-    records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
-    records = records if isinstance(records, dict) else {}
-    enabled = settings.get("enabledPlugins", {})
-    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
-             if on is True and name.split("@", 1)[0] == "sandman"]
-    found: list[tuple[str, str | None]] = []
-    for name in names:
-        entries = records.get(name, [])
-        entries = [e for e in (entries if isinstance(entries, list) else [entries])
-                   if isinstance(e, dict) and e.get("scope", "user") == "user"]
-        paths = [e["installPath"] for e in entries if isinstance(e.get("installPath"), str)]
-        found += [(f"plugin {name}", path) for path in paths] or [(f"plugin {name}", None)]
-    for name, entries in records.items():
-        if not isinstance(name, str) or name.split("@", 1)[0] != "sandman":
-            continue
-        for entry in entries if isinstance(entries, list) else [entries]:
-            scope = entry.get("scope") if isinstance(entry, dict) else None
-            project = entry.get("projectPath") if isinstance(entry, dict) else None
-            if scope not in _SCOPE_SETTINGS or not isinstance(project, str):
-                continue
-            try:
-                on = _enabled(_read_json(Path(project) / ".claude" / _SCOPE_SETTINGS[scope]), name)
-            except (OSError, ValueError, RecursionError):
-                on = False
-            if on:
-                path = entry.get("installPath")
-                found.append((f"plugin {name} ({scope} scope, {project})", path if isinstance(path, str) else None))
-    return found
+    return sandman_plugins(settings)
 
 
 def _plugin_hooks(settings: dict) -> tuple[list[str], dict[str, list[object]]]:
@@ -494,6 +449,12 @@ def _hooks() -> Check:
         return Check("hooks", WARN, "; ".join(
             f"the {event} hook also runs {exe}, which is not an executable file" for event, exe in stray
         ) + "; run `sandman hooks install` again to keep only the working one", details)
+    twice = [event for event, places in where.items() if str(path) in places and len(places) > 1]
+    if twice:
+        return Check("hooks", WARN, f"sandman's hooks are registered twice, in {path} (`sandman hooks install`) and "
+                     f"by the {plugins[0]}: each runs twice ({', '.join(twice)}; every session start recalls twice); "
+                     "keep one: `sandman hooks uninstall` (keeps the plugin) or "
+                     f"`claude plugin disable {plugins[0].split()[1]}` (keeps these)", details)
     places = sorted({place for found in where.values() for place in found})
     return Check("hooks", OK, f"SessionEnd take and SessionStart recall registered in {', '.join(places)}", details)
 

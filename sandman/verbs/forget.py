@@ -18,8 +18,10 @@ What is destroyed, wherever it is found:
   ``.dream/`` whose bytes name the session id as a whole token (_mentions);
 - every journal line that names the session (_names_session; the ``.trace/``
   files are rewritten without them);
-- the search index ``.search.sqlite`` when memories were deleted (derived: the
-  next search rebuilds it without them);
+- the search index ``.search.sqlite`` when memories were deleted: rebuilt whole
+  without them (a new file; the old one deleted), so the prompt and file hooks
+  keep finding the other memories; deleted when it cannot be rebuilt (the next
+  search builds it);
 - the rendered site's copies: when ``.site/`` exists it is rendered again, so
   the pages and search index of deleted memories and the queue's title of the
   session are gone; when it cannot be rendered it is removed (it is derived).
@@ -374,14 +376,27 @@ def forget_derived(layout: Layout) -> str | None:
 
 
 def _forget_search_index(layout: Layout) -> None:
-    """Delete the search index (it is derived; the next search rebuilds it from the banks).
+    """Delete the search index and build it again from the banks (sandman.banks.search.build).
 
     A deleted row's words can outlive it inside the FTS5 index's segments and
-    the database's free pages, so a refresh is not enough for forget's promise.
+    the database's free pages, so an in-place refresh is not enough for forget's
+    promise: the old file goes, and a new one is built whole. Without that new
+    one the prompt and file hooks (which never build an index) would add nothing
+    until a search. When the build fails the index stays deleted (the next
+    search builds it). Never raises for the build.
     """
+    import sqlite3
+
+    from sandman.banks import search
+
     for path in (layout.search_index, layout.search_index.with_name(layout.search_index.name + "-wal"),
                  layout.search_index.with_name(layout.search_index.name + "-shm")):
         path.unlink(missing_ok=True)
+    if layout.memories.is_dir():
+        try:
+            search.build(layout)
+        except (OSError, sqlite3.Error):
+            pass
 
 
 def _forget_site(layout: Layout) -> str | None:

@@ -23,7 +23,10 @@ Install is idempotent: an existing sandman hook (any command that runs
 unchanged file is not rewritten. Every other key and hook is preserved. The
 write is atomic (through a symlinked settings file to its target, its mode
 kept) and is refused if the file changed while it was being edited. A file
-that is not a JSON object is refused and left untouched.
+that is not a JSON object is refused and left untouched. So is an install while
+a sandman plugin is enabled (``sandman_plugins``): the plugin's hooks already run,
+and both would run every hook twice (docs/hooks.md, "The plugin and hooks install
+together"); ``force`` registers them anyway.
 """
 
 from __future__ import annotations
@@ -236,13 +239,82 @@ def _remove(event: str, groups: list, found: list, change: HooksChange) -> None:
             groups[:] = [g for g in groups if g is not group]
 
 
-def install(settings: Path | None = None) -> HooksChange:
+# Where a plugin enabled at project or local scope is switched on: <project>/.claude/<file>.
+_SCOPE_SETTINGS = {"project": "settings.json", "local": "settings.local.json"}
+
+
+def _enabled(settings: object, name: str) -> bool:
+    enabled = settings.get("enabledPlugins", {}) if isinstance(settings, dict) else {}
+    return isinstance(enabled, dict) and enabled.get(name) is True
+
+
+def sandman_plugins(settings: dict) -> list[tuple[str, str | None]]:
+    """Return ``(label, install path or None)`` for each enabled sandman plugin, at every scope
+    (docs/hooks.md, "The plugin and hooks install together"); the label is ``plugin <name@marketplace>``,
+    with the scope and project for a project or local one.
+
+    User scope: enabled in the user settings (``settings``). Project and local
+    scope: an ``installed_plugins.json`` record with that ``scope`` and a
+    ``projectPath`` whose ``.claude/settings.json`` (project) or
+    ``.claude/settings.local.json`` (local) enables it.
+    """
+    try:
+        installed = _read_json(config.claude_installed_plugins_file())
+    except (OSError, ValueError, RecursionError):
+        installed = {}
+    records = installed.get("plugins", installed) if isinstance(installed, dict) else {}
+    records = records if isinstance(records, dict) else {}
+    enabled = settings.get("enabledPlugins", {})
+    names = [name for name, on in (enabled.items() if isinstance(enabled, dict) else [])
+             if on is True and name.split("@", 1)[0] == "sandman"]
+    found: list[tuple[str, str | None]] = []
+    for name in names:
+        entries = records.get(name, [])
+        entries = [e for e in (entries if isinstance(entries, list) else [entries])
+                   if isinstance(e, dict) and e.get("scope", "user") == "user"]
+        paths = [e["installPath"] for e in entries if isinstance(e.get("installPath"), str)]
+        found += [(f"plugin {name}", path) for path in paths] or [(f"plugin {name}", None)]
+    for name, entries in records.items():
+        if not isinstance(name, str) or name.split("@", 1)[0] != "sandman":
+            continue
+        for entry in entries if isinstance(entries, list) else [entries]:
+            scope = entry.get("scope") if isinstance(entry, dict) else None
+            project = entry.get("projectPath") if isinstance(entry, dict) else None
+            if scope not in _SCOPE_SETTINGS or not isinstance(project, str):
+                continue
+            try:
+                on = _enabled(_read_json(Path(project) / ".claude" / _SCOPE_SETTINGS[scope]), name)
+            except (OSError, ValueError, RecursionError):
+                on = False
+            if on:
+                path = entry.get("installPath")
+                found.append((f"plugin {name} ({scope} scope, {project})", path if isinstance(path, str) else None))
+    return found
+
+
+def _read_json(path: Path) -> object:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def install(settings: Path | None = None, force: bool = False) -> HooksChange:
     """Register sandman's hooks (``HOOKS``) in ``settings``
-    (default: Claude Code's user settings); an install that predates a hook gains it. Raises ConfigError (unreadable or
-    invalid settings: nothing is changed), OSError."""
+    (default: Claude Code's user settings); an install that predates a hook gains it.
+
+    Refused (ConfigError, nothing changed) while a sandman plugin is enabled (``sandman_plugins``:
+    ``enabledPlugins`` in ``settings``, or a project's, with Claude Code's ``installed_plugins.json``):
+    its hooks already run, and both would run every hook twice (docs/hooks.md, "The plugin and hooks
+    install together"), unless ``force``. Raises ConfigError (that, or unreadable or invalid settings:
+    nothing is changed), OSError."""
     path = settings or config.claude_settings_file()
     change = HooksChange(settings=path)
     raw, data = _load(path)
+    plugins = list(dict.fromkeys(label for label, _ in sandman_plugins(data)))
+    if plugins and not force:
+        raise ConfigError(
+            f"the sandman {plugins[0]} is enabled and already runs sandman's hooks; installing them too would run "
+            f"each twice (every session start recalls twice); nothing was changed. Keep the plugin (nothing to "
+            f"install), or keep these hooks: `claude plugin disable {plugins[0].split()[1]}`, then run "
+            f"`sandman hooks install` again (--force registers both)")
     hooks = data.setdefault("hooks", {})
     for event, verb, flag, timeout, matcher in HOOKS:
         want = {"type": "command", "command": hook_command(verb, flag), "timeout": timeout}

@@ -15,7 +15,9 @@ taken when:
 - with ``--project DIR``, that cwd is DIR or below. The transcript's own cwd
   decides, not the project folder's name: Claude Code's slugs fold every
   non-alphanumeric character into ``-``, so ``/a/my_app`` and ``/a/my-app``
-  share a folder.
+  share a folder. A session taken already is placed by its pointer's cwd (so
+  ``taken`` counts the project's alone), and an orphan folder by the cwd its
+  transcripts record, else by its project folder's name (``_orphan_in``).
 
 Every other transcript is skipped with one of ``REASONS`` and the batch goes
 on; a file that cannot be read is reported, never fatal. After the batch the
@@ -189,9 +191,12 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
     if path.name.startswith("agent-") and _under(path, config.claude_projects_dir()):
         return item.skip("subagent")
     named = locate.session_id_of(path)
-    if named is not None and parts.untouched(layout, named, path, stat):
+    already = named is not None and parts.untouched(layout, named, path, stat)
+    if already:
         item.session = named
-        return item.skip("taken")
+        where = _pointer_cwd(layout, named) if project is not None else None
+        if project is None or where is not None:
+            return item.skip("taken" if where is None or _under(where, project) else "other-project")
     try:
         source = locate.source(path)
         session = summarize(path, source.host)
@@ -219,6 +224,8 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
         return item.skip("other-project")
     if item.age_s < -config.TAKE_CLOCK_SLACK_S:  # waiting would not help: say so (check_live's message)
         return item.skip("future", f"{int(-item.age_s)} s ahead; take it by hand: sandman take {item.session} --force")
+    if already:  # a pointer that did not say where: placed by the transcript's cwd
+        return item.skip("taken")
     try:
         check_live(path, now)
     except TranscriptLive:
@@ -231,6 +238,48 @@ def _examine(layout: Layout, path: Path, window_s: int, project: Path | None, no
     if job is not None:
         return item.skip("live-job", f"job {job}")
     return item
+
+
+def _pointer_cwd(layout: Layout, session: str) -> Path | None:
+    """The absolute cwd the session's pointer records (``.recent/<id>.json``), or None."""
+    import json
+
+    try:
+        cwd = json.loads(layout.pointer(session).read_bytes()).get("cwd")
+        return normalize_directory(cwd) if isinstance(cwd, str) else None
+    except (OSError, ValueError, RecursionError, AttributeError, InputError):
+        return None
+
+
+# Lines of an orphan folder's transcript read for a cwd, and transcripts read.
+_ORPHAN_LINES = 20
+_ORPHAN_FILES = 5
+
+
+def _orphan_in(folder: Path, project: Path) -> bool:
+    """True when the orphan session folder ``folder`` (``<projects>/<slug>/<uuid>/``) belongs to
+    ``project``: the cwd the first transcripts in it record (a subagent's lines carry it) is
+    ``project`` or below; when none records one, its project folder's name is Claude Code's
+    name for ``project`` or for a folder below it (``-a-b``, ``-a-b-...``)."""
+    import json
+
+    for transcript in sorted(folder.rglob("*.jsonl"))[:_ORPHAN_FILES]:
+        try:
+            with open(transcript, "rb") as stream:
+                for _, line in zip(range(_ORPHAN_LINES), stream):
+                    try:
+                        cwd = json.loads(line).get("cwd")
+                    except (ValueError, AttributeError, RecursionError):
+                        continue
+                    if isinstance(cwd, str) and os.path.isabs(cwd):
+                        try:
+                            return _under(normalize_directory(cwd), project)
+                        except InputError:
+                            continue
+        except OSError:
+            continue
+    slug = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project))
+    return folder.parent.name == slug or folder.parent.name.startswith(slug + "-")
 
 
 def survey(layout: Layout, window_s: int, project: Path | None, *, paths: list[Path] | None = None,
@@ -255,7 +304,7 @@ def survey(layout: Layout, window_s: int, project: Path | None, *, paths: list[P
                 item.skip("duplicate", ", ".join(str(other.path) for other in group if other is not item))
     if orphans:
         items += [Item(path=folder, size=_tree_size(folder)).skip("orphan-folder")
-                  for folder in locate.orphan_companions()]
+                  for folder in locate.orphan_companions() if project is None or _orphan_in(folder, project)]
     return items
 
 
