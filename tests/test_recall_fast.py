@@ -111,6 +111,9 @@ def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeyp
         layout.settings_file.write_text("[recall]\nprompt_hook = false\n")
     elif unusual == "stale":
         (layout.memories / "_user" / "stray.txt").write_text("changed\n")
+        # A refresh started within the last 30 s: neither hook starts one, so the index stays stale
+        # for both (a refresh finishing between the two calls made them differ).
+        layout.search_refresh_stamp.touch()
     elif unusual == "worktree":
         (project / ".git").write_text("gitdir: /nowhere/.git/worktrees/x\n")
     elif unusual == "no-cwd":

@@ -258,7 +258,8 @@ def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[
         f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
         [" OR ".join(f"({group})" for group in chosen), RANK_WINDOW * limit, *banks, limit]).fetchall()
     candidates = [row for row in ranked if row[1] not in held][:PROMPT_CANDIDATES]
-    ids = [row[0] for row in candidates]
+    holding = [row for row in ranked if row[1] in held]
+    ids = [row[0] for row in candidates + holding]
     shared = dict.fromkeys(ids, 0)
     if ids:
         id_marks = ",".join("?" * len(ids))
@@ -269,7 +270,8 @@ def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[
     relevant = [row for row in candidates if _enough(shared[row[0]], len(words))][:MOMENT_MAX_MEMORIES]
     if relevant:
         return relevant, len(words), None
-    return [], len(words), "held" if ranked and not candidates else "below-floor"
+    # Nothing new: "held" when a memory the session holds clears the floor (moments.prompt_matches).
+    return [], len(words), "held" if any(_enough(shared[row[0]], len(words)) for row in holding) else "below-floor"
 
 
 def _stamp() -> tuple[str, str]:
@@ -356,6 +358,39 @@ def prompt_hook(payload: bytes) -> str | None:
     index = base + "/.search.sqlite"
     if banks is None or not os.path.isfile(index):
         return FALLBACK
+    # ledger.locked's rule: the check of what the session holds and the record of what is added
+    # run under an exclusive flock of its ledger, so two prompts racing never add one memory twice.
+    # Released before a FALLBACK, whose full hook takes the same lock in this process.
+    lock = _lock(f"{base}/.delivered/{session}.tsv")
+    try:
+        return _prompt_reply(base, session, prompt, banks, memories, index)
+    finally:
+        if lock >= 0:
+            os.close(lock)
+
+
+def _lock(path: str) -> int:
+    """An exclusive flock on the ledger at ``path`` (created empty when missing); its descriptor,
+    or -1 when it cannot be had (the block then runs unlocked, as ledger.locked does)."""
+    import fcntl
+
+    fd = -1
+    try:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+    except OSError:
+        if fd >= 0:
+            os.close(fd)
+        return -1
+
+
+def _prompt_reply(base: str, session: str, prompt: str, banks: list, memories: str, index: str) -> str | None:
+    """prompt_hook's work once the session's ledger is locked: its returns."""
     labels = dict(banks)
     names = [name for name, _ in banks]
     connection = None
