@@ -240,7 +240,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
-    event = dream_event(session, material.title, material.cwd, results, verdicts,
+    event = dream_event(session, material.cwd, results, verdicts,
                         shift=_shift_of(layout, pointer))
     for claim in found:
         if not claim.agreed():
@@ -445,10 +445,12 @@ def _shift_of(layout: Layout, pointer: Pointer) -> dict | None:
         return None
 
 
-def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str],
+def dream_event(session: str, cwd: str, results: list[MindResult], verdicts: dict[str, str],
                 shift: dict | None = None):
     """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
     read, the answering minds' models and their summed reported cost (None when none reported one).
+    Its summary names the session by id alone: the trail is versioned and synced, and a session's
+    title is its first prompt, which ``forget`` must be able to destroy (docs/forget.md).
     ``shift`` (the ``meta.json`` of the shift the session ran in) links it to that shift: its
     ``shift`` and a parent at the shift's start, so its commits carry ``Shift:`` and revoking the
     shift revokes what the dream learnt from it."""
@@ -460,7 +462,7 @@ def dream_event(session: str, title: str, cwd: str, results: list[MindResult], v
              for result in results}
     start = (shift or {}).get("start_event")
     return trail.new_event(
-        "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        "dream.commit", f"dream of session {session}",
         parent=start if shift and trail.is_event_id(start) else None, shift=shift["id"] if shift else None,
         model=",".join(sorted({result.model for result in answered if result.model})) or None,
         cost_usd=round(sum(costs), 6) if costs else None,
