@@ -503,7 +503,8 @@ def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> t
             layout, [bank_name(directory) for directory in _chain(claim)], claim.type,
             [evidence(proposal) for proposal in claim.proposals])
         if line is not None:
-            return "tripped", layout.bank(str(line.get("bank") or name)) / BANK_ARCHIVE / str(line.get("file") or ""), None
+            archive = layout.bank(str(line.get("bank") or name)) / BANK_ARCHIVE
+            return "tripped", archive / str(line.get("file") or ""), None
         path = tx.write_memory(name, memory, directory=claim.directory)
         if event is not None and trail.find(layout, event.id) is None:
             trail.write(tx, event)
