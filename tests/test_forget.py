@@ -383,3 +383,64 @@ def test_regression_the_first_commit_of_memories_left_no_index_so_the_prompt_hoo
     _memory(layout, "Deploys happen on Fridays", [OTHER])  # a first dream's commit
     assert layout.search_index.is_file()
     assert "Deploys happen on Fridays" in _prompt_hook(layout, "s-first", "which day do deploys happen on?")
+
+
+def test_a_journal_line_naming_the_session_in_a_starting_or_sessions_field_is_removed(layout: Layout):
+    # Found by a tester: take --missed writes `starting=<id>` (the session whose start ran the
+    # backstop) and `sessions=<id>` when it took one; forget kept them, as if the whole value
+    # were another field's.
+    from sandman.journal import write
+
+    write(layout, "take", "missed-spawned", hook=True, pid=4242, starting=SID)
+    write(layout, "take", "missed", taken=1, skipped=0, sessions=SID, starting=OTHER)
+    write(layout, "take", "missed", taken=2, skipped=0, sessions=f"{OTHER},{SID}", starting=OTHER)
+    write(layout, "dream", "abstained", session=OTHER, mind="fable", model="claude-fable-5-1")
+    assert forget(layout, SID).scrubbed
+    lines = [line for log in layout.trace.glob("*.log") for line in log.read_text().splitlines()]
+    assert len(lines) == 1 and f"session={OTHER}" in lines[0]
+
+
+def test_forget_removes_the_intent_and_temp_files_a_killed_take_left(layout: Layout):
+    # Found by a tester: a take killed mid-write leaves write_atomic's temp files
+    # (`.taking/.<id>.<pid>.json.<hex>.tmp`, `memories/.recent/.<id>.json.<hex>.tmp`) and its
+    # intent record `.taking/<id>.<pid>.json`, each naming the session and holding its paths.
+    hexed = "0123456789abcdef0123456789abcdef"
+    intent = json.dumps({"session": SID, "source": f"/home/user/.claude/projects/p/{SID}.jsonl"})
+    left = {layout.taking / f".{SID}.4242.json.{hexed}.tmp": intent, layout.taking / f"{SID}.4242.json": intent,
+            layout.recent / f".{SID}.json.{hexed}.tmp": '{"title": "the first prompt"}',
+            layout.recent / f".{SID}.json.sweeping": '{"title": "the first prompt"}',
+            layout.take_record(SID).with_name(f".{SID}.json.{hexed}.tmp"): "{}",
+            layout.pending_take(SID).with_name(f".{SID}.json.{hexed}.tmp"): "{}"}
+    other = json.dumps({"session": OTHER})
+    kept = {layout.taking / f".{OTHER}.4242.json.{hexed}.tmp": other, layout.taking / f"{OTHER}.4242.json": other,
+            layout.recent / f".{OTHER}.json.{hexed}.tmp": "{}"}
+    for path, text in {**left, **kept}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    result = forget(layout, SID)
+    assert sorted(result.destroyed) == sorted(left)
+    assert not any(path.exists() for path in left) and all(path.exists() for path in kept)
+
+
+def test_a_dreamt_sessions_first_prompt_is_not_left_in_the_trail(layout: Layout, isolated: Path, fake_claude):
+    # Found by a tester: the dream.commit event's summary was "dream of session <id>: <title>",
+    # and a session's title is its first prompt: forget could not remove it from the versioned,
+    # synced trail/<yyyy>/<mm>/<dd>.jsonl.
+    from dream_helpers import archive_session, model, proposal
+    from sandman.machine import trail
+    from sandman.verbs.dream import dream
+
+    cwd = isolated / "proj"
+    cwd.mkdir()
+    prompt = "rename the payroll export for Dana Whitcombe before Friday"
+    archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z", text=prompt, title=prompt)
+    for mind in ("fable", "opus", "sonnet"):
+        fake_claude.answer(model(mind), {"memories": [proposal(cwd, "Build tool", "Builds use make")]})
+    dream(layout, now=True)
+    (event,) = [e for e in trail.read(layout).events if e.kind == "dream.commit"]
+    assert event.summary == f"dream of session {SID}" and event.data["session"] == SID
+    forget(layout, SID)
+    versioned = git(layout.root, "log", "-p", "--all")
+    assert "Dana" not in versioned and "payroll" not in versioned
+    assert not [p for p in layout.root.rglob("*") if p.is_file() and ".git" not in p.parts
+                and "Dana" in p.read_text("utf-8", "replace")]

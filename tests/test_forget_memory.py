@@ -149,3 +149,31 @@ def test_the_mcp_tool_forgets_one_memory(layout: Layout, project: Path) -> None:
     assert bad.is_error and "is not a memory of a bank under" in bad.content[0].text
     lines = layout.trace_file("mcp", journal.now_utc().strftime("%Y-%m-%d")).read_text()
     assert "tool=forget_memory" in lines  # journaled like every tool call
+
+
+def test_a_forgotten_memory_reworded_by_the_next_dream_is_refused_as_retired(layout: Layout, fake_claude,
+                                                                             corpus: Path) -> None:
+    # Found by a tester: after forgetting spotter-dov's credo memory, a dream of the same
+    # transcript with the three corpus replies rotated between the minds committed the same
+    # claim under another mind's wording (project_spotter_s_credo_check_..._extract.md): the
+    # ledger matched only the file key or the exact body, dedupe matches the claim.
+    import json
+
+    from dream_helpers import bank_memories
+
+    cwd = Path("/home/USER/projects/spotter-worktrees/spotter-dov")
+    replies = {mind: json.loads((corpus / "minds" / "spotter-dov" / f"{mind}.json").read_text())
+               for mind in ("fable", "opus", "sonnet")}
+    for mind, reply in replies.items():
+        fake_claude.answer(dream_model(mind), reply)
+    archive_session(layout, "5e550000-0000-4000-8000-0000000000d1", cwd, ended="2026-11-30T10:00:00Z")
+    dream(layout, now=True)
+    (credo,) = [m for m in bank_memories(layout, cwd.parent) if "credo" in m.name.lower()]
+    assert sandman("forget", "--memory", str(layout.bank(bank_name(cwd.parent)) / credo.file)).returncode == 0
+    for mind, other in (("fable", "opus"), ("opus", "sonnet"), ("sonnet", "fable")):
+        fake_claude.answer(dream_model(mind), replies[other])
+    archive_session(layout, "5e550000-0000-4000-8000-0000000000d2", cwd, ended="2026-11-30T11:00:00Z")
+    summary = dream(layout, now=True)
+    learnt = [m.name for m in bank_memories(layout, cwd.parent) + bank_memories(layout, cwd)]
+    assert not [name for name in learnt if "credo" in name.lower()], learnt
+    assert summary.total("tripped") == 1

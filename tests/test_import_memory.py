@@ -262,3 +262,37 @@ def test_an_import_after_a_killed_import_imports_the_files_the_kill_left_uncommi
     tracked = set(git(root.root, "ls-files").splitlines())
     assert all(path.relative_to(root.root).as_posix() in tracked for path in memories.values())
     assert import_claude_memory(root, project=str(project)).count("unchanged") == 13
+
+
+def test_a_memory_forgotten_after_its_import_is_not_imported_again(root, native, project):
+    # Found by a tester: `forget --memory` retired the imported memory, but Claude Code's native
+    # file was still there and the next import never consulted the retired ledger: it came back.
+    import_claude_memory(root, project=str(project))
+    deploy = _by_name(root)["deploy-target"]
+    done = sandman("forget", "--memory", str(deploy))
+    assert done.returncode == 0, done.stderr
+    bank = deploy.parent.name
+    dry = sandman("import", "claude-memory", "--project", str(project), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    skipped = (f"skipped {project_folder_name(project)}/memory/project_deploy.md: the retired ledger holds it "
+               f"(retired {bank}/{deploy.name} by forget ev-")
+    assert skipped in dry.stdout.decode(), dry.stdout.decode()
+    before = _commits(root)
+    done = sandman("import", "claude-memory", "--project", str(project))
+    assert done.returncode == 0, done.stderr
+    assert skipped in done.stdout.decode() and "0 imported, 0 replaced, 2 unchanged, 1 skipped" in done.stdout.decode()
+    assert "deploy-target" not in _by_name(root) and _commits(root) == before
+    log = root.trace_file("import", journal.now_utc().strftime("%Y-%m-%d")).read_text()
+    assert "reason=retired" in log
+
+
+def test_a_reworded_native_copy_of_a_forgotten_memory_is_not_imported(root, native, project):
+    import_claude_memory(root, project=str(project))
+    assert sandman("forget", "--memory", str(_by_name(root)["deploy-target"])).returncode == 0
+    reworded = DEPLOY.replace("name: deploy-target", "name: deploy target for staging").replace(
+        "Staging deploys go to", "Deploys to staging land on")
+    (native / "project_deploy.md").write_text(reworded, encoding="utf-8")
+    result = import_claude_memory(root, project=str(project))
+    assert [(item.path.name, item.reason) for item in result.items if item.action == "skip"] == [
+        ("project_deploy.md", "retired")]
+    assert not [name for name in _by_name(root) if "deploy" in name]

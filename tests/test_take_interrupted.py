@@ -327,3 +327,106 @@ def test_temp_files_a_killed_take_left_go_once_stale_and_a_young_one_stays(layou
 
     assert [p.exists() for p in stale] == [False, False]
     assert young.exists() and foreign.exists()
+
+
+# --- a kill sweep: a later take of the same session before the drain (found by a tester) -------
+
+# The hook take at a chosen clock (seconds after a fixed moment, so two takes get two archive
+# names without waiting for the clock), dying (os._exit) at a chosen point or not at all.
+SWEEP_DRIVER = textwrap.dedent("""
+    import os, sys
+    from datetime import datetime, timedelta, timezone
+    from sandman import config, journal
+    from sandman.layout import Layout
+    from sandman.archive import link
+    from sandman.verbs import take
+
+    point, shift, payload = sys.argv[1], int(sys.argv[2]), sys.stdin.buffer.read()
+    moment = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=shift)
+    journal.now_utc = lambda: moment
+
+    def die(*args, **kwargs):
+        os._exit(9)
+
+    if point == "before-pointer":
+        take.write_pointer = die
+    elif point == "before-record":
+        take.parts.write_record = die
+    elif point == "before-companion":
+        take.parts.link_tree = die
+    elif point == "before-drop":
+        take.intents.drop = die
+    take.hook(Layout(config.root()), payload)
+    sys.exit(0)
+""")
+KILL_POINTS = ["before-pointer", "before-record", "before-companion", "before-drop"]
+
+
+def _sweep_take(point: str, shift: int, transcript: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", SWEEP_DRIVER, point, str(shift)],
+                          input=_payload(SID, transcript), capture_output=True, timeout=120)
+    assert done.returncode in (0, KILLED), done.stderr.decode()
+    return done.returncode
+
+
+def _one_archive_name(layout: Layout, live: Path) -> None:
+    """One archive name beside Claude Code's, the one the pointer and the take record name, and
+    its companion folder's files linked once too."""
+    (archived,) = _archived(layout)
+    assert live.stat().st_nlink == 2 and os.path.samefile(live, archived)
+    pointer = read_pointer(layout.pointer(SID)).data
+    rel = archived.relative_to(layout.root).as_posix()
+    assert pointer["archived"] == rel and json.loads(layout.take_record(SID).read_text())["archived"] == rel
+    assert "earlier" not in pointer
+    agent = live.with_suffix("") / "subagents" / "agent-1.jsonl"
+    assert agent.stat().st_nlink == 2
+    assert sorted(p.name for p in layout.archive.rglob("*") if p.is_dir() and p.name == SID) == [SID]
+    assert _intents(layout) == []
+
+
+@pytest.mark.parametrize("first", KILL_POINTS)
+@pytest.mark.parametrize("second", [None, *KILL_POINTS])
+def test_a_take_killed_then_taken_again_before_the_drain_leaves_one_archive_name(
+        isolated: Path, layout: Layout, first: str, second: str | None) -> None:
+    # Killing take --hook / take --all repeatedly left transcripts with two archive names (link
+    # count 3): the next take of the session linked a second name before its drain ran, then
+    # the drain "recovered" the killed take's name and pointed at it, orphaning the other.
+    live = _live(isolated, companion=True)
+    assert _sweep_take(first, 0, live) == KILLED
+    if second is not None:
+        _sweep_take(second, 2, live)
+    _sweep_take("none", 4, live)  # a later ending of the session: taken, or nothing new
+    _take_another(isolated)  # and any drain after
+    _one_archive_name(layout, live)
+
+
+@pytest.mark.parametrize("point", ["write_pointer", "drop"])
+def test_recovery_after_a_later_take_linked_another_name_keeps_one_name(
+        isolated: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
+    # The killed take's intent was still in flight when the next take started (so that take
+    # did not finish it and linked a name of its own): the drain must not point back at the
+    # killed take's name, and removes it (one file, no pointer or record naming it).
+    from datetime import timedelta
+
+    live = _live(isolated, companion=True)
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module if point == "write_pointer" else intents, point, _die)
+        patch.setattr(take_module.parts, "write_record", _die) if point == "drop" else None
+        with pytest.raises(Killed):
+            take(layout, SID)
+    (intent,) = _intents(layout)  # a killed process's: another pid than the next take's
+    data = json.loads(intent.read_text())
+    intent.unlink()
+    (intent.parent / f"{SID}.1.json").write_text(json.dumps({**data, "pid": 0}))
+    later = journal.now_utc() + timedelta(seconds=5)
+    with monkeypatch.context() as patch:
+        patch.setattr(take_module, "finish_interrupted", lambda layout: [])  # the intent looked in flight
+        patch.setattr(journal, "now_utc", lambda: later)
+        patch.setattr(take_module, "drain", lambda layout: [])
+        take_module.take_source(layout, SID, take_module.locate.source(live), force=True)
+    assert len(_archived(layout)) == 2
+
+    drain(layout)
+
+    _one_archive_name(layout, live)
+    assert ("intent-dropped", "superseded") in [(d, f.get("reason")) for d, f in _journal(layout)]

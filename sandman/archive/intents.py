@@ -24,7 +24,7 @@ from sandman.archive.root import ensure_repository
 from sandman.errors import InputError, SandmanError
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
-from sandman.store.atomic import TEMP_NAME, is_real_dir, write_atomic
+from sandman.store.atomic import TEMP_NAME, is_real_dir, link_no_replace, write_atomic
 from sandman.transcripts import HOSTS, summarize
 from sandman.transcripts.locate import Source
 
@@ -175,12 +175,100 @@ def _finish(layout: Layout, path: Path) -> str | None:
     elif not os.path.lexists(archived):
         reason = "not-moved" if os.path.lexists(source.path) else "gone"
     else:
-        recover(layout, intent, archived)
+        held = _held_elsewhere(layout, intent, archived, pointer)
+        if held is None:
+            recover(layout, intent, archived)
+            drop(path)
+            return intent.session
+        name, covered = held
+        removed = _remove_orphan(layout, intent, archived, layout.root / name, pointer)
+        if intent.part is not None and covered < intent.part.bytes:
+            recover(layout, intent, layout.root / name)  # the name the later take made, reused
+            drop(path)
+            return intent.session
         drop(path)
-        return intent.session
+        journal.write(layout, VERB, "intent-dropped", session=intent.session, reason="superseded",
+                      archived=name, removed=removed)
+        return None
     drop(path)
     journal.write(layout, VERB, "intent-dropped", session=intent.session, reason=reason)
     return None
+
+
+def _named(layout: Layout, session_id: str, pointer) -> list[str]:
+    """Every archive name the session's pointer and take record give (``archived``, ``companion``, ``earlier``)."""
+    names: list[object] = []
+    if pointer is not None:
+        listed = pointer.data.get("earlier")
+        names += [pointer.data.get("archived"), pointer.data.get("companion"),
+                  *(listed if isinstance(listed, list) else [])]
+    record = parts.read_record(layout, session_id)
+    if record is not None:
+        names += [record.archived, record.companion, *record.earlier]
+    return [name for name in names if isinstance(name, str)]
+
+
+def _held_elsewhere(layout: Layout, intent: Intent, archived: Path, pointer) -> tuple[str, int] | None:
+    """``(name, bytes)`` when the session's pointer, else its take record, names the very file
+    the intent archived (one inode) under another name, or under the same name with as many
+    bytes or more: a later take got there first, and recovering the intent would point back
+    at the killed take's name and part. None otherwise."""
+    record = parts.read_record(layout, intent.session)
+    held = []
+    if pointer is not None and isinstance(pointer.data.get("archived"), str) \
+            and isinstance(pointer.data.get("bytes"), int):
+        held.append((pointer.data["archived"], pointer.data["bytes"]))
+    if record is not None:
+        held.append((record.archived, record.bytes))
+    for name, covered in held:
+        if name == intent.archived and (intent.part is None or covered < intent.part.bytes):
+            continue  # the same name, behind the intent: recover as usual
+        try:
+            if os.path.samefile(layout.root / name, archived):
+                return name, covered
+        except OSError:
+            continue
+    return None
+
+
+def _remove_orphan(layout: Layout, intent: Intent, archived: Path, kept: Path, pointer) -> str | None:
+    """Remove the archive name a killed take made (``archived``) when another name (``kept``) of the
+    same file is the session's, and neither its pointer nor its take record names ``archived``;
+    its companion folder's files go too where ``kept``'s companion folder holds the same files.
+    Return the name removed (relative to the root), None when it stays."""
+    if archived == kept or intent.archived in _named(layout, intent.session, pointer):
+        return None
+    try:
+        if not os.path.samefile(archived, kept):
+            return None
+    except OSError:
+        return None
+    companion, kept_companion = archived.with_suffix(""), kept.with_suffix("")
+    if is_real_dir(companion) and _rel(layout, companion) not in _named(layout, intent.session, pointer):
+        for base, dirs, files in os.walk(companion, topdown=False):
+            here = Path(base)
+            for name in files:
+                other = kept_companion / (here / name).relative_to(companion)
+                try:
+                    if not os.path.lexists(other):
+                        link_no_replace(here / name, other)
+                    if os.path.samefile(here / name, other):
+                        os.unlink(here / name)
+                except (OSError, SandmanError):
+                    continue
+            try:
+                here.rmdir()
+            except OSError:
+                pass
+    archived.unlink()
+    folder = archived.parent
+    while folder != layout.archive and folder.is_relative_to(layout.archive):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+        folder = folder.parent
+    return _rel(layout, archived)
 
 
 def settle_record(layout: Layout, session_id: str, pointer: dict) -> None:

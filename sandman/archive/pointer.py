@@ -10,8 +10,9 @@ other files. Standard library only at module level: take --hook imports it.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sandman import config, journal
 from sandman.archive import parts
@@ -141,6 +142,13 @@ def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
     return mask_secrets(cwd), True
 
 
+def _same_file(layout: Layout, a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(layout.root / a, layout.root / b)
+    except OSError:
+        return False
+
+
 def earlier_parts(layout: Layout, session_id: str, data: dict) -> list[str]:
     """Keep in ``earlier`` the archive names of earlier takes of the session that are other files.
 
@@ -159,9 +167,13 @@ def earlier_parts(layout: Layout, session_id: str, data: dict) -> list[str]:
     if record is not None:
         earlier += [*record.earlier, record.archived, record.companion]
     current = (data["archived"], data.get("companion"))
+    # A name of this very file (one inode) is no earlier part but a second name a killed take
+    # made: the recovery of its intent removes it (archive.intents), and so its companion folder.
+    same = {value for value in earlier if isinstance(value, str) and _same_file(layout, value, data["archived"])}
+    same |= {PurePosixPath(value).with_suffix("").as_posix() for value in same}
     kept: list[str] = []
     for value in earlier:
-        if isinstance(value, str) and value not in current and value not in kept:
+        if isinstance(value, str) and value not in current and value not in kept and value not in same:
             kept.append(value)
     if kept:
         data["earlier"] = kept

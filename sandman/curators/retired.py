@@ -5,17 +5,22 @@ memory a machine decision archived without a successor — a curator's
 ``archive`` or a merge's absorbed members, upkeep's ``prune`` and merge — and
 each live memory a ``reconcile`` revert removed (machine.reconcile)::
 
-    {"bank": "<bank>", "file": "<file>", "type": "...", "name": "...",
+    {"bank": "<bank>", "file": "<file>", "type": "...", "name": "...", "description": "...",
      "key": "<type>_<slug>", "body_sha": "<SHA-256 of the cleaned body>",
-     "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep" | "reconcile <event or shift>"}
+     "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep" | "reconcile <event or shift>"
+                         | "forget <event id>"}
 
 and one ``{"bank", "key", "body_sha", "at", "readded": true}`` line when the
 owner re-adds such a memory by hand (``sandman remember``): that memory is
-no longer retired. A dream that proposes a retired memory again (same
-bank, and same file key or same body) is refused and counted (the dream's
-``tripped`` count and a ``refused-retired`` journal line): what a curator
-or upkeep retired does not creep back through the next session that
-mentions it. Lines are only appended (the file is rewritten whole inside the
+no longer retired. A dream that proposes a retired memory again is refused
+and counted (the dream's ``tripped`` count and a ``refused-retired`` journal
+line), and ``import claude-memory`` skips it (``retired``): what a curator,
+upkeep or forget retired does not creep back through the next session that
+mentions it. "Again" is the same bank and the same file key or body
+(``retired``), or the same claim in other words (``retiring``): a line of the
+memory's type, in its bank or a bank above it, whose name and description
+state what it states by the test dream's dedupe uses against live memories
+(``sandman.minds.evidence.same``). Lines are only appended (the file is rewritten whole inside the
 same bank transaction as the archive).
 """
 
@@ -24,10 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+from collections.abc import Iterable, Sequence
+
 from sandman.banks.memory import Memory, clean_body
 from sandman.banks.names import memory_filename
 from sandman.journal import iso, now_utc
 from sandman.layout import Layout
+from sandman.minds.evidence import Evidence, same
 from sandman.store.atomic import read_regular
 
 
@@ -71,10 +79,55 @@ def retired(layout: Layout, bank: str, memory: Memory) -> dict | None:
     return hit
 
 
+def in_force(found: Sequence[dict]) -> list[dict]:
+    """Return the retiring lines of ``found`` (the ledger, in order) that no later ``readded``
+    line of their bank lifts (same key or same body)."""
+    readded = [(n, line) for n, line in enumerate(found) if line.get("readded")]
+    kept = []
+    for n, line in enumerate(found):
+        if line.get("readded"):
+            continue
+        if any(m > n and later.get("bank") == line.get("bank")
+               and (later.get("key") == line.get("key") or later.get("body_sha") == line.get("body_sha"))
+               for m, later in readded):
+            continue
+        kept.append(line)
+    return kept
+
+
+def retiring(layout: Layout, banks: Iterable[str], memory_type: str,
+             candidates: Sequence[Evidence]) -> dict | None:
+    """Return the latest ledger line in force that retired the claim one of ``candidates`` states,
+    None when none did.
+
+    ``banks`` are the bank names the claim would reach (its bank and those above it, as
+    dream's dedupe reads them); a line counts when it is of one of them, of
+    ``memory_type``, and its name and description are ``same`` as a candidate (the
+    Consensus test, docs/BANK-FORMAT.md "Consensus"; the body is not kept, so it is
+    name and description alone). A line written before the ledger kept descriptions
+    is compared by its name.
+    """
+    wanted = set(banks)
+    for line in reversed(in_force(lines(layout))):
+        name = line.get("name")
+        if line.get("bank") not in wanted or line.get("type") != memory_type or not isinstance(name, str):
+            continue
+        description = line.get("description")
+        held = Evidence(name, description if isinstance(description, str) else "")
+        if any(same(held, candidate) for candidate in candidates):
+            return line
+    return None
+
+
 def entry(bank: str, file: str, memory: Memory, by: str) -> dict:
+    """The ledger line retiring ``memory`` (file ``file`` of ``bank``), written by ``by``.
+
+    Name and description are kept so that a rewording is recognised (``retiring``);
+    the body only as its SHA-256.
+    """
     key, body_sha = keys(memory)
-    return {"bank": bank, "file": file, "type": memory.type, "name": memory.name, "key": key,
-            "body_sha": body_sha, "at": iso(now_utc()), "by": by}
+    return {"bank": bank, "file": file, "type": memory.type, "name": memory.name,
+            "description": memory.description, "key": key, "body_sha": body_sha, "at": iso(now_utc()), "by": by}
 
 
 def readded(bank: str, memory: Memory) -> dict:

@@ -41,7 +41,7 @@ from sandman.banks.names import bank_name
 from sandman.errors import FormatError, InputError, ReplyRejected, SandmanError
 from sandman.layout import BANK_ARCHIVE, Layout
 from sandman.minds import budget, prompts
-from sandman.minds.consensus import Claim, claims, held_by
+from sandman.minds.consensus import Claim, claims, evidence, held_by
 from sandman.minds.reply import Proposal, allowed_banks, parse_reply
 from sandman.minds import runner
 from sandman.minds.runner import ORPHANS, MindResult, run_minds
@@ -240,7 +240,7 @@ def dream_pointer(layout: Layout, pointer: Pointer, *, timeout: float) -> Pointe
 
     found = claims(proposals)
     outcome.claims = len(found)
-    event = dream_event(session, material.title, material.cwd, results, verdicts,
+    event = dream_event(session, material.cwd, results, verdicts,
                         shift=_shift_of(layout, pointer))
     for claim in found:
         if not claim.agreed():
@@ -415,11 +415,16 @@ def dream_prompt(pointer: Pointer, material: _Material) -> tuple[str, str]:
     return prompts.fill(prompts.load("dream"), values), nonce
 
 
+def _chain(claim: Claim) -> list[str | None]:
+    """The directories whose banks a claim reaches: its own and every one above it that recall
+    reads, nearest first; ``[None]`` for the user-wide bank."""
+    return [None] if claim.directory is None else allowed_banks(claim.directory)
+
+
 def _live(layout: Layout, claim: Claim):
     """Yield ``(path, name, description, body)`` of the live memories of the claim's type in
     its bank and every bank above it that recall reads (docs/BANK-FORMAT.md, "Consensus")."""
-    directories = [None] if claim.directory is None else allowed_banks(claim.directory)
-    for directory in directories:
+    for directory in _chain(claim):
         for path in memory_files(layout.bank(bank_name(directory))):
             try:
                 memory = read_memory(path)
@@ -440,10 +445,12 @@ def _shift_of(layout: Layout, pointer: Pointer) -> dict | None:
         return None
 
 
-def dream_event(session: str, title: str, cwd: str, results: list[MindResult], verdicts: dict[str, str],
+def dream_event(session: str, cwd: str, results: list[MindResult], verdicts: dict[str, str],
                 shift: dict | None = None):
     """The ``dream.commit`` event of one dreamt session (docs/BANK-FORMAT.md § trail): the session it
     read, the answering minds' models and their summed reported cost (None when none reported one).
+    Its summary names the session by id alone: the trail is versioned and synced, and a session's
+    title is its first prompt, which ``forget`` must be able to destroy (docs/forget.md).
     ``shift`` (the ``meta.json`` of the shift the session ran in) links it to that shift: its
     ``shift`` and a parent at the shift's start, so its commits carry ``Shift:`` and revoking the
     shift revokes what the dream learnt from it."""
@@ -455,7 +462,7 @@ def dream_event(session: str, title: str, cwd: str, results: list[MindResult], v
              for result in results}
     start = (shift or {}).get("start_event")
     return trail.new_event(
-        "dream.commit", f"dream of session {session}: {title or 'untitled'}",
+        "dream.commit", f"dream of session {session}",
         parent=start if shift and trail.is_event_id(start) else None, shift=shift["id"] if shift else None,
         model=",".join(sorted({result.model for result in answered if result.model})) or None,
         cost_usd=round(sum(costs), 6) if costs else None,
@@ -467,7 +474,8 @@ def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> t
 
     Returns ``("committed", memory path, commit id)``, ``("deduped", the
     existing file, None)`` or ``("tripped", the retired file's name under
-    ``_archive/``, None)`` when a curator or upkeep retired that memory. The
+    its bank's ``_archive/``, None)`` when a curator, upkeep or forget retired
+    that memory or the same claim in other words (curators.retired). The
     dedupe check runs under the commit lock, so a memory written meanwhile is
     seen. ``event`` (machine.trail.Event, the session's ``dream.commit``) goes
     on the commit as ``Event:``; its trail line lands in the first commit that
@@ -489,9 +497,14 @@ def commit_claim(layout: Layout, claim: Claim, session: str, *, event=None) -> t
             return "deduped", held, None
         memory = Memory(name=wording.name, description=wording.description, type=wording.type,
                         body=wording.body, source=[session], witnesses=list(claim.witnesses))
-        line = retired.retired(layout, name, memory)
-        if line is not None:  # the failure-to-forget tripwire (sandman.curators.retired)
-            return "tripped", layout.bank(name) / BANK_ARCHIVE / str(line.get("file") or ""), None
+        # The failure-to-forget tripwire (sandman.curators.retired): the same memory, or the same
+        # claim in other words by the test dedupe just used, in the banks dedupe read.
+        line = retired.retired(layout, name, memory) or retired.retiring(
+            layout, [bank_name(directory) for directory in _chain(claim)], claim.type,
+            [evidence(proposal) for proposal in claim.proposals])
+        if line is not None:
+            archive = layout.bank(str(line.get("bank") or name)) / BANK_ARCHIVE
+            return "tripped", archive / str(line.get("file") or ""), None
         path = tx.write_memory(name, memory, directory=claim.directory)
         if event is not None and trail.find(layout, event.id) is None:
             trail.write(tx, event)

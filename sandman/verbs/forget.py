@@ -13,6 +13,9 @@ What is destroyed, wherever it is found:
   folders left empty;
 - the pointer ``memories/.recent/<id>.json``, the take record ``.takes/<id>.json``
   and ``pending-takes/<id>.json``;
+- what a killed take left (_leftovers): its intent records ``.taking/<id>.<pid>.json``,
+  write_atomic's temp files beside them and beside each file above, and a
+  pointer reflect's sweep set aside;
 - the mind transcripts under ``.dream/``: every file dream's manifest
   ``.dream/by-session/<id>.json`` lists, the manifest, and every file under
   ``.dream/`` whose bytes name the session id as a whole token (_mentions);
@@ -54,7 +57,7 @@ from sandman.errors import FormatError, InputError, SandmanError
 from sandman.journal import parse_line
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, read_pointer
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import TEMP_NAME, write_atomic
 from sandman.transcripts import locate
 
 _READ_CHUNK = 1 << 20
@@ -71,6 +74,9 @@ _ROLLOUT_TIME = r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-"
 # Keys whose whole value, quoted in JSON, is a session id; another key's whole value equal
 # to the id (`"model": "claude-fable-5-1"`) is that field's, not a session's.
 _SESSION_KEYS = ("session", "sessionId", "session_id")
+# Journal facts whose whole value is a model's name: the one place a distinctive id's exact
+# spelling in a journal line is not a session (forgetting `claude-fable-5-1` leaves the minds' lines).
+_MODEL_FACTS = frozenset({"model", "models"})
 # How far before an occurrence a JSON key is looked for, in bytes.
 _KEY_CONTEXT = 64
 
@@ -195,6 +201,52 @@ def _archived(layout: Layout, session_id: str) -> set[Path]:
     return found
 
 
+def _leftovers(layout: Layout, session_id: str) -> set[Path]:
+    """What a killed take, pointer write or sweep left of the session beside its own files.
+
+    The intent records ``.taking/<id>.<pid>.json`` of takes that never finished
+    (each holds the session's paths; a readable one naming another session is
+    left), write_atomic's temp files ``.<name>.<32 hex>.tmp`` of each of them and
+    of every file forget removes by name (the pointer, the take record, the
+    pending take, the deliveries ledger, dream's manifest), and a pointer
+    reflect's sweep set aside (``memories/.recent/.<id>.json.sweeping``).
+    """
+    found: set[Path] = set()
+    intent = re.compile(rf"{re.escape(session_id)}\.\d+\.json")
+    try:
+        entries = [entry.name for entry in os.scandir(layout.taking)]
+    except OSError:
+        entries = []
+    for name in entries:
+        if intent.fullmatch(name) and _intent_of(layout.taking / name, session_id):
+            found.add(layout.taking / name)
+        elif (TEMP_NAME.fullmatch(name) and intent.fullmatch(name[1:-37])
+              and _intent_of(layout.taking / name, session_id)):
+            found.add(layout.taking / name)
+    for path in (layout.pointer(session_id), layout.take_record(session_id), layout.pending_take(session_id),
+                 layout.delivered_ledger(session_id), layout.dream_manifest(session_id)):
+        prefix = f".{path.name}."
+        try:
+            names = [entry.name for entry in os.scandir(path.parent)]
+        except OSError:
+            continue
+        found.update(path.parent / name for name in names
+                     if name.startswith(prefix) and len(name) == len(prefix) + 36 and TEMP_NAME.fullmatch(name))
+    sweeping = layout.sweeping_pointer(session_id)
+    if os.path.lexists(sweeping):
+        found.add(sweeping)
+    return found
+
+
+def _intent_of(path: Path, session_id: str) -> bool:
+    """False only for a readable intent record (or its temp file) that names another session."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return True  # half-written: its name is all there is, and it names the session
+    return not isinstance(data, dict) or data.get("session") in (None, session_id)
+
+
 def _mind_transcripts(layout: Layout, session_id: str) -> set[Path]:
     """The mind transcripts kept for the session: listed by dream's manifest, or naming it."""
     found: set[Path] = set()
@@ -254,10 +306,11 @@ def _names_session(line: bytes, session_id: str) -> bool:
     """True when a journal line names the session.
 
     That is: a ``session=<id>`` fact, or, for a distinctive id, the id as a whole
-    token inside another fact (an archived path, an intent's file name, an error).
-    Another fact whose whole value is the id (``model=claude-fable-5-1``) is that
-    field's value, not a session; a line that is not a journal line names the
-    session when it holds a distinctive id as a whole token.
+    token in any other fact, whole or inside it (``starting=<id>``,
+    ``sessions=<a>,<id>``, an archived path, an intent's file name, an error).
+    Only a fact that names a model (``_MODEL_FACTS``: ``model=claude-fable-5-1``)
+    is that model's name, never a session; a line that is not a journal line
+    names the session when it holds a distinctive id as a whole token.
     """
     if session_id.encode() not in line:
         return False
@@ -270,7 +323,8 @@ def _names_session(line: bytes, session_id: str) -> bool:
         return True
     token = _token(session_id)
     return _distinctive(session_id) and any(
-        value != session_id and token.search(value) for value in facts.values() if isinstance(value, str)
+        token.search(value) for key, value in facts.items()
+        if isinstance(value, str) and not (key in _MODEL_FACTS and value == session_id)
     )
 
 
@@ -355,6 +409,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     targets.append(layout.delivered_ledger(session_id))  # which memories it was given (sandman/recall/ledger.py)
     targets.append(layout.take_record(session_id))
     targets += sorted(_mind_transcripts(layout, session_id))
+    targets += sorted(_leftovers(layout, session_id))  # after the intents' and pointer's own files
     for path in targets:
         if _remove(path):
             result.destroyed.append(path)

@@ -23,7 +23,10 @@ description and body, its unknown frontmatter keys kept, ``source:
 transaction, after its recovery has rolled back what a killed import left): the same bytes are ``unchanged`` (nothing is committed), an
 edited native file ``replaces`` its earlier import (archived into
 ``_archive/``). A file whose text holds a credential is skipped (``secret``),
-the rest still land.
+the rest still land. A new file whose memory the retired ledger holds (``forget
+--memory``, a curator, upkeep: the same memory or the same claim in other words,
+in its bank or one above, as dream tells it) is skipped (``retired``), so a
+forgotten memory does not come back from Claude Code's own copy.
 
 Every decision is a journal line in ``.trace/import-<date>.log``.
 """
@@ -43,6 +46,7 @@ from sandman.banks.listing import bank_directory_of, bank_folders
 from sandman.banks.memory import Memory, one_line
 from sandman.banks.names import MEMORY_TYPES, bank_name, normalize_directory
 from sandman.banks.secrets import find_secrets
+from sandman.curators import retired
 from sandman.errors import FormatError, InputError, SandmanError, SecretRefused
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
@@ -58,6 +62,7 @@ REASONS = {
     "invalid": "a bank cannot hold it as it is",
     "unknown-directory": "no session or bank names the directory of its project folder: pass --project DIR",
     "ambiguous-directory": "several directories share its project folder's name: pass --project DIR",
+    "retired": "the retired ledger holds it",
 }
 
 
@@ -220,6 +225,18 @@ def _earlier_imports(layout: Layout, directory: Path | None) -> dict[str, tuple[
     return found
 
 
+def _retired(layout: Layout, directory: Path | None, memory: Memory) -> dict | None:
+    """The retired ledger's line that retired ``memory`` (or the same claim in other words) in
+    the bank of ``directory`` or a bank above it, as dream tells (curators.retired); None when none."""
+    from sandman.minds.evidence import Evidence
+    from sandman.minds.reply import allowed_banks
+
+    bank = bank_name(directory)
+    chain = [bank] if directory is None else [bank_name(d) for d in allowed_banks(str(directory))]
+    return retired.retired(layout, bank, memory) or retired.retiring(
+        layout, chain, memory.type, [Evidence(memory.name, memory.description, memory.body)])
+
+
 def plan(layout: Layout, project: str | None = None) -> ImportResult:
     """Decide every native memory file (or those of ``project``, a directory) without writing anything."""
     folder = normalize_directory(os.path.abspath(project)) if project is not None else None
@@ -252,6 +269,11 @@ def plan(layout: Layout, project: str | None = None) -> ImportResult:
             if previous is not None:
                 item.existing = previous[0]
                 item.action = "unchanged" if previous[1] == item.digest else "replace"
+                continue
+            line = _retired(layout, item.directory, item.memory)
+            if line is not None:
+                item.action, item.reason = "skip", "retired"
+                item.detail = f"retired {line.get('bank')}/{line.get('file')} by {line.get('by')}"
     return result
 
 

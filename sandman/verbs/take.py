@@ -153,6 +153,10 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     if not force:
         check_live(source.path)
     refuse_foreign_root(layout)
+    # A killed take of this session gets its pointer and record first, so this take plans from
+    # them and reuses its archive name: taking before the drain made a second name, orphaned
+    # when the drain then recovered the killed take's (BANK-FORMAT "Takes in progress").
+    finish_interrupted(layout)
     session = vet(layout, session_id, source)
     try:
         part = parts.plan(layout, session_id, source.path)
