@@ -345,12 +345,19 @@ def _file_name(body: str, after: str) -> bool:
                                                  for part in re.split(r"[-_]", body)) >= 2
 
 
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
 def _names(value: str) -> bool:
     """True when ``value`` is names joined by ``:`` or quotes (``clm74999:AgencyIdentificationCodeContentType``):
-    each part CamelCase words or words and numbers, one a name in code. Only for names that say key or token."""
+    each part words (``Agency``, ``ctx``, ``OTA``) and numbers of at most five digits, one part three words or
+    more. Only for names that say key or token. Read by one left-to-right split, no backtracking."""
     parts = [part for part in re.split(r"[:\"'=]+", value) if part]
-    return (len(parts) >= 2 and all(_CAMEL.fullmatch(part) or _WORDS.match(part) for part in parts)
-            and any(_code_name(part) for part in parts))
+    words = [_NAME_PART.findall(part) for part in parts]
+    return (len(parts) >= 2 and all("".join(found) == part for found, part in zip(words, parts))
+            and all(len(word) >= 2 and not word.isdigit() or word.isdigit() and len(word) <= 5
+                    for found in words for word in found)
+            and any(sum(not word.isdigit() for word in found) >= 3 for found in words))
 
 
 def _strip(value: str) -> str:
