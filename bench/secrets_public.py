@@ -117,7 +117,8 @@ def _groups(data: dict, own: tuple[list[str], list[str]]) -> dict[tuple[str, str
     # Sample keys in a real key's format (Firebase samples' Google keys, AWS's documented example key) are
     # refused by decision (docs/secrets.md): the same row without them.
     sample = re.compile(r"AIza[0-9A-Za-z_\-]{35}|AKIA[A-Z0-9]{16}")
-    groups[("gitleaks", "fp (no sample keys)")] = [v for v in groups[("gitleaks", "fp")] if not sample.search(v["text"])]
+    groups[("gitleaks", "fp (no sample keys)")] = [v for v in groups[("gitleaks", "fp")]
+                                                   if not sample.search(v["text"])]
     groups[("trufflehog", "tp")] = [v for v in groups.get(("trufflehog", "tp (as listed)"), [])
                                     if v.get("wanted") and all(_entropy(w) >= 3.0 for w in v["wanted"])]
     groups[("own corpus", "tp")] = [{"text": text, "rule": "own", "path": "tests/secrets_corpus.py"} for text in own[0]]

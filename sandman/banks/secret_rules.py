@@ -33,8 +33,9 @@ A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
 a reference to where a secret lives (``settings.SLACK_TOKEN``,
 ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
-numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code), and looks
-random: it mixes letters with digits or symbols.
+numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code, names joined
+by ``:``), not a file name or base64 of words, and looks random: it mixes
+letters with digits or symbols.
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
     return (not value or value[0] in _OPENERS and bool(_TEMPLATE.fullmatch(value)) or lowered in _PLACEHOLDER_WORDS
             or len(set(value)) <= 2 or typed and _sequential(lowered)
             or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
-            or typed and len(value) >= 12 and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 >= len(value)
+            or typed and len(value) >= 12
+            and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 >= len(value)
             or any(part in lowered for part in _PLACEHOLDER_PARTS))
 
 
