@@ -282,3 +282,10 @@ def test_shapes_beside_the_accepted_look_alikes_are_still_refused(text: str) -> 
     """The look-alikes above pass for their own reason only: a random token one character off a vendor's
     format, a random webhook path segment, a random body with an extension but no words are refused."""
     assert find_secrets(text)
+
+
+def test_joined_names_check_does_not_backtrack_on_a_long_value() -> None:
+    """A long run of digits and letters under a token name, split at ``:``, is read once: the CamelCase
+    pattern the first version used backtracked without end on it (found on trufflehog's vectors)."""
+    value = "ctx:" + "8302751946" * 5 + "a:B"
+    assert find_secrets(f'api_token = "{value}"') == ["assigned-credential"]
