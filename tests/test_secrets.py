@@ -259,6 +259,38 @@ def test_look_alikes_of_the_public_vectors_pass(text: str) -> None:
     assert find_secrets(text.format(hex16=g("0123456789abcdef", 16))) == []
 
 
+@pytest.mark.parametrize("text", [
+    "sgp_5555555dAAAAA7777777CcccCFaaaaaaaaaaaaaa",
+    "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29x",
+    "│   ├── R21A-A-V010SP13RC181024R16900-CN-B_250K-Release-OTA-97B6C6C59241976086FABDC41472150C.bfu",
+    "https://docs.google.com/document/d/1W7KCxOxP-1Fy5EyF2lbJGE2WuKmu5v0suYqoHas1jRM",
+    'telegram_api_token = "token:"clm74999:AgencyIdentificationCodeContentType""',
+])
+def test_gitleaks_false_positives_a_user_would_accept_pass(text: str) -> None:
+    """gitleaks' own false positives (docs/secrets.md, "Against public vectors"): a typed example of runs of
+    one character, a name encoded in base64 (a truncated Bedrock key prefix), a firmware file name, a Google
+    document's id in its URL, names joined by ``:`` under a token name. Each was refused before."""
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "sgp_local_d45b6G86aBb0F2Cee943902dbaDBCFCFDD1dA089",
+    "https://hooks.example.com/services/T0A1B2C3D/B4E5F6G7H/q8Q3wIHjX9DT0yCNfQmr9oxm",
+    "cp R21A-A-V010SP13RC181024R16900-xK9mQ2vL8pR4tN7wZ3bY6cF1.bfu /media",
+])
+def test_shapes_beside_the_accepted_look_alikes_are_still_refused(text: str) -> None:
+    """The look-alikes above pass for their own reason only: a random token one character off a vendor's
+    format, a random webhook path segment, a random body with an extension but no words are refused."""
+    assert find_secrets(text)
+
+
+def test_joined_names_check_does_not_backtrack_on_a_long_value() -> None:
+    """A long run of digits and letters under a token name, split at ``:``, is read once: the CamelCase
+    pattern the first version used backtracked without end on it (found on trufflehog's vectors)."""
+    value = "ctx:" + "8302751946" * 5 + "a:B"
+    assert find_secrets(f'api_token = "{value}"') == ["assigned-credential"]
+
+
 # --- false refusals of sandman's own text, found by a tester after the public-vector rules (issue 30) ---
 
 

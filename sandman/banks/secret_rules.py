@@ -33,8 +33,9 @@ A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
 a reference to where a secret lives (``settings.SLACK_TOKEN``,
 ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
-numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code), and looks
-random: it mixes letters with digits or symbols.
+numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code, names joined
+by ``:``), not a file name or base64 of words, and looks random: it mixes
+letters with digits or symbols.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ _WORDS = re.compile(r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$")
 _PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
 
 
+# A character typed four times or more in a row (`5555555dAAAAA7777777…`): improbable in a generated secret.
+_REPEATED = re.compile(r"(.)\1{3,}")
+
+
 def _sequential(value: str, run: int = 6) -> bool:
     """True when ``value`` holds ``run`` characters in alphabet or counting order (``abcdef``, ``123456``):
     typed by a person writing an example, improbable in a generated secret."""
@@ -86,8 +91,9 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
     """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``).
 
     With ``typed``, also an example a person typed rather than a generated value: six characters in
-    sequence (``abcdef``, ``123456``), or one character making more than half of 12 or more (``xxxx…``,
-    ``glc_1111…``). betterleaks' findings are passed with ``typed=False``: its rules carry their own
+    sequence (``abcdef``, ``123456``), one character making more than half of 12 or more (``xxxx…``,
+    ``glc_1111…``), or runs of one character typed four times or more making half of 12 or more
+    (``5555555dAAAAA7777777…``). betterleaks' findings are passed with ``typed=False``: its rules carry their own
     entropy gates, and gitleaks' true positives include typed values in a vendor's format."""
     value = value.strip(_QUOTES)
     lowered = value.lower()
@@ -95,6 +101,8 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
             or lowered in _PLACEHOLDER_WORDS
             or len(set(value)) <= 2 or typed and _sequential(lowered)
             or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
+            or typed and len(value) >= 12
+            and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 >= len(value)
             or any(part in lowered for part in _PLACEHOLDER_PARTS))
 
 
@@ -329,6 +337,40 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
 _DOCKER_AUTH = re.compile(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")
 
 
+def _encoded_words(body: str) -> bool:
+    """True when ``body`` is base64 of words joined by ``.``, ``-`` or ``_`` (``bedrock.amazonaws.co``): a
+    name encoded, which holds no random part."""
+    decoded = _b64text(body)
+    return bool(decoded and _WORDS.match(decoded))
+
+
+# A file name: words, codes and a hash joined by `-` and `_`, followed by an extension
+# (`R21A-A-V010SP13RC181024R16900-CN-B_250K-Release-OTA-<32 hex>.bfu`, a firmware image).
+_EXTENSION = re.compile(r"\.[a-z0-9]{1,4}(?![\w.])")
+
+
+def _file_name(body: str, after: str) -> bool:
+    """True when ``body``, followed by ``after``, is a file name: an extension follows it and two of its
+    ``-``/``_`` parts are words of three letters or more (a random body seldom holds even one)."""
+    return bool(_EXTENSION.match(after)) and sum(part.isalpha() and len(part) >= 3
+                                                 for part in re.split(r"[-_]", body)) >= 2
+
+
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _names(value: str) -> bool:
+    """True when ``value`` is names joined by ``:`` or quotes (``clm74999:AgencyIdentificationCodeContentType``):
+    each part words (``Agency``, ``ctx``, ``OTA``) and numbers of at most five digits, one part three words or
+    more. Only for names that say key or token. Read by one left-to-right split, no backtracking."""
+    parts = [part for part in re.split(r"[:\"'=]+", value) if part]
+    words = [_NAME_PART.findall(part) for part in parts]
+    return (len(parts) >= 2 and all("".join(found) == part for found, part in zip(words, parts))
+            and all(len(word) >= 2 and not word.isdigit() or word.isdigit() and len(word) <= 5
+                    for found in words for word in found)
+            and any(sum(not word.isdigit() for word in found) >= 3 for found in words))
+
+
 def _strip(value: str) -> str:
     return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
 
@@ -348,7 +390,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         prefix, body = match.groups()
         body = body.rstrip("_-")
         # Object ids (msg_, req_, toolu_, call_, Stripe's cus_ and pi_) are 24 characters or fewer; keys are longer.
-        if not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body) and not placeholder(body):
+        if (not _HASH_PREFIXES.match(prefix) and len(body) >= 26 and _random(body) and not placeholder(body)
+                and not _encoded_words(body) and not _file_name(body, text[match.end():match.end() + 6])):
             yield "prefixed-token", match.group(0)
     for match in re.finditer(r"[A-Z0-9]{20,}", text):
         if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6:
@@ -387,14 +430,14 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     for match in _URL_PATH.finditer(text):
         for segment in re.split(r"[/:]", match.group(1)):
             if (re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0
-                    and not _name_like(segment)):
+                    and not _name_like(segment) and f"/d/{segment}" not in match.group(1)):
                 yield "url-credentials", segment
     for match in _ASSIGNED.finditer(text):
         name, value = match.group(1), _strip(match.group(2).strip())
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
             continue
-        if credential_like(value, 6 if strong else 12) and (strong or not _name_like(value)):
+        if credential_like(value, 6 if strong else 12) and (strong or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):
