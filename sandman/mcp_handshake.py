@@ -55,6 +55,8 @@ CLIENT_ENVELOPE = {
 LISTEN_NOTIFICATIONS = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
 # Stands for the listen request's id in the stored acknowledgement.
 SUBSCRIPTION = "<subscription>"
+# The niceness of the thread importing the SDK (Linux: per thread; 19 is the lowest priority).
+NICE = 19
 # The reader's and the builder's messages to the main thread, beside stdin's lines.
 _READY = object()
 
@@ -190,6 +192,12 @@ def serve(layout) -> None:
             lines.put(line.decode("utf-8", errors="replace"))
 
     def build() -> None:
+        try:
+            # The SDK's import is CPU the client wants during its own start: this thread (alone,
+            # on Linux) yields to it. A frame that needs the SDK waits for the import either way.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+        except (AttributeError, OSError):
+            pass
         try:
             from sandman.mcp import build_server
 
