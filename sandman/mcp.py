@@ -34,18 +34,16 @@ before typer (sandman/__main__.py, dispatch.mcp_command), a tool imports its
 verb (pygit2, yaml, the secrets scanner) when it is first called, and SIGINT,
 SIGTERM or stdin closing end the process at once (``os._exit(0)``): a write a
 signal interrupts is rolled back by the next one, as after ``kill -9``.
-What is left before the handshake is the SDK's own import
-(docs/performance.md, "sandman mcp's start").
+The handshake itself is answered before the SDK is imported, from answers
+the SDK generated (sandman.mcp_handshake; ``python -m sandman.mcp`` rewrites
+them, tests/test_mcp.py checks them): then ``serve_handed_over`` runs this
+server on the rest of the stream (docs/performance.md, "sandman mcp's start").
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
@@ -326,33 +324,6 @@ def parseable_line(line: str) -> str:
             and cleaned.get("params") is not None and not isinstance(cleaned["params"], dict)):
         cleaned = {**cleaned, "params": {"_meta": 0}}
     return line if cleaned is message or cleaned == message else json.dumps(cleaned, ensure_ascii=False) + "\n"
-
-
-async def _stdin_lines() -> AsyncIterator[str]:
-    # Decoded as the SDK decodes stdin itself: UTF-8, bad bytes as U+FFFD.
-    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    async for line in stdin:
-        yield parseable_line(line)
-
-
-async def _serve(server: MCPServer) -> None:
-    async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
-        # MCPServer.run("stdio") cannot take a stdin of ours; its low-level server can.
-        lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-
-
-def _leave_now(signum: int, frame: object) -> None:
-    # The client is leaving: no answer is awaited, and the stdin reader's thread would hold
-    # the interpreter's shutdown open until Claude Code kills the process.
-    os._exit(0)
-
-
-def serve(layout: Layout) -> None:
-    """Run the server on stdin/stdout until the client closes stdin or sends SIGINT or SIGTERM."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _leave_now)
-    anyio.run(_serve, build_server(layout))
 
 
 class _Filtered:
