@@ -175,7 +175,16 @@ def serve(layout) -> None:
         signal.signal(signum, _leave_now)
     lines: queue.Queue = queue.Queue()
     built: list = []
-    out = sys.stdout.buffer
+    # The wire on private descriptors; fd 1 is stderr and fd 0 the null device from here on, so
+    # a tool's child process (git) can neither write into the protocol nor read from it (what
+    # the SDK's stdio_server does with the descriptors it is not given).
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")
+    wire_in = os.fdopen(os.dup(0), "rb")
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     lock = threading.Lock()
 
     def write(data: bytes) -> None:
@@ -185,7 +194,7 @@ def serve(layout) -> None:
 
     def read() -> None:
         while True:
-            line = sys.stdin.buffer.readline()
+            line = wire_in.readline()
             if not line:
                 lines.put(None)
                 return
