@@ -81,7 +81,7 @@ class Discard:
         """True when ``line`` (one JSON-RPC message the SDK wrote) must not reach the client."""
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: the SDK's
             return False
         if not isinstance(message, dict):
             return False
@@ -113,7 +113,7 @@ class Early:
         """Answer ``line`` from the stored answers and return True, or return False: the SDK's."""
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: the SDK's
             return False
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return False

@@ -410,3 +410,10 @@ def test_mcp_early_stage_leaves_what_it_does_not_know_to_the_sdk(isolated: Path)
     server.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}\n')
     assert server.until(answered(7))[-1]["error"]["code"] == -32602
     server.close()
+    # Nested too deeply for Python's reader, right after the early answers: the SDK's too.
+    server = LineServer()
+    server.send(INITIALIZE, b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":' + b"[" * 100_000
+                + b"]" * 100_000 + b"}\n")
+    assert server.until(answered(1, 8))[-1]["error"]["code"] == -32602
+    code, _ = server.close()
+    assert (code, server.process.stderr.read()) == (0, b"")
