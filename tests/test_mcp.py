@@ -229,12 +229,18 @@ def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path)
     import signal
     import subprocess
 
-    for ending in ("SIGINT", "SIGTERM", "EOF"):
+    # Early: only the handshake answered (the SDK perhaps not imported); then the SDK's, after a ping.
+    for ending, stage in [(ending, stage) for ending in ("SIGINT", "SIGTERM", "EOF") for stage in ("early", "sdk")]:
         process = subprocess.Popen([sys.executable, "-m", "sandman", "mcp"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
         process.stdin.write(INITIALIZE)
         process.stdin.flush()
         assert json.loads(process.stdout.readline())["id"] == 1
+        if stage == "sdk":
+            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                                b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+            process.stdin.flush()
+            assert json.loads(process.stdout.readline())["id"] == 2
         if ending == "EOF":
             process.stdin.close()
         else:
@@ -244,7 +250,7 @@ def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path)
             code = process.wait(timeout=30)
         finally:
             process.kill()
-        assert (ending, code, process.stderr.read()) == (ending, 0, b"")
+        assert (ending, stage, code, process.stderr.read()) == (ending, stage, 0, b"")
 
 
 def test_mcp_answers_a_request_whose_params_is_not_an_object(layout: Layout, isolated: Path) -> None:
