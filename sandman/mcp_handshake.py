@@ -245,9 +245,8 @@ def serve(layout) -> None:
         raise built[0]
     from sandman.mcp import serve_handed_over
 
-    queued = [line for line in pending]
-    ended = None in queued
-    queued = queued[:queued.index(None)] if ended else queued
+    ended = None in pending  # stdin ended while the SDK was being imported
+    queued = pending[:pending.index(None)] if ended else pending
 
     def next_line() -> str | None:
         return None if ended else lines.get()
