@@ -642,7 +642,7 @@ def curate_apply(
 @app.command()
 def mcp() -> None:
     """Serve recall, remember, search, handoff over stdio (MCP)."""
-    from sandman.mcp import serve
+    from sandman.mcp_handshake import serve
 
     root = layout()
     run(lambda: serve(root))

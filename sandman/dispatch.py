@@ -195,7 +195,7 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
 def mcp_command() -> int:
     """Run ``sandman mcp`` (sandman/mcp.py) without typer: the server's start is on every Claude Code
     session's path. Returns 0 when the client closed stdin; 2 on a bad ``$SANDMAN_ROOT``
-    (the error printed on stderr). SIGINT and SIGTERM end the process with 0 (mcp.serve)."""
+    (the error printed on stderr). SIGINT and SIGTERM end the process with 0 (mcp_handshake.serve)."""
     from sandman import config
     from sandman.errors import SandmanError
     from sandman.layout import Layout
@@ -205,7 +205,7 @@ def mcp_command() -> int:
     except SandmanError as error:
         say_error(str(error))
         return error.exit_code
-    from sandman.mcp import serve
+    from sandman.mcp_handshake import serve  # the handshake before the SDK's import
 
     serve(root)
     return 0

@@ -34,19 +34,17 @@ before typer (sandman/__main__.py, dispatch.mcp_command), a tool imports its
 verb (pygit2, yaml, the secrets scanner) when it is first called, and SIGINT,
 SIGTERM or stdin closing end the process at once (``os._exit(0)``): a write a
 signal interrupts is rolled back by the next one, as after ``kill -9``.
-What is left before the handshake is the SDK's own import
-(docs/performance.md, "sandman mcp's start").
+The handshake itself is answered before the SDK is imported, from answers
+the SDK generated (sandman.mcp_handshake; ``python -m sandman.mcp`` rewrites
+them, tests/test_mcp.py checks them): then ``serve_handed_over`` runs this
+server on the rest of the stream (docs/performance.md, "sandman mcp's start").
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import signal
-import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
 import anyio
@@ -59,6 +57,8 @@ from sandman import __version__, journal
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
 from sandman.layout import Layout
+from sandman.mcp_handshake import (CLIENT_ENVELOPE, HANDSHAKE_FILE, LISTEN_ACK, LISTEN_NOTIFICATIONS, LISTS,
+                                   PROTOCOL_VERSION, SUBSCRIPTION, SUBSCRIPTION_ID, Discard, handshake_frame)
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -332,28 +332,130 @@ def parseable_line(line: str) -> str:
     return line if cleaned is message or cleaned == message else json.dumps(cleaned, ensure_ascii=False) + "\n"
 
 
-async def _stdin_lines() -> AsyncIterator[str]:
-    # Decoded as the SDK decodes stdin itself: UTF-8, bad bytes as U+FFFD.
-    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    async for line in stdin:
-        yield parseable_line(line)
+class _Filtered:
+    """The SDK's stdout after a handover (sandman.mcp_handshake): drops the SDK's own answers to
+    the frames the early stage already answered, writes every other line through ``write``."""
+
+    def __init__(self, write: Callable[[bytes], None], discard: Discard) -> None:
+        self.write_line, self.discard = write, discard
+
+    async def write(self, text: str) -> None:
+        for line in text.splitlines():
+            if line and not self.discard.drops(line):
+                self.write_line(line.encode() + b"\n")
+
+    async def flush(self) -> None:
+        return None
 
 
-async def _serve(server: MCPServer) -> None:
-    async with stdio_server(stdin=_stdin_lines()) as (read_stream, write_stream):
-        # MCPServer.run("stdio") cannot take a stdin of ours; its low-level server can.
-        lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+def serve_handed_over(server: MCPServer, replay: list[str], next_line: Callable[[], str | None],
+                      write: Callable[[bytes], None], discard: Discard) -> None:
+    """Run ``server`` on a stream whose first frames the early stage (sandman.mcp_handshake) read.
+
+    ``replay``: those frames' lines (str, each ending in a newline), fed first; ``next_line()``
+    blocks for the next line of stdin and returns None at its end; ``write(bytes)`` writes one
+    line to stdout; ``discard`` drops the SDK's replies the early stage already gave. Returns
+    when stdin ends."""
+
+    async def lines() -> AsyncIterator[str]:
+        for line in replay:
+            yield parseable_line(line)
+        while (line := await anyio.to_thread.run_sync(next_line, abandon_on_cancel=True)) is not None:
+            yield parseable_line(line)
+
+    async def run() -> None:
+        async with stdio_server(stdin=lines(), stdout=_Filtered(write, discard)) as (read_stream, write_stream):
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+    anyio.run(run)
 
 
-def _leave_now(signum: int, frame: object) -> None:
-    # The client is leaving: no answer is awaited, and the stdin reader's thread would hold
-    # the interpreter's shutdown open until Claude Code kills the process.
-    os._exit(0)
+def sdk_answers(frames: list[dict], layout: Layout) -> list[dict]:
+    """Return every message the SDK server of ``build_server(layout)`` writes when sent ``frames``
+    (JSON-RPC messages, in order), in-process; once each request with an id is answered
+    (``subscriptions/listen`` stays open: its acknowledgement counts) the stream ends."""
+    server = build_server(layout)
+    outputs: list[dict] = []
+    awaited = {frame["id"] for frame in frames if "id" in frame}
+
+    async def run() -> None:
+        done = anyio.Event()
+
+        class Collect:
+            async def write(self, text: str) -> None:
+                for line in text.splitlines():
+                    message = json.loads(line)
+                    outputs.append(message)
+                    awaited.discard(message.get("id"))
+                    awaited.discard(message.get("params", {}).get("_meta", {}).get(SUBSCRIPTION_ID))
+                    if not awaited:
+                        done.set()
+
+            async def flush(self) -> None:
+                return None
+
+        async def lines() -> AsyncIterator[str]:
+            for frame in frames:
+                yield json.dumps(frame) + "\n"
+            await done.wait()
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                async def session() -> None:
+                    async with stdio_server(stdin=lines(), stdout=Collect()) as (read_stream, write_stream):
+                        lowlevel = server._lowlevel_server
+                        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+                group.start_soon(session)
+                await done.wait()
+                group.cancel_scope.cancel()
+
+    anyio.run(run)
+    return outputs
 
 
-def serve(layout: Layout) -> None:
-    """Run the server on stdin/stdout until the client closes stdin or sends SIGINT or SIGTERM."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _leave_now)
-    anyio.run(_serve, build_server(layout))
+def handshake_answers(layout: Layout) -> dict:
+    """Return the answers sandman.mcp_handshake gives before the SDK is imported, as the SDK gives
+    them (the shape of sandman/mcp_handshake.json, documented in sandman.mcp_handshake):
+    for each protocol version reached by ``initialize``, its answer and the lists' answers;
+    for each stateless version (``_meta`` per request), ``server/discover``'s, the lists' and
+    ``subscriptions/listen``'s acknowledgement with its id as ``SUBSCRIPTION``."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    found: dict = {"server": {"name": "sandman", "version": __version__}, "handshake": {}, "stateless": {}}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        frames = [handshake_frame("initialize", 1, {"protocolVersion": version, "capabilities": {},
+                                                    "clientInfo": {"name": "sandman", "version": __version__}}),
+                  {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+        frames += [handshake_frame(method, index, None) for index, method in enumerate(LISTS, start=2)]
+        answers = {message["id"]: message["result"] for message in sdk_answers(frames, layout) if "id" in message}
+        found["handshake"][version] = {"initialize": {"params": None, "answer": answers[1]}, **{
+            method: {"params": {}, "answer": answers[index]} for index, method in enumerate(LISTS, start=2)}}
+    for version in MODERN_PROTOCOL_VERSIONS:
+        asked = {"server/discover": {}, "subscriptions/listen": {"notifications": LISTEN_NOTIFICATIONS},
+                 **{method: {} for method in LISTS}}
+        frames = [handshake_frame(method, index, {**params, "_meta": {**CLIENT_ENVELOPE, PROTOCOL_VERSION: version}})
+                  for index, (method, params) in enumerate(asked.items(), start=1)]
+        messages = sdk_answers(frames, layout)
+        answers = {message["id"]: message["result"] for message in messages if "id" in message}
+        ack = next(message for message in messages if message.get("method") == LISTEN_ACK)
+        ack["params"]["_meta"][SUBSCRIPTION_ID] = SUBSCRIPTION
+        found["stateless"][version] = {
+            method: {"params": params, "answer": ack if method == "subscriptions/listen" else answers[index]}
+            for index, (method, params) in enumerate(asked.items(), start=1)}
+    return found
+
+
+def write_handshake(layout: Layout) -> None:
+    """Write handshake_answers(layout) to sandman/mcp_handshake.json (after an SDK upgrade or a
+    change of a tool: tests/test_mcp.py says when the file and the SDK differ)."""
+    HANDSHAKE_FILE.write_text(json.dumps(handshake_answers(layout), ensure_ascii=False, indent=1, sort_keys=True)
+                              + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        write_handshake(Layout(scratch))

@@ -207,10 +207,13 @@ INITIALIZE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoco
 def test_mcp_start_is_slow_regression_the_handshake_imports_no_cli_nor_git(isolated: Path) -> None:
     """Fault 3 of issue 28: ``sandman mcp`` took 2.2-3.1 s to answer ``initialize``. Its start went
     through typer and imported every verb (pygit2, yaml, the secrets scanner) before the handshake;
-    now the handshake needs the SDK alone, and a tool imports its verb when it is first called."""
+    now the handshake needs the SDK alone, and a tool imports its verb when it is first called.
+    (The handshake itself is answered before the SDK's import: the test with the SDK blocked.)"""
     from helpers import imported
 
-    names = imported("mcp", stdin=INITIALIZE)
+    # A ping is the SDK's to answer: the process waits for the SDK and serves it.
+    names = imported("mcp", stdin=INITIALIZE + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                     + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
     assert "mcp.server.mcpserver" in names  # the server did start
     # click and rich are the SDK's own imports; typer is sandman's CLI.
     heavy = {name.split(".")[0] for name in names} & {"typer", "pygit2", "yaml", "jinja2", "betterleaks",
@@ -226,12 +229,18 @@ def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path)
     import signal
     import subprocess
 
-    for ending in ("SIGINT", "SIGTERM", "EOF"):
+    # Early: only the handshake answered (the SDK perhaps not imported); then the SDK's, after a ping.
+    for ending, stage in [(ending, stage) for ending in ("SIGINT", "SIGTERM", "EOF") for stage in ("early", "sdk")]:
         process = subprocess.Popen([sys.executable, "-m", "sandman", "mcp"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ))
         process.stdin.write(INITIALIZE)
         process.stdin.flush()
         assert json.loads(process.stdout.readline())["id"] == 1
+        if stage == "sdk":
+            process.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+                                b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+            process.stdin.flush()
+            assert json.loads(process.stdout.readline())["id"] == 2
         if ending == "EOF":
             process.stdin.close()
         else:
@@ -241,7 +250,7 @@ def test_mcp_lingering_after_sigint_regression_it_leaves_at_once(isolated: Path)
             code = process.wait(timeout=30)
         finally:
             process.kill()
-        assert (ending, code, process.stderr.read()) == (ending, 0, b"")
+        assert (ending, stage, code, process.stderr.read()) == (ending, stage, 0, b"")
 
 
 def test_mcp_answers_a_request_whose_params_is_not_an_object(layout: Layout, isolated: Path) -> None:
@@ -260,3 +269,157 @@ def test_mcp_answers_a_request_whose_params_is_not_an_object(layout: Layout, iso
         assert "tools" in server.ask(41, "tools/list", {})["result"]
     finally:
         server.close()
+
+
+def claude_code_frames() -> list[dict]:
+    """What Claude Code 2.1.332 sends a stdio MCP server first (recorded with the real CLI): the
+    stateless protocol's discover probe, the listen subscription, discover again, the lists."""
+    from sandman.mcp_handshake import CLIENT_ENVELOPE, LISTEN_NOTIFICATIONS, PROTOCOL_VERSION
+
+    meta = {"_meta": {PROTOCOL_VERSION: "2026-07-28", **CLIENT_ENVELOPE}}
+    return [{"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover", "params": meta},
+            {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen",
+             "params": {"notifications": LISTEN_NOTIFICATIONS, **meta}},
+            {"method": "server/discover", "jsonrpc": "2.0", "id": 0, "params": meta},
+            {"method": "prompts/list", "jsonrpc": "2.0", "id": 1, "params": meta},
+            {"method": "resources/list", "jsonrpc": "2.0", "id": 2, "params": meta},
+            {"method": "tools/list", "jsonrpc": "2.0", "id": 3, "params": meta}]
+
+
+class LineServer:
+    """A real ``sandman mcp`` process, sent whole frames; every line it writes is kept."""
+
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen([sys.executable, "-m", "sandman", "mcp"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env or dict(os.environ))
+        self.seen: list[dict] = []
+
+    def send(self, *frames: dict | bytes) -> None:
+        for frame in frames:
+            self.process.stdin.write(frame if isinstance(frame, bytes) else json.dumps(frame).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def until(self, done) -> list[dict]:
+        """Read lines until ``done(seen)`` is true; return every message seen so far."""
+        import select
+
+        while not done(self.seen):
+            # A deadline only to fail instead of hanging: the bug was a handshake never answered.
+            ready, _, _ = select.select([self.process.stdout], [], [], 60)
+            assert ready, f"no answer; seen {self.seen}"
+            line = self.process.stdout.readline()
+            assert line, f"sandman mcp ended: {self.process.stderr.read()!r}"
+            self.seen.append(json.loads(line))
+        return self.seen
+
+    def close(self) -> tuple[int, list[dict]]:
+        """Close stdin; return the exit status and every message seen, the last ones included."""
+        self.process.stdin.close()
+        rest = self.process.stdout.read()
+        self.seen += [json.loads(line) for line in rest.splitlines()]
+        return self.process.wait(timeout=60), self.seen
+
+
+def answered(*ids: object):
+    return lambda seen: set(ids) <= {message.get("id") for message in seen}
+
+
+def test_mcp_handshake_file_is_what_the_sdk_answers(tmp_path: Path) -> None:
+    """sandman/mcp_handshake.json holds the SDK's own answers; after an SDK upgrade or a change
+    of a tool, regenerate it with ``python -m sandman.mcp``."""
+    from sandman.mcp import handshake_answers
+    from sandman.mcp_handshake import HANDSHAKE_FILE
+
+    stored = json.loads(HANDSHAKE_FILE.read_text(encoding="utf-8"))
+    assert stored == handshake_answers(Layout(tmp_path)), "stale: run python -m sandman.mcp"
+    assert "2025-06-18" in stored["handshake"] and "2026-07-28" in stored["stateless"]
+
+
+def test_mcp_start_waits_for_the_sdk_regression_the_handshake_needs_no_sdk(isolated: Path, tmp_path: Path) -> None:
+    """Fault 3 of issue 28: the handshake waited for the SDK's import (650-780 ms of CPU). With
+    the SDK's import blocked for good, Claude Code's handshake and an ``initialize`` are still
+    answered, as the SDK answers them, and stdin's end still ends the process."""
+    from sandman.mcp_handshake import HANDSHAKE_FILE
+
+    stored = json.loads(HANDSHAKE_FILE.read_text(encoding="utf-8"))
+    stub = tmp_path / "stub" / "mcp"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("import threading\nthreading.Event().wait()\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stub.parent), os.environ.get("PYTHONPATH", "")])}
+
+    server = LineServer(env)
+    server.send(*claude_code_frames())
+    seen = server.until(lambda seen: len(seen) == 6)
+    by_id = {message["id"]: message["result"] for message in seen if "id" in message}
+    modern = stored["stateless"]["2026-07-28"]
+    assert by_id == {"server-discover-probe-1": modern["server/discover"]["answer"], 0: modern["server/discover"]["answer"],
+                     1: modern["prompts/list"]["answer"], 2: modern["resources/list"]["answer"],
+                     3: modern["tools/list"]["answer"]}
+    assert [tool["name"] for tool in by_id[3]["tools"]][:2] == ["recall", "remember"]
+    ack = [message for message in seen if message.get("method") == "notifications/subscriptions/acknowledged"]
+    assert [a["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for a in ack] == ["listen:0"]
+    assert server.close()[0] == 0
+
+    server = LineServer(env)
+    server.send(INITIALIZE, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    seen = server.until(answered(1, 2))
+    legacy = stored["handshake"]["2025-06-18"]
+    assert [(m["id"], m["result"]) for m in seen] == [(1, legacy["initialize"]["answer"]), (2, legacy["tools/list"]["answer"])]
+    assert seen[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert server.close()[0] == 0
+
+
+def test_mcp_hands_the_stream_to_the_sdk_answering_each_request_once(isolated: Path) -> None:
+    """After the early answers, the SDK serves the session: a tool call works, later requests
+    are answered, and nothing the early stage answered is answered twice."""
+    call_banks = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "banks", "arguments": {}}}
+    for opening in (claude_code_frames(),
+                    [json.loads(INITIALIZE), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                     {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]):
+        # The stateless protocol wants its envelope on every request.
+        envelope = {key: value for key, value in opening[-1].get("params", {}).items() if key == "_meta"}
+        server = LineServer()
+        server.send(*opening, {**call_banks, "params": {**call_banks["params"], **envelope}})
+        server.until(answered(3, 4))
+        server.send({**opening[-1], "id": 5})  # tools/list again, now the SDK's
+        server.until(answered(5))
+        code, seen = server.close()
+        ids = [message["id"] for message in seen if "id" in message]
+        assert sorted(ids, key=str) == sorted({frame["id"] for frame in opening if "id" in frame} | {4, 5}, key=str)
+        assert len(ids) == len(set(ids)), ids
+        acks = [message for message in seen if message.get("method") == "notifications/subscriptions/acknowledged"]
+        assert len(acks) == (1 if opening[0]["method"] == "server/discover" else 0)
+        results = {message["id"]: message.get("result") for message in seen if "id" in message}
+        assert "no banks yet" in results[4]["content"][0]["text"]
+        assert results[5]["tools"] == results[3]["tools"]
+        assert code == 0
+
+
+def test_mcp_early_stage_leaves_what_it_does_not_know_to_the_sdk(isolated: Path) -> None:
+    """An unknown protocol version, a line that is not JSON, params that are not an object: the SDK
+    answers them as it would without an early stage."""
+    server = LineServer()
+    server.send(b"not json\n", INITIALIZE)
+    assert server.until(answered(1))[-1]["result"]["protocolVersion"] == "2025-06-18"
+    server.close()
+    server = LineServer()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}})
+    from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+    assert server.until(answered(1))[-1]["result"]["protocolVersion"] == LATEST_HANDSHAKE_VERSION
+    server.close()
+    server = LineServer()
+    server.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":[]}\n')
+    assert server.until(answered(7))[-1]["error"]["code"] == -32602
+    server.close()
+    # Nested too deeply for Python's reader, right after the early answers: the SDK's too.
+    server = LineServer()
+    server.send(INITIALIZE, b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":' + b"[" * 100_000
+                + b"]" * 100_000 + b"}\n")
+    assert server.until(answered(1, 8))[-1]["error"]["code"] == -32602
+    code, _ = server.close()
+    assert (code, server.process.stderr.read()) == (0, b"")
