@@ -298,6 +298,8 @@ def test_joined_names_check_does_not_backtrack_on_a_long_value() -> None:
     # the retired ledger's key for a memory whose name has words with numbers: forget --memory was refused
     '{"key": "project_use_utf8_everywhere_and_never_latin1_in_the_csv_exports", "body_sha": "ab"}',
     '{"key": "feedback_ipv6_first_on_k8s_nodes", "body_sha": "ab"}',
+    # a memory named by random-looking words (reflect's upkeep could retire none of them)
+    '{"key": "project_fact_w011b85_webdbb7_wd420ae_wd5a7e4", "by": "upkeep"}',
     # a MEMORY.md line whose file name holds p95: remember was refused as a prefixed-token
     "- [Performance budget](project_performance_budget_p95_latency_under_200_ms_for_the_checkout_endpoint.md)"
     " — Performance budget: p95 latency under 200 ms",

@@ -118,6 +118,12 @@ _SANDMAN_ID = re.compile(r"ev-\d{8}T\d{6}Z-[0-9a-f]{6}|s-\d{8}T\d{4}(?:\d{2})?Z|
                          r"|p-\d{8}T\d{6}Z-[0-9a-f]{4}")
 
 
+# A memory's file key as sandman names it (docs/BANK-FORMAT.md, "Memory files"): `<type>_<slug>`, the
+# slug lowercased words joined by `_`. The retired ledger's `"key"` holds one; its memory already passed
+# the ban, and the same value refused in the ledger stopped every forget and upkeep of that memory.
+_MEMORY_KEY = re.compile(r"(?:user|feedback|project|reference)(?:_[^\W_A-Z]+){2,}(?:\.md)?")
+
+
 def credential_like(value: str, minimum: int = 6) -> bool:
     """True when ``value`` (quotes and sentence punctuation trimmed) looks like a credential.
 
@@ -129,6 +135,8 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     # Markdown escapes (`\[private\]` in a MEMORY.md line) are not part of the value.
     value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES).replace("\\", "")
     if len(value) < minimum or placeholder(value) or "://" in value or _SANDMAN_ID.fullmatch(value):
+        return False
+    if _MEMORY_KEY.fullmatch(value):
         return False
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
         return False
