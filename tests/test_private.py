@@ -236,3 +236,31 @@ def test_private_spans_agree_on_the_lean_and_the_full_read(tmp_path: Path) -> No
     assert [turn.text for turn in full.turns if turn.role in ("user", "assistant")] == [
         "Fix the build [private] now", "Done: the build is fixed with make.", "Also [private]", "[private]",
         "[private]"]
+
+
+def test_regression_a_hand_edited_memory_leaked_its_private_spans_through_recall(tmp_path):
+    """Found by a tester: search and the site hid a span a person added to a memory file by hand, but
+    recall (--cwd, --hook, the MCP tool) printed it raw, tags included, into the model's context."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    project = home / "proj"
+    project.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "SANDMAN_ROOT": str(home / ".sandman")}
+    run = lambda *args, stdin=None: subprocess.run([sys.executable, "-m", "sandman", *args], env=env,  # noqa: E731
+                                                   input=stdin, capture_output=True, cwd=project)
+    done = run("remember", "Prefer small pull requests; the user reviews them on Fridays.", "--cwd", str(project))
+    assert done.returncode == 0, done.stderr
+    path = __import__("pathlib").Path(done.stdout.decode().strip())
+    with path.open("a", encoding="utf-8") as stream:
+        stream.write("Also <private>LEAKM1 reviewer is bob</private> and <private>LEAKM2 unclosed tail\n")
+    shown = run("recall", "--cwd", str(project)).stdout.decode()
+    payload = json.dumps({"session_id": "s-1", "cwd": str(project), "hook_event_name": "SessionStart",
+                          "source": "startup"}).encode()
+    hooked = run("recall", "--hook", stdin=payload).stdout.decode()
+    for text in (shown, hooked):
+        assert "Prefer small pull requests" in text and "[private]" in text
+        assert "LEAKM1" not in text and "LEAKM2" not in text and "bob" not in text

@@ -19,6 +19,7 @@ import stat
 from collections import namedtuple
 from pathlib import Path
 
+from sandman import private
 from sandman.banks.names import USER_BANK, bank_directory, bank_name
 from sandman.errors import InputError
 from sandman.layout import BANK_INDEX, Layout
@@ -137,7 +138,7 @@ def _index_lines(text: str | None) -> list[str]:
     split = split_frontmatter(text) if text is not None else None
     if split is None:
         return []
-    return [line.rstrip() for line in split[1].splitlines() if line.startswith("- [")]
+    return [private.redact(line.rstrip()) for line in split[1].splitlines() if line.startswith("- [")]
 
 
 # --- the recall cache: each bank's head, derived, never trusted blindly ---------
@@ -236,13 +237,14 @@ def memory_body(folder: Path, file: str) -> str:
     """Return the body of memory ``file`` in ``folder``, trailing whitespace trimmed.
 
     An unreadable file, or one without frontmatter, gives ``""``: recall then
-    shows its index line alone.
+    shows its index line alone. Private spans a hand edit left in the file are
+    ``[private]`` (sandman.private): recall reaches the model.
     """
     if not file:
         return ""
     text = _read_text(folder / file)
     split = split_frontmatter(text) if text is not None else None
-    return split[1].rstrip() if split is not None else ""
+    return private.redact(split[1]).rstrip() if split is not None else ""
 
 
 def bank_directory_of(folder: Path) -> str | None:
