@@ -76,13 +76,8 @@ def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool
     if not rows:
         return True
     data = "".join(f"{stamp}\t{channel}\t{path}\n" for path in rows if "\n" not in path and "\t" not in path)
-    path = layout.delivered_ledger(session)
     try:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_ledger(layout, session)
         try:
             os.write(fd, data.encode("utf-8", "surrogateescape"))
         finally:
@@ -90,6 +85,17 @@ def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool
     except OSError:
         return False
     return True
+
+
+def _open_ledger(layout: Layout, session: str) -> int:
+    """A descriptor of ``session``'s ledger open for appending, the file and its folder made when
+    missing. Raises OSError."""
+    path = layout.delivered_ledger(session)
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
 
 @contextmanager
@@ -101,13 +107,8 @@ def locked(layout: Layout, session: str):
     fail a hook. Yields None."""
     fd = -1
     if usable_session(session):
-        path = layout.delivered_ledger(session)
         try:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = _open_ledger(layout, session)
             import fcntl
 
             fcntl.flock(fd, fcntl.LOCK_EX)
