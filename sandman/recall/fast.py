@@ -279,14 +279,20 @@ def _stamp() -> tuple[str, str]:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", now), time.strftime("%Y-%m-%d", now)
 
 
+def _open_append(path: str) -> int:
+    """A descriptor of ``path`` open for appending, the file and its folder made when missing.
+    Raises OSError."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
 def _append(path: str, data: bytes) -> None:
     """One write on an O_APPEND descriptor, making the folder on the first line; never raises."""
     try:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_append(path)
         try:
             os.write(fd, data)
         finally:
@@ -376,11 +382,7 @@ def _lock(path: str) -> int:
 
     fd = -1
     try:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_append(path)
         fcntl.flock(fd, fcntl.LOCK_EX)
         return fd
     except OSError:
