@@ -159,6 +159,31 @@ def _index(layout: Layout, banks: list[str], event: str, session: str):
     return connection
 
 
+def _give(layout: Layout, connection, session: str, event: str, channel: str, head: str, budget: int,
+          match) -> tuple[list[index.Found], str | None, str, list[str]] | None:
+    """The check (what the session holds) and the record (what this hook adds) as one, under the
+    session's ledger lock, so a hook racing this one for the same session sees what this one gave
+    (ledger.locked). ``match(held)`` returns the memories found, best first, and why none was;
+    those that fit ``budget`` (UTF-16 units) are rendered under ``head`` and recorded on
+    ``channel``. Returns ``(found, why, text, shown)``, or None when the index could not be read
+    (its journal line written). Closes ``connection``."""
+    import sqlite3
+
+    with ledger.locked(layout, session):
+        try:
+            found, why = match(ledger.held(layout, session))
+        except sqlite3.Error as error:
+            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
+                          session=session, error=str(error))
+            return None
+        finally:
+            connection.close()
+        text, shown = render(layout, head, found, budget)
+        if shown:
+            ledger.append(layout, session, channel, shown)
+    return found, why, text, shown
+
+
 # --- the prompt --------------------------------------------------------------------
 
 
@@ -244,23 +269,18 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
     connection = _index(layout, banks, event, session)
     if connection is None:
         return None
-    import sqlite3
-
     head = "sandman: memories that match this prompt and were not given to this session yet:"
-    # The check (what the session holds) and the record (what this hook adds) under the session's
-    # lock: a hook racing this one for the same session (ledger.locked) sees what this one gave.
-    with ledger.locked(layout, session):
-        try:
-            found, terms, why = prompt_matches(connection, banks, prompt, ledger.held(layout, session))
-        except sqlite3.Error as error:
-            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
-                          session=session, error=str(error))
-            return None
-        finally:
-            connection.close()
-        text, shown = render(layout, head, found, config.PROMPT_BUDGET_UTF16)
-        if shown:
-            ledger.append(layout, session, "prompt", shown)
+    terms = 0
+
+    def match(held: set[str]) -> tuple[list[index.Found], str | None]:
+        nonlocal terms
+        found, terms, why = prompt_matches(connection, banks, prompt, held)
+        return found, why
+
+    given = _give(layout, connection, session, event, "prompt", head, config.PROMPT_BUDGET_UTF16, match)
+    if given is None:
+        return None
+    found, why, text, shown = given
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, terms=terms,
                       reason=why or "budget")
@@ -358,21 +378,12 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
     connection = _index(layout, banks, event, session)
     if connection is None:
         return None
-    import sqlite3
-
     head = f"sandman: memories that name {_one_line(file)} or its folder, not given to this session yet:"
-    with ledger.locked(layout, session):  # check and record as one (prompt_hook's)
-        try:
-            found, why = file_matches(connection, banks, file, ledger.held(layout, session))
-        except sqlite3.Error as error:
-            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-unreadable",
-                          session=session, error=str(error))
-            return None
-        finally:
-            connection.close()
-        text, shown = render(layout, head, found, config.FILE_BUDGET_UTF16)
-        if shown:
-            ledger.append(layout, session, "file", shown)
+    given = _give(layout, connection, session, event, "file", head, config.FILE_BUDGET_UTF16,
+                  lambda held: file_matches(connection, banks, file, held))
+    if given is None:
+        return None
+    found, why, text, shown = given
     if not shown:
         journal.write(layout, VERB, "nothing", hook=True, event=event, session=session, tool=tool,
                       file=file, reason="budget" if found else why)
