@@ -96,9 +96,11 @@ def _take_loop(loops: Loops, layout: Layout, project: str) -> None:
             ok = loops.ran("take --hook", done) and done.stdout == b""
         else:
             done = sandman_popen("take", sid)
-            # reflect's backstop for missed endings may take this aged transcript first: the hand take
-            # then says it has nothing new since that take (exit 2) and the backstop's archived line stands for it.
-            raced = done.returncode == 2 and b"has nothing new since its take" in done.stderr
+            # reflect's backstop for missed endings may take this aged transcript first, or at the same
+            # moment: the hand take then says it has nothing new since that take, or that the other take
+            # linked it (exit 2), and the backstop's archived line stands for it.
+            raced = done.returncode == 2 and (b"has nothing new since its take" in done.stderr
+                                              or b"is already archived: another take linked it" in done.stderr)
             ok = raced or loops.ran("take", done)
             spawned = re.search(rb"dream started \(pid (\d+)\)", done.stdout)
             if spawned:

@@ -1,4 +1,4 @@
-"""A person's words into an FTS5 MATCH expression (docs/search.md, "The query").
+r"""A person's words into an FTS5 MATCH expression (docs/search.md, "The query").
 
 Stdlib only, and nothing of sandman, not even ``re``: the prompt hook imports it on every
 prompt, so it must cost next to nothing to import (``re`` alone costs a hook 0.25 x
@@ -40,7 +40,7 @@ MAX_WORD_CHARS = 40  # a longer run of letters is not a word a memory holds
 
 
 def words(text: str) -> list[str]:
-    """The runs of letters and digits of ``text`` (``re.findall(r"[^\W_]+", text)``), in order."""
+    r"""The runs of letters and digits of ``text`` (``re.findall(r"[^\W_]+", text)``), in order."""
     found = []
     start = -1
     for i, char in enumerate(text):
@@ -56,7 +56,7 @@ def words(text: str) -> list[str]:
 
 
 def _parts(text: str) -> Iterator[tuple[str | None, str | None]]:
-    """Each quoted part or word of ``text``, in order: ``(the text between the quotes, None)`` or
+    r"""Each quoted part or word of ``text``, in order: ``(the text between the quotes, None)`` or
     ``(None, a word: letters and digits, joined by underscores or hyphens into one compound)``;
     what ``re.finditer(r'"([^"]*)"|([^\W_]+(?:[-_]+[^\W_]+)*)', text)`` finds, as its two groups."""
     i, end = 0, len(text)
