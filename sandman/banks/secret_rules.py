@@ -380,6 +380,8 @@ def _names(value: str) -> bool:
 
 
 def _strip(value: str) -> str:
+    # A Markdown link's text ends at `](`: in `[no credential is pushed](file.md)` the value is `pushed`.
+    value = value.split("](", 1)[0]
     return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
 
 
