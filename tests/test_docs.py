@@ -52,3 +52,16 @@ def test_the_readme_set_up_says_how_a_mind_is_found(monkeypatch, tmp_path) -> No
     failed = doctor._claude()
     assert failed.status == doctor.FAIL
     assert f"FAIL  claude      {failed.message}" in setup
+
+
+def test_the_docs_build_strict_with_every_link_and_anchor_found(tmp_path) -> None:
+    """A code fence left open in BANK-FORMAT.md swallowed its later sections, and 12 links into them
+    broke while `mkdocs build --strict` passed (mkdocs reports broken anchors at INFO unless
+    mkdocs.yml's `validation` raises them; `-q` hides them from strict mode too): the build must fail on any of them (issue 33)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(DOCS.parent / "mkdocs.yml"),
+                           "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "anchors: warn" in (DOCS.parent / "mkdocs.yml").read_text()
