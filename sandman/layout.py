@@ -31,6 +31,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .shift.lock                held by one `shift run` tick or `shift brief` at a time
     ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
+    ├── breath/.run.lock           held by the reading session the runner runs (runtime)
+    ├── breath/passes/<id>/.session.log  a reading session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
 ├── shifts/.window.json        the usage window's reset, as a session's limit error named it (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
@@ -465,6 +467,15 @@ class Layout(namedtuple("Layout", "root")):
     def breath_pass(self, pass_id: str) -> Path:
         """``breath/passes/<id>/``: a pass's ``pass.json`` and ``prompt.md``."""
         return self.breath_passes / pass_id
+
+    @property
+    def breath_run_lock(self) -> Path:
+        """``breath/.run.lock``: held by the one reading session the runner runs (runtime, never versioned)."""
+        return self.breath / ".run.lock"
+
+    def breath_session_log(self, pass_id: str) -> Path:
+        """``breath/passes/<id>/.session.log``: what the pass's reading session printed (runtime)."""
+        return self.breath_pass(pass_id) / ".session.log"
 
     @property
     def breath_problems(self) -> Path:
