@@ -1346,6 +1346,17 @@ def shift_targets(
     say(run(lambda: verb.targets(root, _text_or_stdin(text, "targets"))))
 
 
+@shift_app.command("voyage", cls=BodyArgument)
+def shift_voyage(
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="Markdown: a '# <title>' line, then the body; '-' reads stdin.")],
+) -> None:
+    """Write the week's voyage entry (the rest day's self-pass only)."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    say(run(lambda: verb.voyage(root, _text_or_stdin(text, "voyage"))))
+
+
 # --- proposals: `sandman report propose|approve|decline|proposals` (issue 15) ---
 
 

@@ -39,6 +39,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
     ├── .reports-read.lock         held while a read mark is chosen and written (report, report --hook)
     ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
+    ├── score/<yyyy>-W<ww>-voyage.md  the week's voyage entry, written by its rest day
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -413,6 +414,10 @@ class Layout(namedtuple("Layout", "root")):
         """``score/<yyyy>-W<ww>-targets.md``: the rest day's plan for ``week``."""
         return self.score / f"{week}-targets.md"
 
+    def week_voyage(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>-voyage.md``: the week's voyage entry, written by its rest day."""
+        return self.score / f"{week}-voyage.md"
+
     def week_score(self, week: str) -> Path:
         """``score/<yyyy>-W<ww>.md``: the week's score page (sandman.machine.score)."""
         return self.score / f"{week}.md"
@@ -505,7 +510,7 @@ OWNED_FORMATS = (
     r"log/\d{4}-\d{2}-\d{2}\.md", r"log/INDEX\.md",
     r"trail/\d{4}/\d{2}/\d{2}\.jsonl",
     r"shifts/s-[0-9TZ]+/(?:brief\.md|meta\.json|handoff\.md|report\.md)", r"shifts/PAUSE",
-    r"score/\d{4}-W\d{2}(?:-targets)?\.md", r"score/\d{4}-W\d{2}\.json",
+    r"score/\d{4}-W\d{2}(?:-targets|-voyage)?\.md", r"score/\d{4}-W\d{2}\.json",
     r"breath/(?:sources\.toml|weights\.json|problems\.md)", r"breath/breaths/[^/]+\.json",
     r"breath/passes/[^/]+/(?:pass\.json|prompt\.md)",
     r"curation/[^/]+/(?:proposals\.json|REPORT\.md)", r"curation/retired\.jsonl",

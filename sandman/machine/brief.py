@@ -26,7 +26,7 @@ from sandman.marks import fence_ticks
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_.]+)\s*\}\}")
 # The order in which slots give way over the cap, first to last, and each one's floor (characters).
 # ``proposals`` (the owner's approved work) gives way last, and never below its floor.
-SHRINK_ORDER = ("trail", "week_trail", "shifts", "breaths", "memories", "score", "targets", "plan",
+SHRINK_ORDER = ("trail", "week_trail", "shifts", "voyage", "week_proposals", "reweight", "breaths", "memories", "score", "targets", "plan",
                 "previous_targets", "handoff", "proposals")
 FLOORS = {"handoff": 1_500, "plan": 600, "targets": 300, "previous_targets": 600, "score": 600, "breaths": 400,
           "proposals": 1_500}
