@@ -227,10 +227,11 @@ def previous_handoff(layout: Layout, trail: trails.Trail, repo: str | None) -> t
 BREATH_BODY_MAX_CHARS = 1_200  # what of each breath's body the brief carries
 
 
-def breaths_text(layout: Layout, repo: str) -> str:
-    """The ``breaths`` slot: each breath filed or spiked against ``repo`` (breath.breaths_for's order),
-    a header line (state, id, title, address, source, bearing) then its body, at most
-    ``BREATH_BODY_MAX_CHARS`` characters. Raises InputError on a breath file that is not a breath."""
+def breaths_items(layout: Layout, repo: str) -> list[tuple[str, str]]:
+    """The ``breaths`` slot's items ``(id, text)``: each breath filed or spiked against ``repo``
+    (breath.breaths_for's order), a header line (state, id, title, address, source, bearing) then its
+    body, at most ``BREATH_BODY_MAX_CHARS`` characters. Raises InputError on a breath file that is
+    not a breath."""
     from sandman.machine import breath
 
     parts = []
@@ -239,9 +240,14 @@ def breaths_text(layout: Layout, repo: str) -> str:
         body = item.body.strip()
         if len(body) > BREATH_BODY_MAX_CHARS:
             body = body[:BREATH_BODY_MAX_CHARS] + " […]"
-        parts.append(f"- [{item.state}] {item.id}: {item.title} — {item.address} (source {item.source}"
-                     + (f", bearing {bearing}" if bearing is not None else "") + f")\n  {body}")
-    return "\n".join(parts)
+        parts.append((item.id, f"- [{item.state}] {item.id}: {item.title} — {item.address} (source {item.source}"
+                      + (f", bearing {bearing}" if bearing is not None else "") + f")\n  {body}"))
+    return parts
+
+
+def breaths_text(layout: Layout, repo: str) -> str:
+    """The ``breaths`` slot's text: breaths_items, one after another."""
+    return "\n".join(text for _, text in breaths_items(layout, repo))
 
 
 PROBLEMS_DAYS = 14  # how far back problems.md looks at shifts' findings and outcomes
@@ -331,8 +337,6 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     cannot fit), LockBusy (a shift is open), ConfigError, RepositoryError.
     """
     from sandman.banks.commit import bank_transaction
-    from sandman.banks.names import bank_name
-    from sandman.layout import BANK_INDEX
     from sandman.machine import proposals as proposing
 
     now = now or journal.now_utc()
@@ -396,19 +400,31 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             ]
         else:
             carried = picking.waiting_for(trail, repo)
-            slots.insert(0, briefing.Slot("proposals", "trail/ proposal.open events the owner approved "
-                                          "(`sandman report approve`)", proposing.brief_text(carried)))
-            bank = layout.bank(bank_name(repo))
+            slots.insert(0, briefing.Slot.of_items("proposals", "trail/ proposal.open events the owner approved "
+                                                   "(`sandman report approve`)",
+                                                   [(item.id, proposing.brief_text([item])) for item in carried]))
             plan = plan_next(Path(repo))
             target = target_line(layout, planned_week, repo)
             plan_slot = (briefing.Slot("plan", f"{repo}/docs/plan.md (next)", plan) if plan else
                          briefing.Slot("plan", f"score/{planned_week}-targets.md (## {Path(repo).name}; "
                                        "docs/plan.md says nothing next)", target))
+            from sandman.machine import items as gathering
+
+            night = " ".join([plan or target, *(item.title for item in carried), theme, job])
+            remembered, how = gathering.memories(layout, repo, night)
             slots += [
                 briefing.Slot("trail", "trail/ (the last day)", trail_last_day(trail, now)),
-                briefing.Slot("memories", f"memories/{bank.name}/{BANK_INDEX}", _read(bank / BANK_INDEX)),
-                briefing.Slot("breaths", "breath/breaths/*.json (filed or spiked against this repository)",
-                              breaths_text(layout, repo)),
+                briefing.Slot.of_items("memories", f"memories/ (the banks of this repository and its ancestors, "
+                                       f"{how})", remembered),
+                briefing.Slot.of_items("breaths", "breath/breaths/*.json (filed or spiked against this repository)",
+                                       breaths_items(layout, repo)),
+                briefing.Slot.of_items("findings", f"shifts/*/meta.json (findings of this repository's shifts "
+                                       f"since {(now - timedelta(days=gathering.FINDINGS_DAYS)).date()} no later "
+                                       "shift named)", gathering.findings(
+                                           layout, trail, repo, recent_shifts(layout, gathering.findings_since(now)))),
+                briefing.Slot.of_items("branches", f"shifts/*/meta.json of {week_name} (this repository's shift "
+                                       "branches)", gathering.branches(trail, repo,
+                                                                       shifts_of_week(layout, settings, week_name))),
                 plan_slot,
                 briefing.Slot("score", f"score/{week_name}.md", _read(layout.week_score(week_name))),
             ]
@@ -420,7 +436,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             repo=repo, model=settings.model,
             data={"theme": theme, "weekday": weekday, "rest": rest, "week": week_name,
                   "targets_week": planned_week, **({"ablation": True} if rest and template_name == "ablation" else {}),
-                  "fingerprints": {slot.name: slot.fingerprint for slot in slots if slot.text},
+                  "items": [item for slot in slots for item in slot.item_prints()],
                   "proposals": [item.id for item in carried]},
             now=now)
         values = {
@@ -428,7 +444,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.worktree": "" if rest else str(Path(repo) / ".claude" / "worktrees" / ident),
             "shift.repo": repo, "shift.trunk": trunk or "", "shift.weekday": weekday, "shift.theme": theme,
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
-            "shift.hours": f"{settings.shift_hours:g}",
+            "shift.hours": f"{settings.shift_hours:g}", "shift.window": clock(layout, now).note,
             "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
         }
         text, cuts = briefing.fill(template, values, slots, cap)
