@@ -192,6 +192,7 @@ def test_the_reading_guard_refuses_every_other_write_command_and_host(tmp_path, 
     root = _pass_root(tmp_path)
     out = json.loads(guard.hook(_call(tool, **data), root, None, "p-20261201T120000Z-abcd"))
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert out["hookSpecificOutput"]["permissionDecisionReason"].startswith("sandman reading guard: ")
     denied = [e for e in trails.read(Layout(root)).events if e.kind == "guard.deny"]
     assert denied[-1].data["rule"] == rule
 

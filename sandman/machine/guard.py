@@ -638,9 +638,10 @@ def record(context: Context, tool: str, rule: str, reason: str, call: object) ->
             pass
 
 
-def deny_output(reason: str) -> str:
+def deny_output(reason: str, who: str = "shift") -> str:
+    """The hook's deny; ``who`` names the session the guard serves (``shift`` or ``reading``)."""
     return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                              "permissionDecisionReason": f"sandman shift guard: {reason}"}})
+                                              "permissionDecisionReason": f"sandman {who} guard: {reason}"}})
 
 
 def hook(stdin: str, root: Path, shift: str | None, pass_id: str | None = None) -> str:
@@ -664,7 +665,7 @@ def hook(stdin: str, root: Path, shift: str | None, pass_id: str | None = None) 
         rule, reason = "guard-error", f"the guard failed ({type(error).__name__}: {error}); refused to be safe"
     call = payload.get("tool_input") if isinstance(payload, dict) else stdin[:RULE_MAX_INPUT_CHARS]
     record(context, tool, rule, reason, call)
-    return deny_output(reason)
+    return deny_output(reason, "reading" if pass_id else "shift")
 
 
 def main(argv: list[str] | None = None) -> int:
