@@ -1126,6 +1126,24 @@ def breathe_close(
     say(f"{pass_id} closed at {data['closed_at']}")
 
 
+@breathe_app.command("run", cls=PlainUsage)
+def breathe_run(
+    depth: Annotated[str, typer.Argument(metavar="skim|deep", help="The skim reads the due hourly sources; "
+                                         "the deep pass every due source.")],
+) -> None:
+    """Run one bounded reading session on a new pass (the scheduler's job)."""
+    from sandman.machine import reading
+
+    root = layout()
+    done = run(lambda: reading.run(root, depth))
+    if done.decision == "skipped":
+        say(f"skipped: {done.reason}")
+        return
+    cost = "unknown" if done.cost_usd is None else f"${done.cost_usd:.4f}"
+    ended = "killed at its bound" if done.exit is None else f"exit {done.exit}"
+    say(f"{done.pass_id}: {done.filed} breath(s) filed, cost {cost}, session {ended}")
+
+
 @breathe_app.command("reweight")
 def breathe_reweight(
     at: Annotated[Optional[str], typer.Option("--at", metavar="TIME", help=_AT_HELP)] = None,
@@ -1326,6 +1344,17 @@ def shift_targets(
 
     root = layout()
     say(run(lambda: verb.targets(root, _text_or_stdin(text, "targets"))))
+
+
+@shift_app.command("voyage", cls=BodyArgument)
+def shift_voyage(
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="Markdown: a '# <title>' line, then the body; '-' reads stdin.")],
+) -> None:
+    """Write the week's voyage entry (the rest day's self-pass only)."""
+    from sandman.verbs import shift as verb
+
+    root = layout()
+    say(run(lambda: verb.voyage(root, _text_or_stdin(text, "voyage"))))
 
 
 # --- proposals: `sandman report propose|approve|decline|proposals` (issue 15) ---

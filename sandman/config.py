@@ -455,19 +455,24 @@ def machine_roots(layout: Layout) -> list[Path]:
 # file under prompts/ only on the rest day (prompts/sabbath.md); every other day fills
 # prompts/shift.md with the theme and its job.
 WEEKDAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
+# Each job names only what its brief supplies (the Context slots of prompts/shift.md) and what the
+# shift's profile allows (no push, so no CI run: the tests run locally).
 WEEK_THEMES = {
     "Sunday": ("Hunt", "sweep the repository for real defects, root-cause the confirmed ones, ship each repro "
                        "as a regression test"),
-    "Monday": ("Redesign", "execute the approved proposals first, then rebuild the structure the findings and "
-                           "standing proposals indict, as an always-green staged migration"),
-    "Tuesday": ("Refactor", "drive the worst-scored module (tests as much as source) to its best form, "
-                            "behaviour preserved: the fewest statements, functions, branches and lines"),
-    "Wednesday": ("Measure", "compute the score, run the performance and coverage passes, count statements, "
-                             "functions, branches and lines, write the numbers where the rest day reads them"),
+    "Monday": ("Redesign", "execute the owner's approved proposals under Context first, then rebuild the "
+                           "structure the open findings and the plan indict, as an always-green staged migration"),
+    "Tuesday": ("Refactor", "drive the module the open findings, the plan or your own reading show to be the "
+                            "worst (tests as much as source) to its best form, behaviour preserved: the fewest "
+                            "statements, functions, branches and lines"),
+    "Wednesday": ("Measure", "run the performance and coverage passes, count statements, functions, branches "
+                             "and lines, and record each number with `sandman trail append shift.measure "
+                             "\"<name>: <value>\" --parent <the start event>`: the rest day reads the week's trail"),
     "Thursday": ("Harden", "bring coverage up first, then close security findings and land dependency updates "
                            "with their tests"),
-    "Friday": ("Ship", "GO/NO-GO on the week's branches, say which are ready to merge, CI green before the "
-                       "night ends"),
+    "Friday": ("Ship", "GO/NO-GO on this week's shift branches of this repository (listed under Context): run "
+                       "the repository's tests on each, say in the handoff which are ready to merge and why; "
+                       "never push (the owner merges)"),
     "Saturday": ("Rest", "the self-pass: no code commits; score the week, plan next week's targets"),
 }
 MACHINE_NIGHT = "21:00-07:00"

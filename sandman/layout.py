@@ -31,12 +31,15 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .shift.lock                held by one `shift run` tick or `shift brief` at a time
     ├── shifts/<id>/{brief.md,meta.json,handoff.md,report.md}  a shift's record (versioned)
     ├── shifts/<id>/.session.log   the shift session's output (runtime)
+    ├── breath/.run.lock           held by the reading session the runner runs (runtime)
+    ├── breath/passes/<id>/.session.log  a reading session's output (runtime)
     ├── shifts/.current.json       the open shift (runtime)
 ├── shifts/.window.json        the usage window's reset, as a session's limit error named it (runtime)
     ├── shifts/PAUSE               the owner's stop: while it exists `shift run` starts nothing
     ├── .reports-read              the shifts' reports the owner has read (report, report --hook)
     ├── .reports-read.lock         held while a read mark is chosen and written (report, report --hook)
     ├── score/<yyyy>-W<ww>.md, .json, score/<yyyy>-W<ww>-targets.md  the week's score and next week's targets
+    ├── score/<yyyy>-W<ww>-voyage.md  the week's voyage entry, written by its rest day
     ├── pending-takes/<sid>.json   takes a live job deferred (machine-local, not versioned)
     └── memories/
         ├── .recent/<sid>.json     pointers: the short-term surface
@@ -411,6 +414,10 @@ class Layout(namedtuple("Layout", "root")):
         """``score/<yyyy>-W<ww>-targets.md``: the rest day's plan for ``week``."""
         return self.score / f"{week}-targets.md"
 
+    def week_voyage(self, week: str) -> Path:
+        """``score/<yyyy>-W<ww>-voyage.md``: the week's voyage entry, written by its rest day."""
+        return self.score / f"{week}-voyage.md"
+
     def week_score(self, week: str) -> Path:
         """``score/<yyyy>-W<ww>.md``: the week's score page (sandman.machine.score)."""
         return self.score / f"{week}.md"
@@ -467,6 +474,15 @@ class Layout(namedtuple("Layout", "root")):
         return self.breath_passes / pass_id
 
     @property
+    def breath_run_lock(self) -> Path:
+        """``breath/.run.lock``: held by the one reading session the runner runs (runtime, never versioned)."""
+        return self.breath / ".run.lock"
+
+    def breath_session_log(self, pass_id: str) -> Path:
+        """``breath/passes/<id>/.session.log``: what the pass's reading session printed (runtime)."""
+        return self.breath_pass(pass_id) / ".session.log"
+
+    @property
     def breath_problems(self) -> Path:
         """``breath/problems.md``: open problems, written by ``shift brief``; ``breathe pass`` reads it."""
         return self.breath / "problems.md"
@@ -494,7 +510,7 @@ OWNED_FORMATS = (
     r"log/\d{4}-\d{2}-\d{2}\.md", r"log/INDEX\.md",
     r"trail/\d{4}/\d{2}/\d{2}\.jsonl",
     r"shifts/s-[0-9TZ]+/(?:brief\.md|meta\.json|handoff\.md|report\.md)", r"shifts/PAUSE",
-    r"score/\d{4}-W\d{2}(?:-targets)?\.md", r"score/\d{4}-W\d{2}\.json",
+    r"score/\d{4}-W\d{2}(?:-targets|-voyage)?\.md", r"score/\d{4}-W\d{2}\.json",
     r"breath/(?:sources\.toml|weights\.json|problems\.md)", r"breath/breaths/[^/]+\.json",
     r"breath/passes/[^/]+/(?:pass\.json|prompt\.md)",
     r"curation/[^/]+/(?:proposals\.json|REPORT\.md)", r"curation/retired\.jsonl",

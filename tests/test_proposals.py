@@ -99,7 +99,9 @@ def test_a_filed_proposal_reaches_the_report_and_once_approved_is_the_next_night
     assert f"- {filed.id}: {HOSTILE_TITLE}" in inside and "the owner said: yes, in small steps" in inside
     assert brief.index("[data: proposals from") < brief.index("[data: handoff from")  # placed first
     start = trails.find(layout, opened.start_event)
-    assert start.data["proposals"] == [filed.id] and start.data["fingerprints"]["proposals"].startswith("sha256:")
+    assert start.data["proposals"] == [filed.id]
+    assert [(i["id"], i["fingerprint"][:7]) for i in start.data["items"] if i["slot"] == "proposals"] == [
+        (filed.id, "sha256:")]
     [taken] = proposals.proposals(layout)
     assert (taken.state, taken.taken_by) == ("taken", opened.id)
     shifts.handoff(layout, "did the first step")

@@ -140,14 +140,15 @@ def test_the_shift_tick_is_scheduled_only_with_the_machine_on(root, isolated, fa
     assert "shift run" not in _out(sandman("schedule", "show", "--kind", "cron"))
     _machine_on(root, isolated / "code")
     on = schedule.install(root, kind="systemd")
-    assert sorted(p.name for p in on.written) == ["sandman-shift.service", "sandman-shift.timer"]
+    assert sorted(p.name for p in on.written) == ["sandman-deep.service", "sandman-deep.timer", "sandman-shift.service",
+                                                  "sandman-shift.timer", "sandman-skim.service", "sandman-skim.timer"]
     assert len(on.unchanged) == 3
     from sandman.verbs.hooks import executable
 
     assert f"ExecStart={executable()[0]} shift run" in (folder / "sandman-shift.service").read_text()
     assert "OnCalendar=*:0/5\nPersistent=false" in (folder / "sandman-shift.timer").read_text()
-    assert ("systemctl --user enable --now sandman-reflect.timer sandman-serve.service sandman-shift.timer"
-            in fake_schedulers.read_text().splitlines())
+    assert ("systemctl --user enable --now sandman-reflect.timer sandman-serve.service sandman-shift.timer "
+            "sandman-skim.timer sandman-deep.timer" in fake_schedulers.read_text().splitlines())
     shown = _out(sandman("schedule", "show", "--kind", "systemd"))
     assert f"installed: {folder / 'sandman-shift.timer'}" in shown
     assert "*/5 * * * * SANDMAN_ROOT=" in _out(sandman("schedule", "install", "--kind", "cron"))
@@ -157,6 +158,33 @@ def test_the_shift_tick_is_scheduled_only_with_the_machine_on(root, isolated, fa
     assert {p.name for p in gone.removed} >= {"sandman-shift.service", "sandman-shift.timer"}
     assert not folder.exists() or list(folder.iterdir()) == []
     assert "sandman-shift.timer" in fake_schedulers.read_text().splitlines()[-2]
+
+
+def test_the_research_runner_is_scheduled_with_the_machine_on_skim_hourly_deep_daily(root, isolated,
+                                                                                      fake_schedulers):
+    from sandman.verbs.hooks import executable
+
+    folder = isolated / ".config" / "systemd" / "user"
+    off = schedule.install(root, kind="systemd", enable=False)
+    assert not any(name in p.name for p in off.written for name in ("skim", "deep"))
+    _machine_on(root, isolated / "code")
+    schedule.install(root, kind="systemd", enable=False)
+    assert f"ExecStart={executable()[0]} breathe run skim" in (folder / "sandman-skim.service").read_text()
+    assert "OnCalendar=*-*-* *:17:00\n" in (folder / "sandman-skim.timer").read_text()
+    assert f"ExecStart={executable()[0]} breathe run deep" in (folder / "sandman-deep.service").read_text()
+    assert "OnCalendar=*-*-* 13:07:00\n" in (folder / "sandman-deep.timer").read_text()
+    cron = _out(sandman("schedule", "install", "--kind", "cron"))
+    assert "17 * * * * SANDMAN_ROOT=" in cron and "breathe run skim" in cron
+    assert "7 13 * * * SANDMAN_ROOT=" in cron and "breathe run deep" in cron
+    schedule.install(root, kind="launchd", enable=False)
+    agents = isolated / "Library" / "LaunchAgents"
+    skim = plistlib.loads((agents / "org.sandman.skim.plist").read_bytes())
+    assert skim["ProgramArguments"][-3:] == ["breathe", "run", "skim"]
+    assert skim["StartCalendarInterval"] == {"Minute": 17}
+    deep = plistlib.loads((agents / "org.sandman.deep.plist").read_bytes())
+    assert deep["StartCalendarInterval"] == {"Hour": 13, "Minute": 7}
+    gone = schedule.uninstall(root, kind="systemd", enable=False)
+    assert {p.name for p in gone.removed} >= {"sandman-skim.timer", "sandman-deep.service"}
 
 
 def test_launchd_shift_tick_agent_starts_every_five_minutes(root, isolated, fake_schedulers):
@@ -176,7 +204,7 @@ def test_doctor_lists_the_shift_tick_when_the_machine_is_on(root, isolated, monk
     assert any(path.endswith("sandman-shift.timer") for path in found.details["files"])
     schedule.install(root, kind="systemd", enable=False)
     found = next(c for c in doctor().checks if c.name == "schedule")
-    assert found.status == "ok" and found.message.startswith("installed for systemd (5 files)")
+    assert found.status == "ok" and found.message.startswith("installed for systemd (9 files)")
 
 
 @pytest.fixture

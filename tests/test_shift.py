@@ -115,7 +115,7 @@ def test_shift_run_opens_works_closes_and_a_revoked_shift_reconciles_off_trunk(l
     brief = (folder / "brief.md").read_text()
     assert meta["start_event"] in brief
     start = trails.find(layout, meta["start_event"])
-    assert start.kind == "shift.start" and start.data["theme"] == "Refactor" and start.data["fingerprints"]
+    assert start.kind == "shift.start" and start.data["theme"] == "Refactor" and start.data["items"]
     wait_for_session(layout)
     call = fake_claude.calls()[-1]
     worktree = beta / ".claude" / "worktrees" / started.shift
@@ -500,7 +500,8 @@ def test_the_brief_carries_the_breaths_filed_and_spiked_against_its_repository(l
     assert elsewhere.id not in brief
     assert "{{shift.id}}" in inside  # a placeholder inside a breath stays text
     start = trails.find(layout, shifts.read_meta(layout, opened.id)["start_event"])
-    assert start.data["fingerprints"]["breaths"].startswith("sha256:")
+    prints = {item["id"]: item["fingerprint"] for item in start.data["items"] if item["slot"] == "breaths"}
+    assert set(prints) == {spiked.id, filed.id} and all(p.startswith("sha256:") for p in prints.values())
 
 
 def test_the_brief_says_nothing_when_no_breath_is_filed(layout, world):

@@ -56,6 +56,9 @@ SILENCE_PENALTY = 0.1  # ... and takes this per silent calendar month
 TITLE_MAX_CHARS = 200
 BODY_MAX_CHARS = 4000
 PROBLEMS_MAX_CHARS = 20_000  # what of problems.md a pass prompt carries
+# The reading runner's two passes (docs/breathe.md, "The runner"): the hourly skim reads the due
+# sources whose cadence is hourly; the daily deep pass reads every due source.
+DEPTHS = {"skim": ("hourly",), "deep": tuple(CADENCES)}
 FIELDS = ("title", "address", "source", "repo", "scores", "body", "pass")
 SOURCE_KEYS = ("name", "address", "kind", "cadence", "weight")
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -155,10 +158,13 @@ class Pass:
     closed_at: str | None = None
     cost_usd: float | None = None
     prompt: str = ""
+    depth: str | None = None
 
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("prompt")
+        if data["depth"] is None:
+            data.pop("depth")
         return data
 
 
@@ -503,24 +509,30 @@ def spent_on_day(layout: Layout, now: datetime) -> tuple[str, float]:
     return start.strftime("%Y-%m-%d"), spent
 
 
-def compose_pass(layout: Layout, *, now: datetime | None = None) -> Pass:
+def compose_pass(layout: Layout, *, now: datetime | None = None, depth: str | None = None) -> Pass:
     """Compose a reading pass: ``passes/<id>/{pass.json,prompt.md}`` from ``prompts/breathe.md``,
     the due sources heaviest first and ``problems.md`` when it exists; marks those sources read.
+    ``depth`` (``skim`` or ``deep``, DEPTHS; None: every due source, as ``deep``) keeps only the due
+    sources of its cadences and is recorded in ``pass.json``.
 
-    Raises PassRefused (nothing written) when no source is due, or when
+    Raises PassRefused (nothing written) when no source (of ``depth``) is due, or when
     ``machine.budget_usd_day`` is set and the day's events already cost that
     much; InputError on a bad sources.toml; ConfigError on bad settings.
     """
     from sandman.minds import prompts
 
+    if depth is not None and depth not in DEPTHS:
+        raise InputError(f"depth {depth!r} is not one of {', '.join(DEPTHS)}")
     now = _now(now)
-    found = load_sources(layout)
-    weights = _weights(layout, found)
+    every = load_sources(layout)
+    found = [source for source in every if depth is None or source.cadence in DEPTHS[depth]]
+    weights = _weights(layout, every)
     table = weights["sources"]
     due = sorted((s for s in found if _due(s, table[s.name], now)), key=lambda s: (-table[s.name]["weight"], s.name))
     if not due:
         if not found:
-            raise PassRefused(f"no source is due: {layout.breath_sources} lists none")
+            kinds = f" with a cadence of {' or '.join(DEPTHS[depth])} (a {depth} pass)" if depth else ""
+            raise PassRefused(f"no source is due: {layout.breath_sources} lists none{kinds}")
         soonest = min(found, key=lambda s: _time(table[s.name]["last_read"]) + CADENCES[s.cadence])
         at = _time(table[soonest.name]["last_read"]) + CADENCES[soonest.cadence]
         raise PassRefused(f"no source is due; the next is {soonest.name} at {journal.iso(at)}")
@@ -544,15 +556,16 @@ def compose_pass(layout: Layout, *, now: datetime | None = None) -> Pass:
         "problems": prompts.fence("problems", problems.strip() or "(no open problems recorded)", nonce),
         "nonce": nonce,
     })
-    record = Pass(pass_id, journal.iso(now), listed, bool(problems.strip()), prompt=prompt)
+    record = Pass(pass_id, journal.iso(now), listed, bool(problems.strip()), prompt=prompt, depth=depth)
     stamp = journal.iso(now)
     for source in due:
         entry = table[source.name]
         entry["first_read"] = entry["first_read"] or stamp
         entry["silent_from"] = entry["silent_from"] or stamp
         entry["last_read"] = stamp
-    event = trail.new_event("breath.pass", f"pass {pass_id}: {len(due)} source(s) due", now=now,
-                            data={"pass": pass_id, "sources": [s.name for s in due]})
+    event = trail.new_event("breath.pass", f"{depth + ' ' if depth else ''}pass {pass_id}: {len(due)} source(s) due",
+                            now=now, data={"pass": pass_id, "sources": [s.name for s in due],
+                                           **({"depth": depth} if depth else {})})
     folder = layout.breath_pass(pass_id)
     _commit(layout, event, {folder / "pass.json": _json(record.to_json()), folder / "prompt.md": prompt,
                             layout.breath_weights: _json(weights)})
@@ -607,6 +620,23 @@ def close(layout: Layout, pass_id: str, *, cost_usd: float | None = None, now: d
     event = trail.new_event("breath.close", f"pass {pass_id} closed: {filed} breath(s) filed", now=_now(now),
                             cost_usd=cost_usd, data={"pass": pass_id, "filed": filed})
     data["closed_at"] = event.at
+    data["cost_usd"] = event.cost_usd
+    _commit(layout, event, {path: _json(data)})
+    return data
+
+
+def settle(layout: Layout, pass_id: str, cost_usd: float | None, *, now: datetime | None = None) -> dict:
+    """The runner's end of a pass (docs/breathe.md, "The runner"): close it with ``cost_usd`` when the
+    reading session did not; when the session closed it without a cost, record the cost on a
+    ``breath.cost`` event (the day's budget counts every event's ``cost_usd``) and in ``pass.json``.
+    Returns pass.json's data. Raises InputError on an unknown pass."""
+    path, data = _read_pass(layout, pass_id)
+    if not data.get("closed_at"):
+        return close(layout, pass_id, cost_usd=cost_usd, now=now)
+    if cost_usd is None or data.get("cost_usd") is not None:
+        return data
+    event = trail.new_event("breath.cost", f"pass {pass_id} cost ${cost_usd:.4f}", now=_now(now),
+                            cost_usd=cost_usd, data={"pass": pass_id, "closed_at": data["closed_at"]})
     data["cost_usd"] = event.cost_usd
     _commit(layout, event, {path: _json(data)})
     return data

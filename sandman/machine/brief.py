@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sandman.errors import InputError
 from sandman.marks import fence_ticks
@@ -26,7 +26,8 @@ from sandman.marks import fence_ticks
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z_.]+)\s*\}\}")
 # The order in which slots give way over the cap, first to last, and each one's floor (characters).
 # ``proposals`` (the owner's approved work) gives way last, and never below its floor.
-SHRINK_ORDER = ("trail", "week_trail", "shifts", "breaths", "memories", "score", "targets", "plan",
+SHRINK_ORDER = ("trail", "week_trail", "shifts", "voyage", "week_proposals", "reweight", "branches", "breaths",
+                "memories", "findings", "score", "targets", "plan",
                 "previous_targets", "handoff", "proposals")
 FLOORS = {"handoff": 1_500, "plan": 600, "targets": 300, "previous_targets": 600, "score": 600, "breaths": 400,
           "proposals": 1_500}
@@ -37,18 +38,37 @@ class BriefRefused(InputError):
     """The brief does not fit its cap even with every slot at its floor (exit 2, nothing written)."""
 
 
+def fingerprint(text: str) -> str:
+    """``sha256:<12 hex>`` of ``text``."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 @dataclass
 class Slot:
-    """One piece of data in the brief: its name (the placeholder), source label and text."""
+    """One piece of data in the brief: its name (the placeholder), source label and text.
+    ``items``: ``[(id, text)]`` when the slot is a list of things a shift can name (memories,
+    breaths, proposals, findings, branches); ``text`` is then their texts, one per line."""
 
     name: str
     label: str
     text: str
+    items: list = field(default_factory=list)
+
+    @classmethod
+    def of_items(cls, name: str, label: str, items: list[tuple[str, str]]) -> "Slot":
+        return cls(name, label, "\n".join(text for _, text in items), list(items))
 
     @property
     def fingerprint(self) -> str:
         """``sha256:<12 hex>`` of the full text gathered (before any cut)."""
-        return "sha256:" + hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return fingerprint(self.text)
+
+    def item_prints(self) -> list[dict]:
+        """``[{"slot", "id", "fingerprint"}]`` of each item, or of the whole slot (``id`` its name)
+        when it has no items; [] when it is empty (docs/BANK-FORMAT.md § shifts, "Items")."""
+        if self.items:
+            return [{"slot": self.name, "id": ident, "fingerprint": fingerprint(text)} for ident, text in self.items]
+        return [{"slot": self.name, "id": self.name, "fingerprint": self.fingerprint}] if self.text else []
 
 
 def fence(slot: Slot, text: str) -> str:

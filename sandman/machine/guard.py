@@ -541,6 +541,83 @@ def decide(payload: object, context: Context) -> None:
         check_write_path(context, _expand(target, context, cwd, {}), f"{tool}")
 
 
+# --- the reading session's mode (docs/breathe.md, "The runner") ----------------------------------
+
+READING_TOOLS = ("Read", "Glob", "Grep")
+# ``sandman breathe`` subcommands a reading session may run: its writes (file, close) and reads.
+READING_VERBS = ("file", "close", "list", "sources")
+_HEREDOC = re.compile(r"<<-?[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n")
+
+
+def _without_heredocs(command: str) -> str:
+    """``command`` with each here-document's body cut out (stdin data, not commands); an unclosed
+    one keeps its body, which the guard then reads as commands and refuses."""
+    out, n = [], 0
+    while True:
+        match = _HEREDOC.search(command, n)
+        if match is None:
+            return "".join(out) + command[n:]
+        end = re.search(rf"^[\t]*{re.escape(match.group(2))}[ \t]*$", command[match.end():], re.MULTILINE)
+        if end is None:
+            return "".join(out) + command[n:]
+        out.append(command[n:match.end()])
+        n = match.end() + end.end()
+
+
+def _hosts_of_pass(root: Path, pass_id: str) -> set[str]:
+    """The hosts of the sources a pass reads (``breath/passes/<id>/pass.json``); empty when unreadable."""
+    from urllib.parse import urlsplit
+
+    try:
+        data = json.loads((root / "breath" / "passes" / pass_id / "pass.json").read_text(encoding="utf-8"))
+        return {(urlsplit(s["address"]).hostname or "").lower() for s in data["sources"]} - {""}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def decide_reading(payload: object, root: Path, pass_id: str) -> None:
+    """Raise Refused when a reading session's call ``payload`` must not run: only READING_TOOLS,
+    ``WebFetch`` of a host the pass's sources name, and Bash whose every command (here-document
+    bodies aside) is ``sandman breathe`` READING_VERBS or a READERS command, with no redirection to
+    a file and no command substitution."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_input"), dict):
+        raise Refused("payload", "the guard received no tool call it can read")
+    tool, data = payload.get("tool_name"), payload["tool_input"]
+    if tool in READING_TOOLS:
+        return
+    if tool == "WebFetch":
+        host = (urlsplit(str(data.get("url") or "")).hostname or "").lower()
+        if host and host in _hosts_of_pass(root, pass_id):
+            return
+        raise Refused("reading-network", f"WebFetch of {host or 'no host'}: a reading pass fetches only the "
+                      "hosts of its sources")
+    if tool != "Bash":
+        raise Refused("reading-tool", f"a reading session may not use {tool}: it reads, and writes only with "
+                      "`sandman breathe file` and `sandman breathe close`")
+    command = data.get("command")
+    if not isinstance(command, str):
+        raise Refused("payload", "a Bash call with no command")
+    if data.get("dangerouslyDisableSandbox"):
+        raise Refused("sandbox", "a reading session's commands run in the sandbox")
+    command = _without_heredocs(command)
+    if _substitutions(command):
+        raise Refused("reading-command", "command substitution in a reading session; write the command plainly")
+    for words, targets in split_commands(command):
+        if any(not re.fullmatch(r"&?\d*|/dev/(null|stdout|stderr)", target) for target in targets):
+            raise Refused("reading-write", "a redirection to a file: a reading session writes only breaths")
+        if not words:
+            continue
+        name = os.path.basename(words[0])
+        if name == "sandman" and words[1:2] == ["breathe"] and words[2:3] and words[2] in READING_VERBS:
+            continue
+        if name in READERS:
+            continue
+        raise Refused("reading-command", f"`{' '.join(words)[:80]}`: a reading session runs only `sandman "
+                      f"breathe {'|'.join(READING_VERBS)}` and read-only commands")
+
+
 def record(context: Context, tool: str, rule: str, reason: str, call: object) -> None:
     """Append the ``guard.deny`` event (docs/BANK-FORMAT.md § trail). Never raises."""
     try:
@@ -561,13 +638,15 @@ def record(context: Context, tool: str, rule: str, reason: str, call: object) ->
             pass
 
 
-def deny_output(reason: str) -> str:
+def deny_output(reason: str, who: str = "shift") -> str:
+    """The hook's deny; ``who`` names the session the guard serves (``shift`` or ``reading``)."""
     return json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                              "permissionDecisionReason": f"sandman shift guard: {reason}"}})
+                                              "permissionDecisionReason": f"sandman {who} guard: {reason}"}})
 
 
-def hook(stdin: str, root: Path, shift: str | None) -> str:
-    """One hook call: ``""`` to allow, else the deny JSON (the event appended). Fails closed."""
+def hook(stdin: str, root: Path, shift: str | None, pass_id: str | None = None) -> str:
+    """One hook call: ``""`` to allow, else the deny JSON (the event appended). Fails closed.
+    ``pass_id``: the call is a reading session's (decide_reading), not a shift's."""
     payload: object = None
     tool = "?"
     context = Context(root=root, shift=shift)
@@ -575,7 +654,10 @@ def hook(stdin: str, root: Path, shift: str | None) -> str:
         context = load_context(root, shift)
         payload = json.loads(stdin)
         tool = str(payload.get("tool_name")) if isinstance(payload, dict) else "?"
-        decide(payload, context)
+        if pass_id:
+            decide_reading(payload, root, pass_id)
+        else:
+            decide(payload, context)
         return ""
     except Refused as refused:
         rule, reason = refused.rule, refused.reason
@@ -583,21 +665,22 @@ def hook(stdin: str, root: Path, shift: str | None) -> str:
         rule, reason = "guard-error", f"the guard failed ({type(error).__name__}: {error}); refused to be safe"
     call = payload.get("tool_input") if isinstance(payload, dict) else stdin[:RULE_MAX_INPUT_CHARS]
     record(context, tool, rule, reason, call)
-    return deny_output(reason)
+    return deny_output(reason, "reading" if pass_id else "shift")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m sandman.machine.guard --hook --root ROOT [--shift ID]``: always exit 0 with the
+    """``python -m sandman.machine.guard --hook --root ROOT [--shift ID] [--pass PASS]``: always exit 0 with the
     decision on stdout, unless Python itself fails (then the hook's ``|| exit 2`` blocks)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     root_text = argv[argv.index("--root") + 1] if "--root" in argv[:-1] else os.environ.get("SANDMAN_ROOT", "")
     shift = argv[argv.index("--shift") + 1] if "--shift" in argv[:-1] else os.environ.get("SANDMAN_SHIFT")
+    pass_id = argv[argv.index("--pass") + 1] if "--pass" in argv[:-1] else None
     root = Path(root_text or Path.home() / ".sandman")
     try:
         stdin = sys.stdin.read()
     except Exception:
         stdin = ""
-    sys.stdout.write(hook(stdin, root, shift))
+    sys.stdout.write(hook(stdin, root, shift, pass_id))
     sys.stdout.flush()
     return 0
 

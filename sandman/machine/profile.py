@@ -43,11 +43,14 @@ DENY = [
 ALLOW = ["Read", "Edit", "Write", "Glob", "Grep", "Bash"]
 
 
-def guard_command(layout: Layout, shift_id: str | None) -> str:
-    """The hook's command line: this Python running the guard, failing closed (``|| exit 2``)."""
+def guard_command(layout: Layout, shift_id: str | None, pass_id: str | None = None) -> str:
+    """The hook's command line: this Python running the guard, failing closed (``|| exit 2``);
+    ``--pass`` puts it in the reading session's mode (machine.guard.decide_reading)."""
     args = [sys.executable, "-m", "sandman.machine.guard", "--hook", "--root", str(layout.root)]
     if shift_id:
         args += ["--shift", shift_id]
+    if pass_id:
+        args += ["--pass", pass_id]
     return " ".join(shlex.quote(arg) for arg in args) + " || exit 2"
 
 
@@ -85,6 +88,49 @@ def build(layout: Layout, shift_id: str | None = None, meta: dict | None = None)
             ]}]},
         },
         "env": {config.SHIFT_ENV: shift_id or "<shift id>", "SANDMAN_ROOT": str(layout.root)},
+    }
+
+
+# What a reading session may call (docs/breathe.md, "The runner"): read files, fetch pages of its
+# sources' hosts (``WebFetch(domain:<host>)`` each), and run the Bash commands the guard's reading
+# mode lets through (``sandman breathe file|close|list|sources`` and read-only commands). No Edit or
+# Write: its only writes are breaths and the pass's close.
+READING_ALLOW = ["Read", "Glob", "Grep", "Bash"]
+READING_DENY = ["Edit", "Write", "MultiEdit", "NotebookEdit", "Bash(git:*)", "Bash(sandman breathe adopt:*)",
+                "Bash(sandman breathe spike:*)", "Bash(sandman breathe drop:*)", "Bash(sandman breathe reweight:*)"]
+
+
+def reading(layout: Layout, pass_id: str, hosts: list[str]) -> dict:
+    """``{permission_mode, model, settings, env}`` of the reading session of pass ``pass_id``: a
+    shift's sandbox (``failIfUnavailable``, nothing unsandboxed) whose network is ``hosts`` (the
+    hosts of the pass's sources) and whose only writable folder is the memory root (``breathe
+    file`` and ``breathe close`` commit there), ``dontAsk`` with READING_ALLOW/READING_DENY, and the
+    guard in its reading mode on every call (docs/breathe.md, "The runner"). ``env`` sets
+    ``CLAUDE_MEMORY_PIPELINE=1``: what a web page says never reaches the banks through the session's
+    own hooks (take, recall)."""
+    settings = config.machine(layout)
+    domains = sorted({host.lower() for host in hosts if host})
+    return {
+        "permission_mode": config.SHIFT_PERMISSION_MODE,
+        "model": settings.model,
+        "settings": {
+            "permissions": {"defaultMode": config.SHIFT_PERMISSION_MODE,
+                            "allow": list(READING_ALLOW) + [f"WebFetch(domain:{host})" for host in domains],
+                            "deny": list(READING_DENY)},
+            "sandbox": {
+                "enabled": True,
+                "failIfUnavailable": True,
+                "allowUnsandboxedCommands": False,
+                "autoAllowBashIfSandboxed": False,
+                "filesystem": {"allowWrite": [str(layout.root)]},
+                "network": {"allowedDomains": domains},
+            },
+            "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": guard_command(layout, None, pass_id),
+                 "timeout": GUARD_TIMEOUT_SECONDS},
+            ]}]},
+        },
+        "env": {"SANDMAN_ROOT": str(layout.root), config.PIPELINE_ENV: "1"},
     }
 
 

@@ -51,6 +51,7 @@ _STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _TOKEN = re.compile(r"\w+")
 _FIRST, _LAST = "0001-W02", "9999-W51"  # a week's window and a zone's day either side are dates
 RECURRENCE_JACCARD = 0.5  # title-token Jaccard at or above which a correction recurs
+BRIEF_USED_TARGET = 0.2  # the share of a week's brief items with an id that shifts should name
 FAMILIES = ("memory", "machine", "breath")
 
 
@@ -481,25 +482,54 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
                 "unmeasured: no correction.* event this week (nothing in sandman emits them yet)")))
 
     starts = sorted((e for e in events if e.kind == "shift.start"), key=lambda e: e.at)
-    seen: set[tuple[str, str]] = set()
-    slots = stale = 0
+    seen: set[tuple[str, str, str]] = set()
+    briefed = stale = 0
     stale_slots: Counter = Counter()
     for event in starts:
-        prints = event.data.get("fingerprints")
-        if not isinstance(prints, dict):
-            continue
-        for slot, value in prints.items():
-            slots += 1
-            if (slot, str(value)) in seen:
+        items = _brief_items(event)
+        for slot, ident, value in items:
+            briefed += 1
+            if (slot, ident, value) in seen:
                 stale += 1
                 stale_slots[slot] += 1
-        seen.update((slot, str(value)) for slot, value in prints.items())
+        seen.update(items)
+    if not starts:
+        none = "no shift brief this week"
+    else:
+        none = f"{len(starts)} shift brief(s) this week, every slot of them empty"
     numbers.append(Number(
-        "context.stale", "Brief context seen in an earlier shift (stale)", "machine", _share(stale, slots),
+        "context.stale", "Brief items seen in an earlier shift (stale)", "machine", _share(stale, briefed),
         "share", 0.5, "down",
-        detail=(f"{stale} of {slots} brief slot(s) repeated an earlier shift's this week"
-                + (f": {_counts(stale_slots)}" if stale_slots else "") if slots else "no shift brief this week")))
+        detail=(f"{stale} of {briefed} brief item(s) repeated an earlier shift's this week"
+                + (f": {_counts(stale_slots)}" if stale_slots else "") if briefed else none)))
+
+    from sandman.machine import items as briefing_items
+
+    rows = briefing_items.used_by(layout, trail, starts)
+    used = [row for row in rows if row["used_by"]]
+    numbers.append(Number(
+        "brief.used", "Brief items a shift named (used)", "machine", _share(len(used), len(rows)),
+        "share", BRIEF_USED_TARGET, "up",
+        detail=(f"{len(used)} of {len(rows)} item(s) with an id (memory, breath, proposal, finding, branch) "
+                "were named by the shift they were briefed to or a later one" if rows else
+                (none if not starts else "no brief item with an id this week"))))
+    if used:
+        tables.append(Table("brief.used", "Brief items shifts used", ["slot", "item", "briefed in", "used by"],
+                            [[row["slot"], row["id"], row["briefed"], ", ".join(row["used_by"])] for row in used]))
     return numbers
+
+
+def _brief_items(event: trails.Event) -> list[tuple[str, str, str]]:
+    """``(slot, id, fingerprint)`` of each item a ``shift.start`` logged (``data.items``); an older
+    start's per-slot ``data.fingerprints`` reads as one item per slot."""
+    found = []
+    for item in event.data.get("items") or []:
+        if isinstance(item, dict):
+            found.append((str(item.get("slot")), str(item.get("id")), str(item.get("fingerprint"))))
+    prints = event.data.get("fingerprints")
+    if isinstance(prints, dict):
+        found += [(str(slot), str(slot), str(value)) for slot, value in prints.items()]
+    return found
 
 
 # --- the breath store -----------------------------------------------------------------------
@@ -590,7 +620,8 @@ def compute(layout: Layout, week: str) -> Score:
     measured = [n for n in numbers if n.value is not None]
     score.empty = not measured
     order = {id(n): i for i, n in enumerate(numbers)}
-    score.worst = sorted(measured, key=lambda n: (-(n.distance or 0.0), order[id(n)]))[:3]
+    missed = [n for n in measured if n.distance]  # a met target is never among the worst
+    score.worst = sorted(missed, key=lambda n: (-(n.distance or 0.0), order[id(n)]))[:3]
     return score
 
 
@@ -627,6 +658,8 @@ def render(score: Score) -> str:
     if score.empty:
         lines = [f"no data this week: {score.week} ({span}) has no dreamt session, recall, memory written, "
                  "trail event, shift or breath movement to measure; nothing is scored", ""]
+    elif not score.worst:
+        lines = ["every number measured this week meets its target", ""]
     else:
         lines = [f"{n}. {_line(number)}" for n, number in enumerate(score.worst, 1)] + [""]
     lines += [f"# Score {score.week}", "", f"The week {span}; the worst three lead. A number not measured this "

@@ -209,8 +209,12 @@ def target_line(layout: Layout, week_name: str, repo: str) -> str:
 
 
 def previous_handoff(layout: Layout, trail: trails.Trail, repo: str | None) -> tuple[str, str]:
-    """``(label, text)`` of the newest handoff: of ``repo`` when it has one, else of any shift."""
-    handoffs = [event for event in trail.events if event.kind == "shift.handoff" and event.shift]
+    """``(label, text)`` of the newest handoff: of ``repo`` when it has one, else of any shift. A
+    revoked shift's handoff is never carried (the owner undid what it says it did)."""
+    from sandman.machine import rest as resting
+
+    handoffs = [event for event in trail.events if event.kind == "shift.handoff" and event.shift
+                and not resting.handoff_revoked(trail, event.shift)]
     mine = [event for event in handoffs if repo and event.repo == repo]
     for event in reversed(mine or handoffs):
         path = layout.shift_dir(event.shift) / "handoff.md"
@@ -223,10 +227,11 @@ def previous_handoff(layout: Layout, trail: trails.Trail, repo: str | None) -> t
 BREATH_BODY_MAX_CHARS = 1_200  # what of each breath's body the brief carries
 
 
-def breaths_text(layout: Layout, repo: str) -> str:
-    """The ``breaths`` slot: each breath filed or spiked against ``repo`` (breath.breaths_for's order),
-    a header line (state, id, title, address, source, bearing) then its body, at most
-    ``BREATH_BODY_MAX_CHARS`` characters. Raises InputError on a breath file that is not a breath."""
+def breaths_items(layout: Layout, repo: str) -> list[tuple[str, str]]:
+    """The ``breaths`` slot's items ``(id, text)``: each breath filed or spiked against ``repo``
+    (breath.breaths_for's order), a header line (state, id, title, address, source, bearing) then its
+    body, at most ``BREATH_BODY_MAX_CHARS`` characters. Raises InputError on a breath file that is
+    not a breath."""
     from sandman.machine import breath
 
     parts = []
@@ -235,9 +240,14 @@ def breaths_text(layout: Layout, repo: str) -> str:
         body = item.body.strip()
         if len(body) > BREATH_BODY_MAX_CHARS:
             body = body[:BREATH_BODY_MAX_CHARS] + " […]"
-        parts.append(f"- [{item.state}] {item.id}: {item.title} — {item.address} (source {item.source}"
-                     + (f", bearing {bearing}" if bearing is not None else "") + f")\n  {body}")
-    return "\n".join(parts)
+        parts.append((item.id, f"- [{item.state}] {item.id}: {item.title} — {item.address} (source {item.source}"
+                      + (f", bearing {bearing}" if bearing is not None else "") + f")\n  {body}"))
+    return parts
+
+
+def breaths_text(layout: Layout, repo: str) -> str:
+    """The ``breaths`` slot's text: breaths_items, one after another."""
+    return "\n".join(text for _, text in breaths_items(layout, repo))
 
 
 PROBLEMS_DAYS = 14  # how far back problems.md looks at shifts' findings and outcomes
@@ -327,8 +337,6 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     cannot fit), LockBusy (a shift is open), ConfigError, RepositoryError.
     """
     from sandman.banks.commit import bank_transaction
-    from sandman.banks.names import bank_name
-    from sandman.layout import BANK_INDEX
     from sandman.machine import proposals as proposing
 
     now = now or journal.now_utc()
@@ -339,6 +347,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     if current is not None:
         raise LockBusy(f"shift {current.get('shift', '?')} is open ({current.get('state')}); "
                        "`sandman shift handoff` closes it")
+    from sandman.machine import rest as resting
+
     trail = trails.read(layout)
     carried: list = []
     day = week.day_of(settings, now)
@@ -364,47 +374,69 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
     try:
         label, handoff_text = previous_handoff(layout, trail, None if rest else repo)
         slots = [briefing.Slot("handoff", label, handoff_text)]
+        planned_week = resting.targets_week(settings, day)
         if rest:
             from sandman.machine import score as scoring
 
             week_score = scoring.compute(layout, week_name)
+            first = day - timedelta(days=6)
+            reweighted = resting.reweight_text(layout, now)
+            trail = trails.read(layout)  # the reweight's event is part of the week
             slots += [
                 briefing.Slot("score", f"score/{week_name}.md (written by this brief)", scoring.render(week_score)),
-                briefing.Slot("week_trail", f"trail/ since {day - timedelta(days=6)}",
+                briefing.Slot("week_trail", f"trail/ since {first} (revoked events marked)",
                               "\n".join(f"{e.at} {e.id} {e.kind} {e.repo or ''} — {e.summary}"
-                                        for e in trail.events if e.day >= str(day - timedelta(days=6)))),
-                briefing.Slot("shifts", f"shifts/*/meta.json of {week_name}",
-                              "\n".join(f"{m.get('id')} {m.get('repo')} {m.get('theme')} {m.get('outcome') or 'open'}"
-                                        for m in shifts_of_week(layout, settings, week_name))),
-                briefing.Slot("previous_targets", f"score/{week_name}-targets.md",
-                              _read(layout.week_targets(week_name))),
+                                        + (f" [revoked by {trail.revoked_by(e).id}]" if trail.revoked_by(e) else "")
+                                        for e in trail.events if e.day >= str(first))),
+                briefing.Slot("shifts", f"shifts/*/meta.json of {week_name} and the trail's revocations",
+                              resting.shifts_text(shifts_of_week(layout, settings, week_name), trail)),
+                briefing.Slot("week_proposals", f"trail/ proposal events since {first}",
+                              resting.proposals_text(trail, str(first))),
+                briefing.Slot("voyage", f"log/{first}.md … log/{day}.md (the voyage log)",
+                              resting.voyage_text(layout, first, day)),
+                briefing.Slot("reweight", "breath/weights.json (reweight run by this brief)", reweighted),
+                briefing.Slot("previous_targets", f"score/{planned_week}-targets.md",
+                              _read(layout.week_targets(planned_week))),
             ]
         else:
             carried = picking.waiting_for(trail, repo)
-            slots.insert(0, briefing.Slot("proposals", "trail/ proposal.open events the owner approved "
-                                          "(`sandman report approve`)", proposing.brief_text(carried)))
-            bank = layout.bank(bank_name(repo))
+            slots.insert(0, briefing.Slot.of_items("proposals", "trail/ proposal.open events the owner approved "
+                                                   "(`sandman report approve`)",
+                                                   [(item.id, proposing.brief_text([item])) for item in carried]))
             plan = plan_next(Path(repo))
-            target = target_line(layout, week_name, repo)
+            target = target_line(layout, planned_week, repo)
             plan_slot = (briefing.Slot("plan", f"{repo}/docs/plan.md (next)", plan) if plan else
-                         briefing.Slot("plan", f"score/{week_name}-targets.md (## {Path(repo).name}; "
+                         briefing.Slot("plan", f"score/{planned_week}-targets.md (## {Path(repo).name}; "
                                        "docs/plan.md says nothing next)", target))
+            from sandman.machine import items as gathering
+
+            night = " ".join([plan or target, *(item.title for item in carried), theme, job])
+            remembered, how = gathering.memories(layout, repo, night)
             slots += [
                 briefing.Slot("trail", "trail/ (the last day)", trail_last_day(trail, now)),
-                briefing.Slot("memories", f"memories/{bank.name}/{BANK_INDEX}", _read(bank / BANK_INDEX)),
-                briefing.Slot("breaths", "breath/breaths/*.json (filed or spiked against this repository)",
-                              breaths_text(layout, repo)),
+                briefing.Slot.of_items("memories", f"memories/ (the banks of this repository and its ancestors, "
+                                       f"{how})", remembered),
+                briefing.Slot.of_items("breaths", "breath/breaths/*.json (filed or spiked against this repository)",
+                                       breaths_items(layout, repo)),
+                briefing.Slot.of_items("findings", f"shifts/*/meta.json (findings of this repository's shifts "
+                                       f"since {(now - timedelta(days=gathering.FINDINGS_DAYS)).date()} no later "
+                                       "shift named)", gathering.findings(
+                                           layout, trail, repo, recent_shifts(layout, gathering.findings_since(now)))),
+                briefing.Slot.of_items("branches", f"shifts/*/meta.json of {week_name} (this repository's shift "
+                                       "branches)", gathering.branches(trail, repo,
+                                                                       shifts_of_week(layout, settings, week_name))),
                 plan_slot,
                 briefing.Slot("score", f"score/{week_name}.md", _read(layout.week_score(week_name))),
             ]
         problems = None if rest else problems_text(layout, trail, ident, repo, plan or target, now)
-        template_name = "sabbath" if rest else "shift"
+        template_name = ("ablation" if resting.is_ablation(week_name) else "sabbath") if rest else "shift"
         template = (resource("prompts") / f"{template_name}.md").read_text(encoding="utf-8")
         start = trails.new_event(
             "shift.start", f"{'rest day self-pass' if rest else theme} on {Path(repo).name}", shift=ident,
             repo=repo, model=settings.model,
             data={"theme": theme, "weekday": weekday, "rest": rest, "week": week_name,
-                  "fingerprints": {slot.name: slot.fingerprint for slot in slots if slot.text},
+                  "targets_week": planned_week, **({"ablation": True} if rest and template_name == "ablation" else {}),
+                  "items": [item for slot in slots for item in slot.item_prints()],
                   "proposals": [item.id for item in carried]},
             now=now)
         values = {
@@ -412,7 +444,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.worktree": "" if rest else str(Path(repo) / ".claude" / "worktrees" / ident),
             "shift.repo": repo, "shift.trunk": trunk or "", "shift.weekday": weekday, "shift.theme": theme,
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
-            "shift.hours": f"{settings.shift_hours:g}",
+            "shift.hours": f"{settings.shift_hours:g}", "shift.window": clock(layout, now).note,
             "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
         }
         text, cuts = briefing.fill(template, values, slots, cap)
@@ -916,26 +948,67 @@ def profile(layout: Layout, shift_id: str | None = None) -> dict:
 # --- the rest day's output --------------------------------------------------------------------
 
 
+def _open_rest_meta(layout: Layout, what: str) -> dict:
+    """The open rest day shift's meta.json. Raises InputError when none is open."""
+    current = read_current(layout)
+    meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
+    if not meta or not meta.get("rest") or meta.get("outcome"):
+        raise InputError(f"{what} written by an open rest day shift only")
+    return meta
+
+
+def _rest_write(layout: Layout, meta: dict, kind: str, summary: str, path: Path, text: str,
+                now: datetime | None) -> None:
+    """Write ``path`` in one commit carrying a ``kind`` event of the rest day shift (``Event:``,
+    ``Shift:``), parented to its start event."""
+    from sandman.banks.commit import bank_transaction
+
+    event = trails.new_event(kind, summary, parent=meta.get("start_event"), shift=meta["id"],
+                             repo=meta.get("repo"), now=now or journal.now_utc(),
+                             data={"file": path.relative_to(layout.root).as_posix()})
+    with bank_transaction(layout, verb=VERB, subject=summary, trailers=trails.trailers(event)) as tx:
+        tx.write_file(path, text.rstrip() + "\n")
+        trails.write(tx, event)
+
+
 def write_targets(layout: Layout, text: str, *, now: datetime | None = None) -> Path:
-    """Write next week's targets (``score/<next week>-targets.md``) from the open rest day shift.
+    """Write next week's targets (``score/<next week>-targets.md``) from the open rest day shift,
+    in one commit with its ``shift.targets`` event (docs/BANK-FORMAT.md § score, "Targets"). Every
+    brief until the next rest day reads them (machine.rest.targets_week).
 
     Each target is a ``## <repository>`` heading and its line(s). Raises InputError:
     no open rest day shift, no ``## `` heading, a text over 64 KiB.
     """
-    from sandman.banks.commit import bank_transaction
-
-    current = read_current(layout)
-    meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
-    if not meta or not meta.get("rest") or meta.get("outcome"):
-        raise InputError("targets are written by an open rest day shift only")
+    meta = _open_rest_meta(layout, "targets are")
     if not re.search(r"^## \S", text, re.MULTILINE):
         raise InputError("targets need one `## <repository>` heading per repository")
     if len(text.encode("utf-8")) > 64 * 1024:
         raise InputError("targets are over 64 KiB")
     day = datetime.strptime(meta["day"], "%Y-%m-%d").date()
     path = layout.week_targets(week.next_week(day))
-    with bank_transaction(layout, verb=VERB, subject=f"targets {week.next_week(day)}",
-                          trailers={"Shift": meta["id"]}) as tx:
-        tx.write_file(path, text.rstrip() + "\n")
+    _rest_write(layout, meta, "shift.targets", f"targets {week.next_week(day)}", path, text, now)
     journal.write(layout, VERB, "targets", shift=meta["id"], week=week.next_week(day))
+    return path
+
+
+def write_voyage(layout: Layout, text: str, *, now: datetime | None = None) -> Path:
+    """Write the week's voyage entry (``score/<week>-voyage.md``) from the open rest day shift, in
+    one commit with its ``shift.voyage`` event (docs/BANK-FORMAT.md § score, "The week's voyage").
+
+    ``text``: a ``# <title>`` first line (at most 80 characters) and a body; at most
+    ``rest.VOYAGE_MAX_CHARS`` characters in all. Raises InputError: no open rest day shift, no
+    title line, too long.
+    """
+    from sandman.machine import rest as resting
+
+    meta = _open_rest_meta(layout, "the week's voyage entry is")
+    text = text.strip()
+    first = text.splitlines()[0] if text else ""
+    if not re.fullmatch(r"# \S.{0,78}", first):
+        raise InputError("the voyage entry starts with a `# <title>` line of at most 80 characters")
+    if len(text) > resting.VOYAGE_MAX_CHARS:
+        raise InputError(f"the voyage entry is {len(text):,} characters; at most {resting.VOYAGE_MAX_CHARS:,}")
+    path = layout.week_voyage(meta["week"])
+    _rest_write(layout, meta, "shift.voyage", f"voyage {meta['week']}: {first[2:]}", path, text, now)
+    journal.write(layout, VERB, "voyage", shift=meta["id"], week=meta["week"])
     return path

@@ -3,20 +3,24 @@
 Two jobs always: the nightly ``sandman reflect`` (at ``--at HH:MM``, local
 time, default 03:30) and ``sandman report serve`` as a long-running user
 service. A third, the shift tick (``sandman shift run`` every
-``SHIFT_TICK_S`` seconds, docs/shift.md), only when the machine is on
-(``[machine] roots`` set in ``.settings.toml``); ``uninstall`` removes it
-either way. Each is written for the platform's own user scheduler, into the user's own
+``SHIFT_TICK_S`` seconds, docs/shift.md), and the research runner's two
+(``sandman breathe run skim`` hourly at minute SKIM_MINUTE, ``sandman breathe
+run deep`` daily at DEEP_AT, docs/breathe.md "The runner"), only when the
+machine is on (``[machine] roots`` set in ``.settings.toml``); ``uninstall``
+removes them either way. Each is written for the platform's own user scheduler, into the user's own
 unit folder and nowhere else:
 
 - ``systemd`` (Linux with systemd): ``sandman-reflect.service`` and
   ``sandman-reflect.timer`` (``Persistent=true``: a night the machine slept
   through runs at the next boot), ``sandman-serve.service``, and with the
   machine on ``sandman-shift.service`` and ``sandman-shift.timer``
-  (``OnCalendar=*:0/5``, ``Persistent=false``: a missed tick is not made up), in
+  (``OnCalendar=*:0/5``, ``Persistent=false``: a missed tick is not made up),
+  ``sandman-skim.{service,timer}`` and ``sandman-deep.{service,timer}``, in
   ``$XDG_CONFIG_HOME/systemd/user/`` (default ``~/.config/systemd/user``);
 - ``launchd`` (macOS): ``org.sandman.reflect.plist`` and
   ``org.sandman.serve.plist`` (and with the machine on ``org.sandman.shift.plist``,
-  ``StartInterval`` 300) in ``~/Library/LaunchAgents/``;
+  ``StartInterval`` 300, ``org.sandman.skim.plist`` and ``org.sandman.deep.plist``) in
+  ``~/Library/LaunchAgents/``;
 - ``cron`` (neither): nothing is written, since a crontab is one file shared
   with everything else the user schedules; ``install`` prints the lines to add
   with ``crontab -e`` (``report serve`` has no cron form: it is a service).
@@ -51,8 +55,14 @@ VERB = "schedule"
 KINDS = ("systemd", "launchd", "cron")
 DEFAULT_AT = "03:30"
 _AT = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
-LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve", "shift": "org.sandman.shift"}
+LAUNCHD_LABELS = {"reflect": "org.sandman.reflect", "serve": "org.sandman.serve", "shift": "org.sandman.shift",
+                  "skim": "org.sandman.skim", "deep": "org.sandman.deep"}
 SHIFT_TICK_S = 300  # seconds between shift ticks; `shift run` does nothing outside the night window
+# The research runner (docs/breathe.md, "The runner"): the skim at minute SKIM_MINUTE of every hour,
+# the deep pass daily at DEEP_AT local time (the day, when shifts do not run); each starts nothing
+# when no source of its depth is due or the day's budget is spent.
+SKIM_MINUTE = 17
+DEEP_AT = (13, 7)
 ENABLE_TIMEOUT_S = 30
 
 
@@ -121,7 +131,8 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
         folder = config.systemd_user_dir()
 
         def service(job: str, argv: list[str], extra: str) -> Unit:
-            text = (f"[Unit]\nDescription=sandman {' '.join(argv[-2:] if job in ('serve', 'shift') else argv[-1:])}\n\n"
+            shown = {"serve": 2, "shift": 2, "skim": 3, "deep": 3}.get(job, 1)
+            text = (f"[Unit]\nDescription=sandman {' '.join(argv[-shown:])}\n\n"
                     f"[Service]\n{extra}Environment={shlex.quote('SANDMAN_ROOT=' + root)}\n"
                     f"ExecStart={shlex.join(argv)}\n")
             if job == "serve":
@@ -139,6 +150,12 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
                     f"OnCalendar=*:0/{SHIFT_TICK_S // 60}\nPersistent=false\n\n[Install]\nWantedBy=timers.target\n")
             found += [service("shift", _command("shift", "run"), "Type=oneshot\n"),
                       Unit("shift", folder / "sandman-shift.timer", tick)]
+            for job, calendar, what in (("skim", f"*-*-* *:{SKIM_MINUTE:02d}:00", "hourly"),
+                                        ("deep", f"*-*-* {DEEP_AT[0]:02d}:{DEEP_AT[1]:02d}:00", "daily")):
+                timer = (f"[Unit]\nDescription=sandman breathe run {job}, {what}\n\n[Timer]\n"
+                         f"OnCalendar={calendar}\nPersistent=false\n\n[Install]\nWantedBy=timers.target\n")
+                found += [service(job, _command("breathe", "run", job), "Type=oneshot\n"),
+                          Unit(job, folder / f"sandman-{job}.timer", timer)]
         return found
     if kind == "launchd":
         folder = config.launch_agents_dir()
@@ -155,6 +172,10 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
                  agent("serve", _command("report", "serve"), {"RunAtLoad": True, "KeepAlive": True})]
         if shift:
             found.append(agent("shift", _command("shift", "run"), {"StartInterval": SHIFT_TICK_S}))
+            found.append(agent("skim", _command("breathe", "run", "skim"), {"StartCalendarInterval": {
+                "Minute": SKIM_MINUTE}}))
+            found.append(agent("deep", _command("breathe", "run", "deep"), {"StartCalendarInterval": {
+                "Hour": DEEP_AT[0], "Minute": DEEP_AT[1]}}))
         return found
     return []
 
@@ -170,6 +191,13 @@ def cron_shift_line(layout: Layout) -> str:
     """The crontab line that runs the shift tick every ``SHIFT_TICK_S // 60`` minutes."""
     return (f"*/{SHIFT_TICK_S // 60} * * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
             f"{shlex.join(_command('shift', 'run'))} >/dev/null 2>&1")
+
+
+def cron_research_lines(layout: Layout) -> list[str]:
+    """The crontab lines of the research runner: the skim hourly, the deep pass daily."""
+    env = f"SANDMAN_ROOT={shlex.quote(str(layout.root))}"
+    return [f"{SKIM_MINUTE} * * * * {env} {shlex.join(_command('breathe', 'run', 'skim'))} >/dev/null 2>&1",
+            f"{DEEP_AT[1]} {DEEP_AT[0]} * * * {env} {shlex.join(_command('breathe', 'run', 'deep'))} >/dev/null 2>&1"]
 
 
 def _systemd_names(wanted: list[Unit]) -> list[str]:
@@ -221,6 +249,7 @@ def install(layout: Layout, *, kind: str | None = None, at: str = DEFAULT_AT, en
         change.notes.append(f"add this line with `crontab -e`: {cron_line(layout, at)}")
         if machine_on(layout):
             change.notes.append(f"and this line for the shift tick: {cron_shift_line(layout)}")
+            change.notes += [f"and this line for the research runner: {line}" for line in cron_research_lines(layout)]
         change.notes.append("`report serve` has no cron form; start it at login yourself")
     written = []
     for unit in wanted:
@@ -266,6 +295,7 @@ def uninstall(layout: Layout, *, kind: str | None = None, enable: bool = True) -
     if kind == "cron":
         change.notes.append(f"remove this line with `crontab -e` if you added it: {cron_line(layout)}")
         change.notes.append(f"and the shift tick's, if you added it: {cron_shift_line(layout)}")
+        change.notes += [f"and the research runner's, if you added it: {line}" for line in cron_research_lines(layout)]
     journal.write(layout, VERB, "uninstalled", kind=kind, removed=len(change.removed))
     return change
 
@@ -285,4 +315,5 @@ def show(layout: Layout, *, kind: str | None = None) -> ScheduleChange:
         change.notes.append(f"the crontab line for the nightly reflect: {cron_line(layout)}")
         if machine_on(layout):
             change.notes.append(f"the crontab line for the shift tick: {cron_shift_line(layout)}")
+            change.notes += [f"the crontab line for the research runner: {line}" for line in cron_research_lines(layout)]
     return change

@@ -17,12 +17,17 @@ from sandman.machine import score as scoring
 def score(layout: Layout, week: str | None = None, *, json_: bool = False,
           now: datetime | None = None) -> tuple[str, str | None]:
     """Score ``week`` (default: this week), commit ``score/<week>.md`` and ``.json``; return
-    ``(the page or the JSON text, commit id or None when unchanged)``. A missing memory root is
+    ``(the page or the JSON text, commit id or None when unchanged)``; a week after the current one
+    with nothing measured is computed and returned but not committed (nothing exists to score). A missing memory root is
     created by the commit, as every writing verb does (banks.commit.bank_transaction); its week is
     then empty. Raises InputError (a bad week), ConfigError, LockBusy, RepositoryError,
     ForeignRepository."""
-    chosen = scoring.current_week(layout, now) if week is None else week
-    scoring.parse_week(chosen)  # a bad week is refused before anything is read
+    current = scoring.current_week(layout, now)
+    chosen = current if week is None else week
+    monday = scoring.parse_week(chosen)  # a bad week is refused before anything is read
     computed = scoring.compute(layout, chosen)
-    commit = scoring.commit(layout, computed)
+    if computed.empty and monday > scoring.parse_week(current):
+        commit = None  # a week still to come with nothing measured: shown, never committed
+    else:
+        commit = scoring.commit(layout, computed)
     return (scoring.json_text(computed) if json_ else scoring.render(computed)), commit

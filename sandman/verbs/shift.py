@@ -76,6 +76,7 @@ attach = shifts.attach
 status = shifts.status
 clock = shifts.clock
 targets = shifts.write_targets
+voyage = shifts.write_voyage
 
 
 def profile(layout: Layout, shift_id: str | None = None) -> dict:

@@ -8,7 +8,8 @@ it does what the brief's charter says a commit takes. It reads the start event
 trailers`` for the lines, edits ``NOTES.md`` and commits with those trailers.
 Arguments: ``--untrailered`` adds a second commit with no ``Event:``;
 ``--handoff TEXT`` calls ``sandman shift handoff`` itself; ``--spike BREATH`` spikes a breath
-with ``sandman breathe spike`` (a change in the memory root carrying ``Shift:``); ``--remember TEXT``
+with ``sandman breathe spike`` (a change in the memory root carrying ``Shift:``); ``--adopt BREATH``
+adopts one with ``sandman breathe adopt``, as the shift prompt says once a commit lands it; ``--remember TEXT``
 remembers TEXT for the worktree with ``sandman remember``; ``--propose TITLE``
 (with ``--propose-body TEXT``) files a proposal with ``sandman report propose``. ``$FAKE_SHIFT_SANDMAN``
 is the python that runs sandman (the test's). Prints what it did: the reply.
@@ -53,6 +54,8 @@ def main() -> int:
         sandman("remember", "--cwd", os.getcwd(), sys.argv[sys.argv.index("--remember") + 1])
     if "--spike" in sys.argv:
         sandman("breathe", "spike", sys.argv[sys.argv.index("--spike") + 1])
+    if "--adopt" in sys.argv:
+        sandman("breathe", "adopt", sys.argv[sys.argv.index("--adopt") + 1], "--why", f"landed under {event}")
     if "--handoff" in sys.argv:
         sandman("shift", "handoff", "-", stdin=sys.argv[sys.argv.index("--handoff") + 1])
     print(f"Edited NOTES.md under {event}.")
