@@ -309,6 +309,8 @@ def test_joined_names_check_does_not_backtrack_on_a_long_value() -> None:
     '     "key": "<type>_<slug>", "body_sha": "<SHA-256 of the cleaned body>",',
     # a MEMORY.md line whose title says "credential is": the retrieval bench's banks were refused
     "- [sync: No credential is pushed](project_sync_no_credential_is_pushed.md) — remember refuses one",
+    # a trail line whose data ends with a breath pass id: `"}}` was read as part of the value
+    '{"kind": "breath.cost", "data": {"pass": "p-20261205T101700Z-3fa9"}}',
     # prose that says `pass` (a Python statement) before a colon
     "`python -c pass`: pygit2 58 ms, filelock 21 ms",
 ])
@@ -321,6 +323,7 @@ def test_regression_sandmans_own_names_and_escapes_are_not_credentials(text):
     'api_key = "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"',
     "password: hunter22x",
     "- [Staging](reference_staging.md) — the staging password is Xk9#mQ2vLp](x",
+    '{"data": {"password": "Xk9#mQ2vLp"}}',
 ])
 def test_the_same_shapes_with_a_real_value_are_still_refused(text):
     assert find_secrets(text) != []

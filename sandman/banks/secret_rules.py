@@ -382,6 +382,9 @@ def _names(value: str) -> bool:
 def _strip(value: str) -> str:
     # A Markdown link's text ends at `](`: in `[no credential is pushed](file.md)` the value is `pushed`.
     value = value.split("](", 1)[0]
+    # A quoted value ends at its closing quote: in `{"pass": "p-…"}}` the value is `p-…`.
+    if len(value) > 1 and value[0] in _QUOTES and value[0] in value[1:]:
+        value = value[1:value.index(value[0], 1)]
     return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
 
 
