@@ -1301,16 +1301,19 @@ def shift_profile(
 
 
 @shift_app.command("run")
-def shift_run() -> None:
+def shift_run(
+    force: Annotated[bool, typer.Option("--force", help="Start a shift now, even outside the night window or "
+                                        "past machine.shifts_per_night.")] = False,
+) -> None:
     """The tick: close a finished shift, then start one if the night allows."""
     from sandman.verbs import shift as verb
 
     root = layout()
-    done = run(lambda: verb.run(root))
+    done = run(lambda: verb.run(root, force=force))
     if done.closed:
         say(f"closed {done.closed}")
     if done.decision == "started":
-        say(f"started {done.shift}")
+        say(f"started {done.shift}: {done.reason}")
     else:
         say(f"{done.decision}: {done.reason}")
     if done.decision == "failed":

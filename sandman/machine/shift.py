@@ -319,9 +319,10 @@ class Opened:
 
 
 def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None = None,
-               cap: int = config.SHIFT_BRIEF_MAX_CHARS) -> Opened:
+               cap: int = config.SHIFT_BRIEF_MAX_CHARS, until: datetime | None = None) -> Opened:
     """Open a shift: pick (or take ``path``), compose the brief, write ``brief.md``, ``meta.json`` and
     ``shift.start`` in one commit, and ``shifts/.current.json``. The caller holds ``.shift.lock``.
+    The deadline is ``shift_hours`` from ``now``, or ``until`` (the night's end) when sooner.
 
     Raises InputError (machine off, nothing to pick, a bad ``path``), BriefRefused (exit 2: the brief
     cannot fit), LockBusy (a shift is open), ConfigError, RepositoryError.
@@ -423,7 +424,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "base": base, "branch": None if rest else f"shift/{ident}", "worktree": None, "day": str(day),
             "weekday": weekday, "theme": theme, "rest": rest, "week": week_name, "start_event": start.id,
             "model": settings.model, "session": None, "brief_characters": len(text), "cuts": cuts,
-            "deadline": journal.iso(now + timedelta(hours=settings.shift_hours)),
+            "deadline": journal.iso(min(now + timedelta(hours=settings.shift_hours), until or now + timedelta(
+                hours=settings.shift_hours))),
             "outcome": None, "closed_at": None, "handoff_event": None, "cost_usd": None,
             "commits": [], "findings": [], "proposals": [item.id for item in carried],
         }

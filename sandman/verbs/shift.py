@@ -68,8 +68,10 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     return shifts.handoff(layout, text, abandoned=abandoned, truncate=truncate)
 
 
-def run(layout: Layout) -> tick.Tick:
-    return tick.run(layout)
+def run(layout: Layout, *, force: bool = False) -> tick.Tick:
+    """One tick (machine.tick.run); ``force`` opens a shift now whatever the night window and
+    ``shifts_per_night`` say."""
+    return tick.run(layout, force=force)
 
 
 attach = shifts.attach
