@@ -1185,7 +1185,8 @@ def shift_pick(
         say("no repositories" + (" Claude Code does not trust" if untrusted else " under machine.roots"))
     for n, item in enumerate(found, 1):
         mark = "pick" if n == 1 and item.pickable and not untrusted else ("ok  " if item.pickable else "no  ")
-        say(f"{mark} {item.path} — {'; '.join(item.reasons)}")
+        weight = f" (weight {item.weight:g})" if item.weight is not None else ""
+        say(f"{mark} {item.path}{weight} — {'; '.join(item.reasons)}")
 
 
 @shift_app.command("brief")

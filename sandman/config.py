@@ -484,6 +484,7 @@ MACHINE_SHIFT_BUDGET_USD = 10.0  # one shift session's cost cap (docs/shift.md, 
 # without budget_usd_day costs at most three times shift_budget_usd. The clock and the day's
 # budget usually stop a night first; this cap is for an owner who set neither.
 MACHINE_SHIFTS_PER_NIGHT = 3
+MACHINE_CHECK_TIMEOUT_SECONDS = 60  # `[machine] check` is stopped after this; a timed-out check weighs nothing
 SHIFT_HANDOFF_LEAD_MINUTES = 15  # a session is stopped this long before the usage window resets
 # What a running session has spent is estimated from its transcript's token counts at these list
 # prices (US dollars per million tokens: input, output, cache write, cache read), by the first
@@ -508,7 +509,8 @@ def week_themes(rest_day: str) -> dict[str, tuple[str, str]]:
 
 # A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
 class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
-                                   "model week rest_day budget_usd_day shift_budget_usd shifts_per_night")):
+                                   "model week rest_day budget_usd_day shift_budget_usd shifts_per_night "
+                                   "check check_timeout_seconds")):
     """``[machine]`` of ``<root>/.settings.toml``, checked (docs/shift.md, "Configuration").
 
     ``roots``, ``exclude``: absolute Paths; ``time_zone``: an IANA name or None (the
@@ -520,7 +522,10 @@ class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours m
     ``budget_usd_day``: US dollars or None (no cap); ``shift_budget_usd``: US dollars one shift
     session may spend before the tick stops it (``MACHINE_SHIFT_BUDGET_USD`` unless set);
     ``shifts_per_night``: int, the most shifts the tick opens in one night, one after another
-    (``MACHINE_SHIFTS_PER_NIGHT`` unless set; the rest day holds one whatever it says).
+    (``MACHINE_SHIFTS_PER_NIGHT`` unless set; the rest day holds one whatever it says);
+    ``check``: a shell command or None, run by ``shift pick`` in each pickable repository (a
+    failing one weighs it up); ``check_timeout_seconds``: float seconds before that command is
+    stopped (``MACHINE_CHECK_TIMEOUT_SECONDS`` unless set).
     """
 
     __slots__ = ()
@@ -561,7 +566,8 @@ def machine(layout: Layout) -> Machine:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: [machine] must be a table")
     known = {"roots", "exclude", "time_zone", "night", "shift_hours", "min_window_minutes", "window_file",
-             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd", "shifts_per_night"}
+             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd", "shifts_per_night",
+             "check", "check_timeout_seconds"}
     unknown = sorted(set(section) - known)
     if unknown:
         raise ConfigError(f"{where}: [machine] has unknown key(s) {', '.join(unknown)}; "
@@ -642,7 +648,8 @@ def machine(layout: Layout) -> Machine:
         window_file=window_path, model=text("model"), week=week, rest_day=rest,
         budget_usd_day=number("budget_usd_day", None, 0, float("inf")) if "budget_usd_day" in section else None,
         shift_budget_usd=number("shift_budget_usd", MACHINE_SHIFT_BUDGET_USD, 0, float("inf")),
-        shifts_per_night=per_night,
+        shifts_per_night=per_night, check=text("check"),
+        check_timeout_seconds=number("check_timeout_seconds", MACHINE_CHECK_TIMEOUT_SECONDS, 0, 3600),
     )
 
 

@@ -409,7 +409,7 @@ def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events
     work = [meta for meta in metas if not meta.get("rest")]
     covered = sorted({str(meta.get("repo")) for meta in work if meta.get("repo")})
     try:
-        every = [c.path for c in pick.candidates(layout, trail) if c.pickable]
+        every = [c.path for c in pick.candidates(layout, trail, signals=False) if c.pickable]
     except (InputError, ConfigError) as error:
         every = []
         notes.append(f"coverage: the repositories could not be listed ({error})")

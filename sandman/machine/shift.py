@@ -352,7 +352,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             raise InputError(f"the rest day's self-pass already ran tonight ({done[0]}); one a rest day")
         repo, trunk, base = str(layout.root), None, None
     else:
-        chosen = picking.pick(layout, trail, path)
+        chosen = picking.pick(layout, trail, path, now=now)
         if chosen is None:
             raise InputError("no repository to pick: none under machine.roots is trusted by Claude Code, "
                              "has a trunk and is not excluded (`sandman shift pick --untrusted`)")

@@ -224,7 +224,7 @@ def _not_pickable(layout: Layout, details: dict) -> str:
     from sandman.machine import pick, trail
 
     try:
-        found = pick.candidates(layout, trail.read(layout))
+        found = pick.candidates(layout, trail.read(layout), signals=False)
     except SandmanError as error:
         details["not_pickable_error"] = str(error)
         return f"; the rotation cannot be read: {error}"

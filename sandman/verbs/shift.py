@@ -15,9 +15,10 @@ from sandman.machine import trail as trails
 
 
 def pick(layout: Layout, *, untrusted: bool = False) -> list[picking.Candidate]:
-    """The candidates in rotation order (pickable first); with ``untrusted``, only those Claude Code
-    does not trust (for the owner to trust or exclude)."""
-    found = picking.candidates(layout, trails.read(layout))
+    """The candidates in rotation order (pickable first), each weighed by its signals (machine.pick:
+    ``[machine] check`` may run); with ``untrusted``, only those Claude Code does not trust (for the
+    owner to trust or exclude; nothing weighed)."""
+    found = picking.candidates(layout, trails.read(layout), signals=not untrusted)
     if untrusted:
         return [c for c in found if not c.trusted]
     return found
