@@ -1249,7 +1249,8 @@ def shift_status(
         if item["problem"]:
             say(f"{item['id']} unreadable: {item['problem']}")
         else:
-            say(f"{item['id']} {word(item['repo'])} {word(item['theme'])} {word(item['outcome'], 'open')}")
+            say(f"{item['id']} {word(item['repo'])} {word(item['theme'])} {word(item['outcome'], 'open')}"
+                + (f" REVOKED by {item['revoked']}" if item.get("revoked") else ""))
 
 
 @shift_app.command("clock")

@@ -815,12 +815,14 @@ def answered(result: dict | None) -> bool:
 
 def status(layout: Layout) -> dict:
     """The open shift (``current``, ``meta``) and the newest ones (``recent``: id, repo, theme,
-    outcome (None: open), problem (why its meta.json is unreadable, else None; then the rest are None))."""
-    from sandman.machine.report import read_meta_file
+    outcome (None: open), problem (why its meta.json is unreadable, else None; then the rest are None),
+    revoked (the id of the revoke that revoked it, else None))."""
+    from sandman.machine.report import read_meta_file, revoked_shifts
 
     current = read_current(layout)
     meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
     recent = []
+    revoked = revoked_shifts(layout)
     if layout.shifts.is_dir():
         for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
             if trails.is_shift_id(folder.name):
@@ -832,7 +834,7 @@ def status(layout: Layout) -> dict:
                 text = {key: value if problem is None and isinstance(value, str) else None
                         for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
                                            ("outcome", outcome))}
-                recent.append({"id": folder.name, **text, "problem": problem})
+                recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
     alive = bool(current) and pid_alive(current.get("pid"))
     return {"current": current, "alive": alive, "meta": meta, "recent": recent,
             "paused": layout.shift_pause.exists()}
