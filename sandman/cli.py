@@ -460,6 +460,8 @@ def hooks_install(
         help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Register them even while the sandman plugin is enabled (each hook then runs twice).")] = False,
+    statusline: Annotated[bool, typer.Option(
+        "--statusline", help="Also show the live shift in Claude Code's status line (sandman statusline).")] = False,
 ) -> None:
     """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
     from pathlib import Path
@@ -469,7 +471,7 @@ def hooks_install(
     if auto_memory not in (None, "on", "off"):
         raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
     path = Path(settings) if settings else None
-    _print_hooks_change(run(lambda: verb.install(path, force=force)))
+    _print_hooks_change(run(lambda: verb.install(path, force=force, statusline=statusline)))
     if auto_memory is not None:
         written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
         state = "off (autoMemoryEnabled: false)" if auto_memory == "off" else "back to its default, on"
@@ -493,6 +495,30 @@ def hooks_uninstall(
     from sandman.verbs.hooks import uninstall
 
     _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+
+
+@hooks_app.command("statusline")
+def hooks_statusline(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Take sandman's status line away.")] = False,
+) -> None:
+    """Set Claude Code's status line to sandman's (the live shift), hooks untouched."""
+    from pathlib import Path
+
+    from sandman.verbs import hooks as verb
+
+    _print_hooks_change(run(lambda: verb.statusline(Path(settings) if settings else None, remove=remove)))
+
+
+@app.command("statusline")
+def statusline_command() -> None:
+    """Show the live shift in Claude Code's status line."""
+    from sandman import statusline
+
+    data = sys.stdin.buffer.read(1 << 20) if sys.stdin is not None and not sys.stdin.isatty() else b""
+    sys.stdout.write(statusline.main(data))
 
 
 @app.command()
