@@ -220,3 +220,16 @@ def test_shifts_per_night_defaults_to_three(layout):
     layout.root.mkdir(parents=True, exist_ok=True)
     write_machine(layout, roots=["/tmp"])
     assert config.machine(layout).shifts_per_night == config.MACHINE_SHIFTS_PER_NIGHT == 3
+
+
+def test_doctor_warns_when_the_nights_cannot_hold_every_repository_once_a_week(layout, isolated, code):
+    from sandman.verbs.doctor import _machine
+
+    repositories(isolated, code, [f"repo{n}" for n in range(7)])
+    write_machine(layout, roots=[str(code)], time_zone="UTC", shifts_per_night=1, budget_usd_day=5.0)
+    check = _machine(layout)
+    assert check.status == "warn"
+    assert ("; 7 pickable repositories, but six working nights of machine.shifts_per_night 1 hold 6 shifts: not "
+            "every repository can be shifted once a week; raise shifts_per_night") in check.message
+    write_machine(layout, roots=[str(code)], time_zone="UTC", shifts_per_night=2, budget_usd_day=5.0)
+    assert "pickable repositories, but" not in _machine(layout).message
