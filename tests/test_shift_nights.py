@@ -197,8 +197,11 @@ def test_a_week_that_misses_a_repository_says_so_as_a_finding_in_the_score(layou
     repos = repositories(isolated, code, [f"repo{n}" for n in range(7)])
     write_machine(layout, roots=[str(code)], time_zone="UTC", shifts_per_night=1)  # six working nights, 7 repos
 
-    run_week(layout, MONDAY_NIGHT)
+    opened = run_week(layout, MONDAY_NIGHT)
 
+    (rest,) = [ident for ident in opened if shifts.read_meta(layout, ident)["rest"]]
+    brief = (layout.shift_dir(rest) / "brief.md").read_text()  # Saturday's: Sunday's shift is still to come
+    assert "## Findings" in brief and f"coverage: {repos['repo6']} was not shifted this week" in brief
     score = scoring.compute(layout, "2026-W49")
     missed = [finding for finding in score.findings if finding.startswith("coverage")]
     assert len(missed) == 1 and str(repos["repo6"]) in missed[0]
