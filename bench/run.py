@@ -35,6 +35,7 @@ import secrets_ban
 import secrets_public
 import site_render
 import site_trail
+import statusline
 import sync_spawn
 import take
 import take_budget
@@ -42,7 +43,8 @@ import trail
 from harness import Failed, measure, progress
 
 MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start,
-           secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval)
+           secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval,
+           statusline)
 
 
 def main(argv: list[str] | None = None) -> None:

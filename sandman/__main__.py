@@ -87,6 +87,15 @@ def main(argv: list[str] | None = None) -> None:
         from sandman import hook
 
         _leave(hook.main(args[:2], payload))
+    if args == ["statusline"]:  # Claude Code's statusLine, after each message: built-ins only
+        from sandman import statusline
+
+        line = statusline.main(_read_payload())
+        try:
+            sys.stdout.write(line)
+        except (OSError, UnicodeEncodeError):
+            pass
+        _leave(0)
     if len(args) == 2 and (args[0] in HOOK_VERBS and args[1] == "--hook" or args[0] == "recall" and args[1] in MOMENT_FLAGS):
         from sandman import hook
 

@@ -460,6 +460,8 @@ def hooks_install(
         help="Also turn Claude Code's native auto memory off (autoMemoryEnabled: false) or back on.")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Register them even while the sandman plugin is enabled (each hook then runs twice).")] = False,
+    statusline: Annotated[bool, typer.Option(
+        "--statusline", help="Also show the live shift in Claude Code's status line (sandman statusline).")] = False,
 ) -> None:
     """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
     from pathlib import Path
@@ -469,7 +471,7 @@ def hooks_install(
     if auto_memory not in (None, "on", "off"):
         raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
     path = Path(settings) if settings else None
-    _print_hooks_change(run(lambda: verb.install(path, force=force)))
+    _print_hooks_change(run(lambda: verb.install(path, force=force, statusline=statusline)))
     if auto_memory is not None:
         written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
         state = "off (autoMemoryEnabled: false)" if auto_memory == "off" else "back to its default, on"
@@ -493,6 +495,30 @@ def hooks_uninstall(
     from sandman.verbs.hooks import uninstall
 
     _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+
+
+@hooks_app.command("statusline")
+def hooks_statusline(
+    settings: Annotated[
+        Optional[str], typer.Option(help="Settings file [default: <Claude config dir>/settings.json].")
+    ] = None,
+    remove: Annotated[bool, typer.Option("--remove", help="Take sandman's status line away.")] = False,
+) -> None:
+    """Set Claude Code's status line to sandman's (the live shift), hooks untouched."""
+    from pathlib import Path
+
+    from sandman.verbs import hooks as verb
+
+    _print_hooks_change(run(lambda: verb.statusline(Path(settings) if settings else None, remove=remove)))
+
+
+@app.command("statusline")
+def statusline_command() -> None:
+    """Show the live shift in Claude Code's status line."""
+    from sandman import statusline
+
+    data = sys.stdin.buffer.read(1 << 20) if sys.stdin is not None and not sys.stdin.isatty() else b""
+    sys.stdout.write(statusline.main(data))
 
 
 @app.command()
@@ -1203,7 +1229,8 @@ def shift_pick(
         say("no repositories" + (" Claude Code does not trust" if untrusted else " under machine.roots"))
     for n, item in enumerate(found, 1):
         mark = "pick" if n == 1 and item.pickable and not untrusted else ("ok  " if item.pickable else "no  ")
-        say(f"{mark} {item.path} — {'; '.join(item.reasons)}")
+        weight = f" (weight {item.weight:g})" if item.weight is not None else ""
+        say(f"{mark} {item.path}{weight} — {'; '.join(item.reasons)}")
 
 
 @shift_app.command("brief")
@@ -1266,7 +1293,8 @@ def shift_status(
         if item["problem"]:
             say(f"{item['id']} unreadable: {item['problem']}")
         else:
-            say(f"{item['id']} {word(item['repo'])} {word(item['theme'])} {word(item['outcome'], 'open')}")
+            say(f"{item['id']} {word(item['repo'])} {word(item['theme'])} {word(item['outcome'], 'open')}"
+                + (f" REVOKED by {item['revoked']}" if item.get("revoked") else ""))
 
 
 @shift_app.command("clock")
@@ -1319,16 +1347,19 @@ def shift_profile(
 
 
 @shift_app.command("run")
-def shift_run() -> None:
+def shift_run(
+    force: Annotated[bool, typer.Option("--force", help="Start a shift now, even outside the night window or "
+                                        "past machine.shifts_per_night.")] = False,
+) -> None:
     """The tick: close a finished shift, then start one if the night allows."""
     from sandman.verbs import shift as verb
 
     root = layout()
-    done = run(lambda: verb.run(root))
+    done = run(lambda: verb.run(root, force=force))
     if done.closed:
         say(f"closed {done.closed}")
     if done.decision == "started":
-        say(f"started {done.shift}")
+        say(f"started {done.shift}: {done.reason}")
     else:
         say(f"{done.decision}: {done.reason}")
     if done.decision == "failed":

@@ -483,6 +483,13 @@ SHIFT_BRIEF_MAX_CHARS = 24_000  # a brief over this shrinks its slots; passed as
 SHIFT_HANDOFF_MAX_CHARS = 2_000
 SHIFT_PERMISSION_MODE = "dontAsk"
 MACHINE_SHIFT_BUDGET_USD = 10.0  # one shift session's cost cap (docs/shift.md, "Cost cap")
+# The most shifts one night holds, one after another (docs/shift.md, "Whole nights"). Three: the
+# default night (ten hours) holds two five-hour shifts that run their full length and a third when
+# one ends early; six working nights of three cover eighteen repositories a week; and a night
+# without budget_usd_day costs at most three times shift_budget_usd. The clock and the day's
+# budget usually stop a night first; this cap is for an owner who set neither.
+MACHINE_SHIFTS_PER_NIGHT = 3
+MACHINE_CHECK_TIMEOUT_SECONDS = 60  # `[machine] check` is stopped after this; a timed-out check weighs nothing
 SHIFT_HANDOFF_LEAD_MINUTES = 15  # a session is stopped this long before the usage window resets
 # What a running session has spent is estimated from its transcript's token counts at these list
 # prices (US dollars per million tokens: input, output, cache write, cache read), by the first
@@ -507,7 +514,8 @@ def week_themes(rest_day: str) -> dict[str, tuple[str, str]]:
 
 # A namedtuple, not typing.NamedTuple: the hook entry points import this module, and typing is slow to load.
 class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours min_window_minutes window_file "
-                                   "model week rest_day budget_usd_day shift_budget_usd")):
+                                   "model week rest_day budget_usd_day shift_budget_usd shifts_per_night "
+                                   "check check_timeout_seconds")):
     """``[machine]`` of ``<root>/.settings.toml``, checked (docs/shift.md, "Configuration").
 
     ``roots``, ``exclude``: absolute Paths; ``time_zone``: an IANA name or None (the
@@ -517,7 +525,12 @@ class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours m
     ``week``: weekday (``Sunday``…) -> ``(theme, job)``, the spine moved to ``rest_day`` (week_themes)
     with ``[machine.week]`` over it; ``rest_day``: a weekday;
     ``budget_usd_day``: US dollars or None (no cap); ``shift_budget_usd``: US dollars one shift
-    session may spend before the tick stops it (``MACHINE_SHIFT_BUDGET_USD`` unless set).
+    session may spend before the tick stops it (``MACHINE_SHIFT_BUDGET_USD`` unless set);
+    ``shifts_per_night``: int, the most shifts the tick opens in one night, one after another
+    (``MACHINE_SHIFTS_PER_NIGHT`` unless set; the rest day holds one whatever it says);
+    ``check``: a shell command or None, run by ``shift pick`` in each pickable repository (a
+    failing one weighs it up); ``check_timeout_seconds``: float seconds before that command is
+    stopped (``MACHINE_CHECK_TIMEOUT_SECONDS`` unless set).
     """
 
     __slots__ = ()
@@ -558,7 +571,8 @@ def machine(layout: Layout) -> Machine:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: [machine] must be a table")
     known = {"roots", "exclude", "time_zone", "night", "shift_hours", "min_window_minutes", "window_file",
-             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd"}
+             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd", "shifts_per_night",
+             "check", "check_timeout_seconds"}
     unknown = sorted(set(section) - known)
     if unknown:
         raise ConfigError(f"{where}: [machine] has unknown key(s) {', '.join(unknown)}; "
@@ -629,12 +643,18 @@ def machine(layout: Layout) -> Machine:
         else:
             raise ConfigError(f"{where}: machine.week.{day} must be a theme or {{theme, job}}, not {value!r}")
     minutes = number("min_window_minutes", MACHINE_MIN_WINDOW_MINUTES, 0, 24 * 60)
+    per_night = section.get("shifts_per_night", MACHINE_SHIFTS_PER_NIGHT)
+    if isinstance(per_night, bool) or not isinstance(per_night, int) or not 1 <= per_night <= 48:
+        raise ConfigError(f"{where}: machine.shifts_per_night must be a whole number from 1 to 48, "
+                          f"not {per_night!r}")
     return Machine(
         roots=folders("roots"), exclude=folders("exclude"), time_zone=zone, night=(start, end),
         shift_hours=number("shift_hours", MACHINE_SHIFT_HOURS, 0, 24), min_window_minutes=int(minutes),
         window_file=window_path, model=text("model"), week=week, rest_day=rest,
         budget_usd_day=number("budget_usd_day", None, 0, float("inf")) if "budget_usd_day" in section else None,
         shift_budget_usd=number("shift_budget_usd", MACHINE_SHIFT_BUDGET_USD, 0, float("inf")),
+        shifts_per_night=per_night, check=text("check"),
+        check_timeout_seconds=number("check_timeout_seconds", MACHINE_CHECK_TIMEOUT_SECONDS, 0, 3600),
     )
 
 

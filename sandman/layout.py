@@ -389,6 +389,13 @@ class Layout(namedtuple("Layout", "root")):
         return self.shifts / ".window.json"
 
     @property
+    def shift_checks(self) -> Path:
+        """``shifts/.checks.json``: the last result of ``[machine] check`` in each repository,
+        ``{repository: {command, head, exit, at, line}}`` (runtime; ``shift pick`` reruns a
+        check when the command or the repository's HEAD changed, or after a day)."""
+        return self.shifts / ".checks.json"
+
+    @property
     def reports_read(self) -> Path:
         """``.reports-read``: which shifts' reports the owner has read (runtime, never versioned)."""
         return self.root / ".reports-read"

@@ -84,7 +84,7 @@ def build_machine_root(layout: Layout, isolated: Path, tmp_path: Path, fake_clau
     code = tmp_path / "code"
     repos = {name: make_repo(code / name) for name in ("alpha", "beta")}
     trust(isolated, *repos.values())
-    write_machine(layout, roots=[str(code)], time_zone="UTC")
+    write_machine(layout, roots=[str(code)], time_zone="UTC", shifts_per_night=1)  # one shift each of two nights
     monkeypatch.setenv("FAKE_SHIFT_SANDMAN", sys.executable)
     fake_claude.rules("default", {"program": [str(SHIFT_WORK)]})
 

@@ -20,7 +20,7 @@ from sandman.cli import app
 REPO = Path(__file__).resolve().parent.parent
 KEBAB = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 SEMVER = re.compile(r"\d+\.\d+\.\d+")
-COMMANDS = ("remember", "recall", "forget", "report")
+COMMANDS = ("remember", "recall", "forget", "report", "shift", "trail", "statusline")
 FRONTMATTER_KEYS = {"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation"}
 
 

@@ -90,7 +90,8 @@ def test_a_filed_proposal_reaches_the_report_and_once_approved_is_the_next_night
 
     shown = cli("shift", "pick")
     first = shown.stdout.splitlines()[0]
-    assert first.startswith(f"pick {alpha} — approved proposal {filed.id}"), shown.stdout
+    assert first.startswith(f"pick {alpha} (weight "), shown.stdout
+    assert f") — approved proposal {filed.id}" in first, shown.stdout
 
     opened = shifts.open_shift(layout, now=WEDNESDAY_NIGHT)
     assert opened.repo == str(alpha)

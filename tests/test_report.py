@@ -300,7 +300,7 @@ def test_the_listing_is_unread_first_then_newest_first_and_json_gives_the_same(r
     assert [item["shift"] for item in listed] == order
     assert [item["read"] for item in listed] == [False, False, False, True]
     assert set(listed[0]) == {"shift", "repo", "outcome", "opened_at", "closed_at", "path", "read", "commits",
-                              "unresolved", "findings", "handoff", "problem", "proposals"}
+                              "unresolved", "findings", "handoff", "problem", "proposals", "revoked"}
     text = sandman("report").stdout.decode()
     assert text.splitlines()[-1] == "4 reports, 3 unread; read one: sandman report show <shift>"
 

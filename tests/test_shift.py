@@ -533,8 +533,9 @@ def test_the_brief_writes_problems_md_and_breathe_pass_carries_it(layout, world)
 
 
 @pytest.mark.calendar
-def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
-    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00")
+def test_shift_run_starts_at_most_shifts_per_night_and_names_the_night(layout, world, fake_claude):
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", night="22:00-06:00",
+                  shifts_per_night=1)
     first = tick.run(layout, now=TUESDAY_NIGHT)
     assert first.decision == "started", first.reason
     wait_for_session(layout)
@@ -542,6 +543,7 @@ def test_shift_run_starts_at_most_one_shift_a_night(layout, world, fake_claude):
     again = tick.run(layout, now=TUESDAY_NIGHT + timedelta(hours=1))  # past midnight, the same night
 
     assert again.closed == first.shift and again.decision == "skipped" and "night-done" in again.reason
+    assert "the night of Tuesday 2026-12-01 (22:00-06:00 UTC)" in again.reason
     assert "night-done" in journal_text(layout) and not layout.shift_current.exists()
     assert [p.name for p in layout.shifts.iterdir() if trails.is_shift_id(p.name)] == [first.shift]
     tomorrow = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))
@@ -718,6 +720,7 @@ def test_regression_a_shift_that_handed_off_itself_never_recorded_its_cost(layou
     """Issue 31, case 9: `claude -p` prints its cost when it exits, after the session's own
     `shift handoff`; the tick that sees it gone fills the cost into meta.json, report.md and the day's budget."""
     fake_claude.rules("default", {"program": [str(SHIFT_WORK), "--handoff", "did one thing"], "cost": 0.4321})
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", shifts_per_night=1)
     started = tick.run(layout, now=TUESDAY_NIGHT)
     wait_for_session(layout)
     assert shifts.read_meta(layout, started.shift)["outcome"] == "handed-off"

@@ -42,6 +42,7 @@ as off trunk; a trunk that cannot be named, a dirty memory root, a checked-out
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ class Result:
     targets: list[str]
     repos: list[RepoOutcome]
     event: Event | None = None
+    unmerged: list[str] = field(default_factory=list)  # what the owner deletes by hand (``unmerged_shift``)
 
     @property
     def failed(self) -> bool:
@@ -110,7 +112,7 @@ class Result:
     def to_json(self) -> dict:
         return {"target": self.target, "dry_run": self.dry_run, "targets": self.targets,
                 "event": self.event.id if self.event else None, "failed": self.failed,
-                "repos": [repo.to_json() for repo in self.repos]}
+                "repos": [repo.to_json() for repo in self.repos], "unmerged": self.unmerged}
 
 
 def check_revoked(trail: trails.Trail, target: str) -> list[Event]:
@@ -178,7 +180,43 @@ def reconcile(layout: Layout, target: str, *, dry_run: bool = False) -> Result:
         event = dataclasses.replace(event, summary=f"reconcile {target}: {reverted} commit(s) reverted", data=data)
         trails.append_event(layout, event)
         result.event = event
+    if shift:
+        result.unmerged = unmerged_shift(layout, shift, result)
     return result
+
+
+def unmerged_shift(layout: Layout, shift: str, result: Result) -> list[str]:
+    """What the owner deletes by hand when none of ``shift``'s commits reached its repository's trunk
+    (the shift was never merged): its branch ``shift/<id>`` and its worktree, as ``git`` command
+    lines; empty when the shift was merged (its commits are reverted on ``reconcile/<id>``), has no
+    repository (the rest day) or left neither behind. Reconcile never deletes them itself: they are
+    the owner's, and a branch holds work a person may still want."""
+    import shlex
+
+    try:
+        meta = json.loads((layout.shift_dir(shift) / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
+        return []
+    if not isinstance(meta, dict) or not isinstance(meta.get("branch"), str) or not isinstance(meta.get("repo"), str):
+        return []
+    repo_path, branch = meta["repo"], meta["branch"]
+    outcome = next((r for r in result.repos if os.path.normpath(r.path) == os.path.normpath(repo_path)), None)
+    if outcome is not None and (outcome.commits or outcome.already):
+        return []
+    try:
+        tip = git.branch_tip(git.open_at(Path(repo_path)), branch)
+    except RepositoryError:
+        return []
+    worktree = meta.get("worktree") if isinstance(meta.get("worktree"), str) else None
+    worktree = worktree or str(Path(repo_path) / ".claude" / "worktrees" / shift)
+    steps = ([f"git -C {shlex.quote(repo_path)} worktree remove --force {shlex.quote(worktree)}"]
+             if Path(worktree).is_dir() else [])
+    steps += [f"git -C {shlex.quote(repo_path)} branch -D {shlex.quote(branch)}"] if tip is not None else []
+    if not steps:
+        return []
+    trunk = (outcome.trunk if outcome else None) or meta.get("trunk") or "the trunk"
+    return [f"{branch} was never merged into {trunk} of {repo_path}: nothing of shift {shift} is on the trunk to "
+            f"revert. To drop its work, delete its branch and worktree yourself: {'; '.join(steps)}"]
 
 
 def _find(repo, tip, ids, shift, *, trunk: str) -> tuple[list[git.Found], list[git.Found], set[str]]:

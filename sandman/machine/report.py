@@ -51,8 +51,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u206
 
 
 class ReportInfo(namedtuple("ReportInfo", "shift repo outcome opened_at closed_at path read "
-                                          "commits unresolved findings handoff problem proposals",
-                            defaults=(0,))):
+                                          "commits unresolved findings handoff problem proposals revoked",
+                            defaults=(0, None))):
     """One shift's report.
 
     ``shift`` (id), ``repo`` (the repository's path as meta.json has it, or None),
@@ -62,7 +62,9 @@ class ReportInfo(namedtuple("ReportInfo", "shift repo outcome opened_at closed_a
     ``findings`` (counts; ``unresolved``: commits whose ``Event:`` is not on the trail),
     ``handoff`` (the handoff's first line, one-lined, at most 100 characters, or ""),
     ``problem`` (why meta.json is unreadable, else None), ``proposals`` (how many proposals
-    the shift filed, from meta.json's ``proposals_filed``; 0 for shifts closed before it existed).
+    the shift filed, from meta.json's ``proposals_filed``; 0 for shifts closed before it existed),
+    ``revoked`` (the id of the ``revoke`` event that revoked the shift, or None; ``revoked_shifts``;
+    left None on the SessionStart path, which never reads the trail).
     """
 
     __slots__ = ()
@@ -284,8 +286,25 @@ def reports(layout: Layout) -> list[ReportInfo]:
     and its ``problem``; never raises for a shift folder's content.
     """
     marks = read_marks(layout)
-    infos = [_info(layout, ident, marks) for ident in reversed(_shift_ids(layout))]
+    revoked = revoked_shifts(layout)
+    infos = [_info(layout, ident, marks)._replace(revoked=revoked.get(ident))
+             for ident in reversed(_shift_ids(layout))]
     return [info for info in infos if not info.read] + [info for info in infos if info.read]
+
+
+def revoked_shifts(layout: Layout) -> dict[str, str]:
+    """``{shift id: the id of the revoke that revoked it}``: a ``revoke`` naming the shift, its
+    ``shift.start`` or an ancestor of it (machine.trail ``Trail.revoked_by``)."""
+    from sandman.machine import trail as trails
+
+    trail = trails.read(layout)
+    found = {}
+    for event in trail.events:
+        if event.kind == "shift.start" and event.shift and event.shift not in found:
+            by = trail.revocation(event.shift) or trail.revoked_by(event)
+            if by is not None:
+                found[event.shift] = by.id
+    return found
 
 
 def unread_reports(layout: Layout, *, locked: bool = False) -> list[ReportInfo]:
@@ -350,6 +369,8 @@ def summary(info: ReportInfo) -> str:
     if info.outcome == UNREADABLE:
         return f"{info.shift} · {UNREADABLE}: {one_line(info.problem or '', 80)}"
     parts = [info.shift, info.repo_name, info.outcome.upper() if severity(info) == 0 else info.outcome]
+    if info.revoked:
+        parts.append(f"REVOKED by {info.revoked}")
     if info.closed_at:
         parts.append("closed " + one_line(info.closed_at, 30))
     parts.append(counts(info))

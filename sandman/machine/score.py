@@ -110,6 +110,7 @@ class Score:
     tables: list[Table] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)  # what was read, one line each
+    findings: list[str] = field(default_factory=list)  # promises the week broke (coverage), one line each
 
 
 def distance(value: float | None, target: float, direction: str) -> float | None:
@@ -401,18 +402,26 @@ def _length(hours: float) -> str:
 
 
 def _machine(layout: Layout, settings: config.Machine, metas: list[dict], events: list[trails.Event],
-             before: list[trails.Event], trail: trails.Trail, tables: list[Table], notes: list[str]) -> list[Number]:
+             before: list[trails.Event], trail: trails.Trail, tables: list[Table], notes: list[str],
+             findings: list[str] | None = None) -> list[Number]:
     from sandman.machine import pick
 
     numbers = []
     work = [meta for meta in metas if not meta.get("rest")]
     covered = sorted({str(meta.get("repo")) for meta in work if meta.get("repo")})
     try:
-        every = [c.path for c in pick.candidates(layout, trail) if c.pickable]
+        every = [c.path for c in pick.candidates(layout, trail, signals=False) if c.pickable]
     except (InputError, ConfigError) as error:
         every = []
         notes.append(f"coverage: the repositories could not be listed ({error})")
     missed = [path for path in every if path not in covered]
+    if findings is not None and work and missed:
+        capacity = 6 * settings.shifts_per_night  # six working nights: the rest day holds its self-pass
+        why = (f"{len(every)} pickable repositories, more than six working nights of machine.shifts_per_night "
+               f"{settings.shifts_per_night} ({capacity}) can hold" if len(every) > capacity else
+               f"the nights held {len(work)} weekday shift(s) for {len(every)} pickable repositories")
+        findings += [f"coverage: {path} was not shifted this week; every pickable repository is shifted at "
+                     f"least once a week ({why})" for path in missed]
     numbers.append(Number(
         "machine.coverage", "Repositories covered this week", "machine",
         _share(len([p for p in covered if p in every]), len(every)) if work and every else None, "share", 1.0, "up",
@@ -601,7 +610,7 @@ def compute(layout: Layout, week: str) -> Score:
 
     numbers = _memory(lines, in_week, trail, score.tables)
     if settings.on:
-        numbers += _machine(layout, settings, metas, in_week, before, trail, score.tables, notes)
+        numbers += _machine(layout, settings, metas, in_week, before, trail, score.tables, notes, score.findings)
     numbers += _breath(layout, in_week, end, score.tables, notes)
     score.numbers = numbers
     for name, attr in (("kind", "kind"), ("repository", "repo"), ("model", "model")):
@@ -673,6 +682,8 @@ def render(score: Score) -> str:
         lines += [f"| {_cell(n.label)} | {_value(n, n.value)} | {_target(n)} | "
                   f"{'-' if n.distance is None else f'{n.distance:.2f}'} | {_cell(n.detail)} |" for n in mine]
         lines.append("")
+    if score.findings:
+        lines += ["## Findings", ""] + [f"- {finding}" for finding in score.findings] + [""]
     if score.tables:
         lines += ["## Detail", ""]
         for table in score.tables:
@@ -688,7 +699,7 @@ def as_json(score: Score) -> dict:
     """The JSON document ``score/<week>.json`` (schema 1; docs/BANK-FORMAT.md § score)."""
     return {"schema": SCHEMA, "week": score.week, "start": score.start, "zone": score.zone, "empty": score.empty,
             "numbers": [n.to_json() for n in score.numbers], "worst": [n.key for n in score.worst],
-            "tables": [t.to_json() for t in score.tables], "notes": score.notes}
+            "tables": [t.to_json() for t in score.tables], "notes": score.notes, "findings": score.findings}
 
 
 def json_text(score: Score) -> str:

@@ -329,9 +329,10 @@ class Opened:
 
 
 def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None = None,
-               cap: int = config.SHIFT_BRIEF_MAX_CHARS) -> Opened:
+               cap: int = config.SHIFT_BRIEF_MAX_CHARS, until: datetime | None = None) -> Opened:
     """Open a shift: pick (or take ``path``), compose the brief, write ``brief.md``, ``meta.json`` and
     ``shift.start`` in one commit, and ``shifts/.current.json``. The caller holds ``.shift.lock``.
+    The deadline is ``shift_hours`` from ``now``, or ``until`` (the night's end) when sooner.
 
     Raises InputError (machine off, nothing to pick, a bad ``path``), BriefRefused (exit 2: the brief
     cannot fit), LockBusy (a shift is open), ConfigError, RepositoryError.
@@ -361,7 +362,7 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             raise InputError(f"the rest day's self-pass already ran tonight ({done[0]}); one a rest day")
         repo, trunk, base = str(layout.root), None, None
     else:
-        chosen = picking.pick(layout, trail, path)
+        chosen = picking.pick(layout, trail, path, now=now)
         if chosen is None:
             raise InputError("no repository to pick: none under machine.roots is trusted by Claude Code, "
                              "has a trunk and is not excluded (`sandman shift pick --untrusted`)")
@@ -455,7 +456,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "base": base, "branch": None if rest else f"shift/{ident}", "worktree": None, "day": str(day),
             "weekday": weekday, "theme": theme, "rest": rest, "week": week_name, "start_event": start.id,
             "model": settings.model, "session": None, "brief_characters": len(text), "cuts": cuts,
-            "deadline": journal.iso(now + timedelta(hours=settings.shift_hours)),
+            "deadline": journal.iso(min(now + timedelta(hours=settings.shift_hours), until or now + timedelta(
+                hours=settings.shift_hours))),
             "outcome": None, "closed_at": None, "handoff_event": None, "cost_usd": None,
             "commits": [], "findings": [], "proposals": [item.id for item in carried],
         }
@@ -845,12 +847,14 @@ def answered(result: dict | None) -> bool:
 
 def status(layout: Layout) -> dict:
     """The open shift (``current``, ``meta``) and the newest ones (``recent``: id, repo, theme,
-    outcome (None: open), problem (why its meta.json is unreadable, else None; then the rest are None))."""
-    from sandman.machine.report import read_meta_file
+    outcome (None: open), problem (why its meta.json is unreadable, else None; then the rest are None),
+    revoked (the id of the revoke that revoked it, else None))."""
+    from sandman.machine.report import read_meta_file, revoked_shifts
 
     current = read_current(layout)
     meta = read_meta(layout, current["shift"]) if current and trails.is_shift_id(current.get("shift")) else None
     recent = []
+    revoked = revoked_shifts(layout)
     if layout.shifts.is_dir():
         for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
             if trails.is_shift_id(folder.name):
@@ -862,7 +866,7 @@ def status(layout: Layout) -> dict:
                 text = {key: value if problem is None and isinstance(value, str) else None
                         for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
                                            ("outcome", outcome))}
-                recent.append({"id": folder.name, **text, "problem": problem})
+                recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
     alive = bool(current) and pid_alive(current.get("pid"))
     return {"current": current, "alive": alive, "meta": meta, "recent": recent,
             "paused": layout.shift_pause.exists()}

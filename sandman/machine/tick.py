@@ -1,20 +1,29 @@
-"""shift run: the tick a scheduler calls every few minutes (docs/shift.md, "The tick").
+"""shift run: the tick a scheduler calls every few minutes (docs/shift.md, "The tick", "Whole nights").
 
 In order, under ``.shift.lock`` (a tick that finds it held starts nothing):
 
 1. close a finished or dead shift (shift.recover);
 2. start nothing — and say why in the journal (``shift skipped reason=…``) — when
    the machine is off, a shift is open, ``shifts/PAUSE`` exists, the time is
-   outside the night window (in ``[machine] time_zone``), a shift already opened
-   in this night (``night-done``: one shift a night), the clock is under
-   ``min_window_minutes``, or the day's cost (``cost_usd`` of the shift events
-   of the night's day) reached ``budget_usd_day``;
-3. otherwise open a shift (pick, brief), add a worktree on ``shift/<id>`` at
-   ``<repo>/.claude/worktrees/<id>`` (Claude Code's own place for worktrees;
-   the rest day runs in the memory root, no worktree), and start
-   ``claude -p`` there detached: the brief on stdin, ``--output-format json``
-   into ``shifts/<id>/.session.log``, ``--session-id``, ``--permission-mode``
-   and ``--settings`` from the profile, ``$SANDMAN_SHIFT`` set; then attach.
+   outside the night window (in ``[machine] time_zone``), the night already
+   holds its shifts (``night-done``: ``[machine] shifts_per_night`` opened in it,
+   or the rest day's one self-pass; the reason names the night computed), less
+   of the night is left than ``min_window_minutes``, the clock is under
+   ``min_window_minutes``, or the day's cost (``cost_usd`` of the shift and breath
+   events of the night's day) reached ``budget_usd_day``;
+3. otherwise open a shift (pick, brief; its deadline no later than the night's
+   end), add a worktree on ``shift/<id>`` at ``<repo>/.claude/worktrees/<id>``
+   (Claude Code's own place for worktrees; the rest day runs in the memory root,
+   no worktree), and start ``claude -p`` there detached: the brief on stdin,
+   ``--output-format json`` into ``shifts/<id>/.session.log``, ``--session-id``,
+   ``--permission-mode`` and ``--settings`` from the profile, ``$SANDMAN_SHIFT``
+   set; then attach.
+
+So a night holds several shifts one after another: each tick that finds the last
+one closed opens the next, until the cap, the clock, the budget or the night says
+no. ``force`` (``shift run --force``) opens one now whatever the night window and
+the cap say; an open shift, ``PAUSE``, the clock, the budget and the rest day's one
+self-pass still hold.
 """
 
 from __future__ import annotations
@@ -61,10 +70,12 @@ def spent_today(layout: Layout, settings: config.Machine, day, trail: trails.Tra
     return total
 
 
-def started_tonight(layout: Layout, settings: config.Machine, day) -> str | None:
-    """The id of a shift opened (``meta.json`` ``opened_at``) in the night of ``day``, or None."""
+def opened_in_night(layout: Layout, settings: config.Machine, day) -> list[str]:
+    """The ids of the shifts opened (``meta.json`` ``opened_at``) in the night of ``day``, oldest
+    first; shifts opened by hand or forced outside the window count when their moment falls in it."""
+    found = []
     if not layout.shifts.exists():
-        return None
+        return found
     for folder in sorted(layout.shifts.iterdir()):
         meta = shifts.read_meta(layout, folder.name) if trails.is_shift_id(folder.name) else None
         try:
@@ -72,7 +83,26 @@ def started_tonight(layout: Layout, settings: config.Machine, day) -> str | None
         except ValueError:
             continue
         if week.night_of(settings, opened) == day:
-            return folder.name
+            found.append(folder.name)
+    return found
+
+
+def night_done(layout: Layout, settings: config.Machine, day) -> str | None:
+    """Why the night of ``day`` holds no further shift (the reason, starting ``night-done:``), or None.
+
+    The rest day holds one self-pass (any shift of the rest day's night counts); another day
+    ``[machine] shifts_per_night``."""
+    opened = opened_in_night(layout, settings, day)
+    night = week.describe_night(settings, day)
+    if week.is_rest(settings, day):
+        rest = [ident for ident in opened if (shifts.read_meta(layout, ident) or {}).get("rest")]
+        if rest:
+            return f"night-done: the rest day's self-pass {rest[0]} already ran in {night}; one a rest day"
+        return None
+    if len(opened) >= settings.shifts_per_night:
+        return (f"night-done: {len(opened)} shift(s) opened in {night} ({', '.join(opened)}); "
+                f"machine.shifts_per_night is {settings.shifts_per_night} (`sandman shift run --force` opens "
+                "another)")
     return None
 
 
@@ -81,9 +111,11 @@ def _skip(layout: Layout, reason: str, closed: str | None = None) -> Tick:
     return Tick("skipped", reason, closed=closed)
 
 
-def run(layout: Layout, now: datetime | None = None) -> Tick:
-    """One tick. Raises ConfigError (a bad ``[machine]``); every other reason not to start is a
-    skipped Tick with its journal line."""
+def run(layout: Layout, now: datetime | None = None, *, force: bool = False) -> Tick:
+    """One tick at ``now`` (UTC; the real clock when None). ``force``: start a shift even outside the
+    night window or past the night's cap (the night's day is then today's local date). Raises
+    ConfigError (a bad ``[machine]``); every other reason not to start is a skipped Tick with its
+    journal line."""
     now = now or journal.now_utc()
     settings = config.machine(layout)
     if not settings.on:
@@ -100,12 +132,23 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
         if layout.shift_pause.exists():
             return _skip(layout, f"paused: {layout.shift_pause} exists", closed_id)
         day = week.night_of(settings, now)
-        if day is None:
+        until = None
+        if day is None and not force:
             here = week.local(settings, now).strftime("%H:%M %Z")
-            return _skip(layout, f"outside the night window ({here})", closed_id)
-        done = started_tonight(layout, settings, day)
-        if done is not None:
-            return _skip(layout, f"night-done: shift {done} already ran this night", closed_id)
+            return _skip(layout, f"outside the night window ({here}; `sandman shift run --force` opens a "
+                                 "shift now)", closed_id)
+        if day is None:
+            day = week.day_of(settings, now)
+        else:
+            until = week.night_end(settings, day)
+            done = night_done(layout, settings, day)
+            if done is not None and (not force or week.is_rest(settings, day)):
+                return _skip(layout, done, closed_id)
+            left = (until - now).total_seconds() / 60
+            if left < settings.min_window_minutes and not force:
+                return _skip(layout, f"the night is nearly over: {left:.0f} minute(s) left of "
+                                     f"{week.describe_night(settings, day)} (min {settings.min_window_minutes})",
+                             closed_id)
         clock = shifts.clock(layout, now)
         if not clock.room(settings.min_window_minutes):
             return _skip(layout, f"the clock is short: {clock.note} (min {settings.min_window_minutes})", closed_id)
@@ -119,7 +162,7 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
             return _skip(layout, f"claude not found: {config.claude_bin()} (install Claude Code or set "
                                  "SANDMAN_CLAUDE_BIN)", closed_id)
         try:
-            opened = shifts.open_shift(layout, now=now)
+            opened = shifts.open_shift(layout, now=now, until=until)
         except InputError as error:
             return _skip(layout, str(error), closed_id)
         try:
@@ -128,7 +171,12 @@ def run(layout: Layout, now: datetime | None = None) -> Tick:
             shifts.handoff(layout, f"(the session could not start: {error})", abandoned=True, shift_id=opened.id)
             journal.write(layout, shifts.VERB, "failed", shift=opened.id, error=str(error))
             return Tick("failed", str(error), opened.id, closed_id)
-        return Tick("started", "", opened.id, closed_id)
+        if until is None:
+            told = f"forced outside the night window: {week.weekday(day)} {day}'s theme"
+        else:
+            told = (f"{'forced: ' if force else ''}shift {len(opened_in_night(layout, settings, day))} of "
+                    f"{week.describe_night(settings, day)}")
+        return Tick("started", told, opened.id, closed_id)
     finally:
         held.release()
 

@@ -8,7 +8,7 @@ the ISO week ``yyyy-Www`` of the night's day.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from sandman.config import WEEKDAYS, Machine
 
@@ -30,6 +30,21 @@ def night_of(settings: Machine, moment: datetime) -> date | None:
     if minute < end:
         return here.date() - timedelta(days=1)
     return None
+
+
+def night_end(settings: Machine, day: date) -> datetime:
+    """When the night of ``day`` ends (aware, in the configured zone): the window's end on ``day``,
+    or on the day after when the window crosses midnight."""
+    start, end = settings.night
+    last = day if start < end else day + timedelta(days=1)
+    return datetime.combine(last, time(end // 60, end % 60), tzinfo=settings.zone())
+
+
+def describe_night(settings: Machine, day: date) -> str:
+    """``the night of Tuesday 2026-12-01 (21:00-07:00 Europe/Paris)``: the night a refusal computed."""
+    start, end = settings.night
+    window = f"{start // 60:02d}:{start % 60:02d}-{end // 60:02d}:{end % 60:02d}"
+    return f"the night of {weekday(day)} {day} ({window} {settings.time_zone or 'local time'})"
 
 
 def weekday(day: date) -> str:

@@ -35,6 +35,7 @@ import _json
 import _sqlite3
 
 from sandman.banks.query import RELATED, terms as meaningful
+from sandman.fastjson import parse
 
 FALLBACK = None
 EVENT = "UserPromptSubmit"
@@ -62,31 +63,6 @@ _SESSION_CHARS = _ALNUM | frozenset("._:-")
 # journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
 _BARE = _ALNUM | frozenset("_.,:/@+-~#%")
 MAX_VALUE_CHARS = 500
-
-
-class _Context:
-    """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-    memo: dict = {}
-
-
-def parse(payload: bytes) -> dict | None:
-    """``json.loads(payload.decode("utf-8"))`` when that is an object, else None (any error)."""
-    try:
-        text = payload.decode("utf-8")
-        start = len(text) - len(text.lstrip(" \t\n\r"))
-        data, end = _json.make_scanner(_Context())(text, start)
-    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-        return None
-    if text[end:].strip(" \t\n\r") or not isinstance(data, dict):
-        return None
-    return data
 
 
 def _session_ok(session: object) -> bool:

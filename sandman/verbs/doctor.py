@@ -195,6 +195,12 @@ def _machine(layout: Layout) -> Check:
         return Check("machine", WARN, f"machine.roots names folder(s) that do not exist: {', '.join(missing)}",
                      details)
     note = _not_pickable(layout, details)
+    pickable, nights = len(details.get("pickable", [])), 6 * settings.shifts_per_night  # the rest day holds one
+    short = pickable > nights
+    if short:
+        note += (f"; {pickable} pickable repositories, but six working nights of machine.shifts_per_night "
+                 f"{settings.shifts_per_night} hold {nights} shifts: not every repository can be shifted once a "
+                 "week; raise shifts_per_night (docs/shift.md, \"Whole nights\")")
     if not _report_hook_registered():
         return Check("machine", WARN, "SessionStart (sandman report --hook) not registered: the shifts' reports "
                      "are not shown when a session starts; run `sandman hooks install`" + note, details)
@@ -210,8 +216,8 @@ def _machine(layout: Layout) -> Check:
     if settings.budget_usd_day is None:
         return Check("machine", WARN, "no machine.budget_usd_day: shifts run with no daily cost cap" + note,
                      details)
-    return Check("machine", OK, f"on: {len(settings.roots)} root(s), ${settings.budget_usd_day:g} a day" + note,
-                 details)
+    return Check("machine", WARN if short else OK,
+                 f"on: {len(settings.roots)} root(s), ${settings.budget_usd_day:g} a day" + note, details)
 
 
 NOT_PICKABLE_NAMED = 5  # how many repositories the machine line names; --json lists them all
@@ -224,7 +230,7 @@ def _not_pickable(layout: Layout, details: dict) -> str:
     from sandman.machine import pick, trail
 
     try:
-        found = pick.candidates(layout, trail.read(layout))
+        found = pick.candidates(layout, trail.read(layout), signals=False)
     except SandmanError as error:
         details["not_pickable_error"] = str(error)
         return f"; the rotation cannot be read: {error}"

@@ -18,6 +18,11 @@ or ``--settings PATH``):
 Claude Code. Each hook is declared with a timeout: without one Claude Code
 gives SessionEnd hooks about 1.5 s.
 
+With ``statusline`` (``hooks install --statusline``, or ``hooks statusline`` alone, which a
+plugin user runs), the settings' ``statusLine`` becomes ``<python> -I -S <sandman>/fasthook.py
+statusline`` (docs/statusline.md): opt-in, and refused when the file already has a status line
+that is not sandman's. ``uninstall`` removes sandman's status line with its hooks.
+
 Install is idempotent: an existing sandman hook (any command that runs
 ``sandman <verb> --hook``) is updated in place, duplicates are removed, and an
 unchanged file is not rewritten. Every other key and hook is preserved. The
@@ -117,6 +122,60 @@ def hook_command(verb: str, flag: str = "--hook") -> str:
     if verb == "recall" and flag in FAST_FLAGS:
         return shlex.join([sys.executable, "-I", "-S", str(FASTHOOK), verb, flag])
     return shlex.join([*executable(), verb, flag])
+
+
+def statusline_command() -> str:
+    """The ``statusLine`` command: ``<this python> -I -S <sandman>/fasthook.py statusline``."""
+    return shlex.join([sys.executable, "-I", "-S", str(FASTHOOK), "statusline"])
+
+
+def is_sandman_statusline(entry: object) -> bool:
+    """True when a settings ``statusLine`` runs ``sandman statusline`` (any path to sandman)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    try:
+        words = shlex.split(entry["command"])
+    except ValueError:
+        return False
+    return any(_names_sandman(word) and words[n + 1:n + 2] == ["statusline"] for n, word in enumerate(words)) or \
+        any(word == "-m" and words[n + 1:n + 3] == ["sandman", "statusline"] for n, word in enumerate(words))
+
+
+def _set_statusline(data: dict, change: HooksChange) -> None:
+    """Point ``statusLine`` at sandman's, recording what changed; ConfigError for another one."""
+    want = {"type": "command", "command": statusline_command(), "padding": 0}
+    entry = data.get("statusLine")
+    if entry is not None and not is_sandman_statusline(entry):
+        shown = entry.get("command") if isinstance(entry, dict) else entry
+        raise ConfigError(f"the settings already have a status line ({shown!r}); sandman's would replace it, and "
+                          "nothing was changed: remove yours first, or run `sandman statusline` from it "
+                          "(docs/statusline.md)")
+    if entry is None:
+        change.added.append(f"statusLine: {want['command']}")
+    elif any(entry.get(key) != value for key, value in want.items()):
+        change.updated.append(f"statusLine: {want['command']}")
+    else:
+        return
+    data["statusLine"] = {**entry, **want} if isinstance(entry, dict) else want
+
+
+def statusline(settings: Path | None = None, *, remove: bool = False) -> HooksChange:
+    """Set (or with ``remove``, take away) sandman's ``statusLine`` in ``settings`` alone, hooks
+    untouched: what the plugin's ``/sandman:statusline`` runs. Raises ConfigError (another status
+    line is set; unreadable settings), OSError."""
+    path = settings or config.claude_settings_file()
+    change = HooksChange(settings=path)
+    raw, data = _load(path)
+    if remove:
+        if is_sandman_statusline(data.get("statusLine")):
+            change.removed.append(f"statusLine: {data.pop('statusLine')['command']}")
+    else:
+        _set_statusline(data, change)
+    if change.added or change.updated or change.removed:
+        _save(path, raw, data)
+        change.written = True
+    _journal("statusline", change)
+    return change
 
 
 def _names_sandman(word: str) -> bool:
@@ -296,9 +355,10 @@ def _read_json(path: Path) -> object:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def install(settings: Path | None = None, force: bool = False) -> HooksChange:
+def install(settings: Path | None = None, force: bool = False, statusline: bool = False) -> HooksChange:
     """Register sandman's hooks (``HOOKS``) in ``settings``
-    (default: Claude Code's user settings); an install that predates a hook gains it.
+    (default: Claude Code's user settings); an install that predates a hook gains it. With
+    ``statusline``, also sandman's ``statusLine`` (ConfigError when another one is set).
 
     Refused (ConfigError, nothing changed) while a sandman plugin is enabled (``sandman_plugins``:
     ``enabledPlugins`` in ``settings``, or a project's, with Claude Code's ``installed_plugins.json``):
@@ -315,6 +375,8 @@ def install(settings: Path | None = None, force: bool = False) -> HooksChange:
             f"each twice (every session start recalls twice); nothing was changed. Keep the plugin (nothing to "
             f"install), or keep these hooks: `claude plugin disable {plugins[0].split()[1]}`, then run "
             f"`sandman hooks install` again (--force registers both)")
+    if statusline:
+        _set_statusline(data, change)
     hooks = data.setdefault("hooks", {})
     for event, verb, flag, timeout, matcher in HOOKS:
         want = {"type": "command", "command": hook_command(verb, flag), "timeout": timeout}
@@ -400,13 +462,15 @@ def set_auto_memory(enabled: bool, settings: Path | None = None) -> bool:
 
 
 def uninstall(settings: Path | None = None) -> HooksChange:
-    """Remove every sandman hook from ``settings``, leaving everything else as it was.
-    Raises ConfigError, OSError."""
+    """Remove every sandman hook (and sandman's ``statusLine``) from ``settings``, leaving everything
+    else as it was. Raises ConfigError, OSError."""
     path = settings or config.claude_settings_file()
     change = HooksChange(settings=path)
     raw, data = _load(path)
     if raw is None:
         return change
+    if is_sandman_statusline(data.get("statusLine")):
+        change.removed.append(f"statusLine: {data.pop('statusLine')['command']}")
     hooks = data.get("hooks", {})
     for event, verb, flag, _, _ in HOOKS:
         groups = hooks.get(event)
@@ -417,7 +481,7 @@ def uninstall(settings: Path | None = None) -> HooksChange:
             del hooks[event]
     if change.removed:
         if not hooks:
-            del data["hooks"]
+            data.pop("hooks", None)
         _save(path, raw, data)
         change.written = True
     _journal("uninstalled", change)

@@ -46,6 +46,7 @@ def lines(result: Result) -> list[str]:
             out.append(f"{'would restore' if result.dry_run else 'restored'}: {path}")
         if repo.branch and not repo.memory_root and repo.status == "reverted":
             out.append(f"review and merge {repo.branch} in {repo.path}; sandman never moves its trunk")
+    out += result.unmerged
     if result.event is not None:
         out.append(f"event: {result.event.id}")
     if not any(repo.commits for repo in result.repos) and not result.failed:

@@ -48,6 +48,10 @@ def show(layout: Layout, shift_id: str) -> str:
     """The text of ``shift_id``'s report.md, then marked read. Raises InputError for a malformed
     id or a shift without a report; a read mark that cannot be written is a journal line."""
     text = reports.report_text(layout, shift_id)
+    revoked = reports.revoked_shifts(layout).get(shift_id)
+    if revoked:
+        text = (f"REVOKED by {revoked} (`sandman trail show {revoked}`); `sandman reconcile {shift_id}` "
+                "undoes what of it reached a trunk.\n\n" + text)
     try:
         reports.mark_read(layout, [shift_id])
     except OSError as error:

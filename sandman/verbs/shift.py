@@ -15,9 +15,10 @@ from sandman.machine import trail as trails
 
 
 def pick(layout: Layout, *, untrusted: bool = False) -> list[picking.Candidate]:
-    """The candidates in rotation order (pickable first); with ``untrusted``, only those Claude Code
-    does not trust (for the owner to trust or exclude)."""
-    found = picking.candidates(layout, trails.read(layout))
+    """The candidates in rotation order (pickable first), each weighed by its signals (machine.pick:
+    ``[machine] check`` may run); with ``untrusted``, only those Claude Code does not trust (for the
+    owner to trust or exclude; nothing weighed)."""
+    found = picking.candidates(layout, trails.read(layout), signals=not untrusted)
     if untrusted:
         return [c for c in found if not c.trusted]
     return found
@@ -68,8 +69,10 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     return shifts.handoff(layout, text, abandoned=abandoned, truncate=truncate)
 
 
-def run(layout: Layout) -> tick.Tick:
-    return tick.run(layout)
+def run(layout: Layout, *, force: bool = False) -> tick.Tick:
+    """One tick (machine.tick.run); ``force`` opens a shift now whatever the night window and
+    ``shifts_per_night`` say."""
+    return tick.run(layout, force=force)
 
 
 attach = shifts.attach

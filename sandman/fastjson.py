@@ -1,0 +1,45 @@
+"""JSON without the ``json`` package, for the paths run under ``python -I -S`` (sandman/fasthook.py).
+
+``import json`` imports ``re`` and costs about 0.9 x ``python -c pass`` (bench/statusline.py);
+``_json``, the C accelerator ``json`` itself uses, is a built-in and costs nothing to import.
+``parse`` reads what ``json.loads`` reads, with its defaults; ``string`` writes a JSON string as
+``json.dumps`` does.
+"""
+
+from __future__ import annotations
+
+import _json
+
+
+class _Context:
+    """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+    memo: dict = {}
+
+
+def parse(payload: bytes) -> dict | None:
+    """``json.loads(payload.decode("utf-8"))`` when that is an object, else None (any error).
+
+    A syntax error is a ``SystemError`` when ``json.decoder`` was never imported: ``_json``
+    looks its ``JSONDecodeError`` up in ``sys.modules`` and, not finding it, fails without an
+    exception of its own. That is what running without ``json`` means, so it is caught here too."""
+    try:
+        text = payload.decode("utf-8")
+        start = len(text) - len(text.lstrip(" \t\n\r"))
+        data, end = _json.make_scanner(_Context())(text, start)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError, SystemError):
+        return None
+    if text[end:].strip(" \t\n\r") or not isinstance(data, dict):
+        return None
+    return data
+
+
+def string(text: str) -> str:
+    """``text`` as a JSON string, non-ASCII kept (``json.dumps(text, ensure_ascii=False)``)."""
+    return _json.encode_basestring(text)
