@@ -111,8 +111,13 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     else:
         if source != "compact":
             _fetch_in_background(layout)
-        # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
-        recalled = recall(layout, cwd, deliver=source != "compact", session=session)
+        if source == "startup":  # kept to be served at the next start here (sandman/recall/served.py)
+            from sandman.recall.startreply import recall_and_keep
+
+            recalled = recall_and_keep(layout, cwd, session)
+        else:
+            # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
+            recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
         if session is not None:
             from sandman.recall import ledger
