@@ -271,3 +271,22 @@ def test_the_journal_line_of_the_served_path_is_the_journals(layout):
     journal.write(layout, "recall", "recalled", **facts)
     first, second = [line.split(" ", 1)[1] for line in next(layout.trace.glob("recall-*.log")).read_text().splitlines()]
     assert first == second
+
+
+def test_a_writer_composes_stale_replies_again_so_the_next_start_is_served(project, layout):
+    from sandman.recall import served, startreply
+    from sandman.verbs.remember import remember
+
+    _full(_payload(project, "keep"))
+    remember(layout, "Releases are cut on Tuesdays only.", cwd=str(project))
+    payload = json.dumps(_payload(project, "after")).encode()
+    assert served.serve(payload) is served.FALLBACK
+    assert startreply.refresh(layout) == [str(project)]
+    assert startreply.refresh(layout) == []  # fresh now: nothing composed
+    reply = served.serve(payload)
+    assert reply is not None and "Tuesdays" in reply
+    assert reply.encode() == _full(_payload(project, "full-after"))
+    broken = layout.start_reply("-broken")
+    broken.write_text("{")
+    startreply.refresh(layout)
+    assert not broken.exists()  # an unreadable reply is removed, with a journal line

@@ -108,25 +108,32 @@ def _kept(base: str, cwd: str, now: float) -> dict | None:
             kept = plainhook.loads(stream.read())
     except OSError:
         return None
+    return kept if fresh(kept, base, cwd, now) else None
+
+
+def fresh(kept: object, base: str, cwd: str, now: float) -> bool:
+    """True when the reply ``kept`` (a parsed reply file) answers a start in ``cwd`` under the root
+    ``base`` at ``now``: its format, cwd, root, home and environment this process's, ``now`` between
+    its ``built`` and ``expires``, every input's stat as recorded."""
     if not isinstance(kept, dict) or kept.get("format") != FORMAT or kept.get("cwd") != cwd:
-        return None
+        return False
     if kept.get("root") != base or kept.get("home") != plainhook.home():
-        return None
+        return False
     if kept.get("env") != [os.environ.get(variable, "") for variable in ENV]:
-        return None
+        return False
     built, expires = kept.get("built"), kept.get("expires")
     if not isinstance(built, (int, float)) or now < built or expires is not None and not now < expires:
-        return None
+        return False
     inputs = kept.get("inputs")
     if not isinstance(inputs, list) or not isinstance(kept.get("text"), str):
-        return None
+        return False
     try:
         for path, recorded in inputs:
             if stat_of(path) != recorded:
-                return None
+                return False
     except (OSError, TypeError, ValueError):
-        return None
-    return kept
+        return False
+    return True
 
 
 def _backstop_quiet(base: str, session: str, now: float) -> bool:

@@ -29,12 +29,15 @@ from datetime import datetime, timedelta, timezone
 from sandman import config, journal
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
+from sandman.errors import SandmanError
 from sandman.layout import Layout
 from sandman.recall import served
 from sandman.recall.budget import utf16_units
 from sandman.recall.compose import VERB, Recalled, recall
 from sandman.store.atomic import write_atomic
 
+# The replies a writer composes again at most: the cwds most recently started in.
+REFRESH_MAX = 8
 _WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -118,13 +121,13 @@ def _expires(layout: Layout, now: datetime) -> float | None:
     return min(later) if later else None
 
 
-def recall_and_keep(layout: Layout, cwd: str, session: str | None) -> Recalled:
-    """``recall(layout, cwd, deliver=True, session=session)``, a ``startup``'s, and its reply kept in
+def recall_and_keep(layout: Layout, cwd: str, session: str | None, *, deliver: bool = True) -> Recalled:
+    """``recall(layout, cwd, deliver=deliver, session=session)``, a ``startup``'s, and its reply kept in
     ``.start-replies/`` when it can be served again (see the module). Raises what recall raises;
     a reply that cannot be written is a journal line."""
     name = served.key(cwd)
     if name is None or layout.settings_file.exists():
-        return recall(layout, cwd, deliver=True, session=session)
+        return recall(layout, cwd, deliver=deliver, session=session)
     if not _Recorder.installed:
         sys.addaudithook(_audit)
         _Recorder.installed = True
@@ -137,10 +140,10 @@ def recall_and_keep(layout: Layout, cwd: str, session: str | None) -> Recalled:
     except OSError:
         named = None
     if named is None:
-        return recall(layout, cwd, deliver=True, session=session)
+        return recall(layout, cwd, deliver=deliver, session=session)
     _Recorder.current = recorder
     try:
-        recalled = recall(layout, cwd, deliver=True, session=session)
+        recalled = recall(layout, cwd, deliver=deliver, session=session)
         expires = _expires(layout, datetime.fromtimestamp(built, timezone.utc))
     finally:
         _Recorder.current = None
@@ -176,3 +179,33 @@ def _inputs(named: dict, recorder: _Recorder) -> list | None:
             return None
         inputs.append([path, now])
     return inputs
+
+
+def refresh(layout: Layout) -> list[str]:
+    """Compose again the kept replies that are stale (an input changed, or the reply expired), so the
+    next start in their cwds is served: what a writer calls once it changed what recall reads (take's
+    hook, after the pointer). At most ``REFRESH_MAX`` replies, the most recently kept first; one that is
+    unreadable is removed. Returns the cwds composed again. Never raises: a reply left stale only means
+    the next start there runs the full hook."""
+    try:
+        entries = sorted(((entry.stat().st_mtime_ns, entry.path) for entry in os.scandir(layout.start_replies)
+                          if entry.name.endswith(".json") and not entry.name.startswith(".")), reverse=True)
+    except OSError:
+        return []
+    done = []
+    for _, path in entries[:REFRESH_MAX]:
+        try:
+            with open(path, "rb") as stream:
+                kept = json.loads(stream.read())
+            cwd = kept["cwd"]
+            if served.fresh(kept, str(layout.root), cwd, time.time()):
+                continue
+            recall_and_keep(layout, cwd, None, deliver=False)
+            done.append(cwd)
+        except (OSError, ValueError, KeyError, TypeError, SandmanError) as error:
+            journal.write(layout, VERB, "failed", step="start-reply-refresh", reply=path, error=str(error))
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    return done

@@ -10,7 +10,9 @@ range of that file with the SHA-256 of everything up to its end
 was appended. Then take drains the pending-take ledger and, when a dream is due
 (``config.dream_due_pointers()`` pointers queued, or one waiting longer than
 ``config.dream_wait_s()``) and none runs, spawns ``sandman dream`` fully
-detached.
+detached. The hook then composes again the kept SessionStart replies the new
+pointer made stale (sandman/recall/startreply.py ``refresh``), so the next
+start is served.
 
 ``take --hook`` is Claude Code's SessionEnd hook (through sandman.hook): it
 declines ``reason: "resume"`` quietly (a resume is a beginning), declines a
@@ -143,6 +145,11 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     drain(layout)
     dream_if_due(layout)
+    # The pointer changed what every start recalls: its kept replies are composed again now, off
+    # the next start's path (sandman/recall/startreply.py).
+    from sandman.recall.startreply import refresh
+
+    refresh(layout)
     return None
 
 
