@@ -59,34 +59,56 @@ def anything_missed(root: str, projects: str, starting: str | None, now: float) 
     if _has_entry(f"{root}/pending-takes") or _has_entry(f"{root}/.taking"):
         return True
     try:
-        folders = [entry.path for entry in os.scandir(projects) if entry.is_dir(follow_symlinks=False)]
+        projects_fd = os.open(projects, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        return _any_in(projects_fd, root, starting, now)
+    finally:
+        os.close(projects_fd)
+
+
+def _any_in(projects_fd: int, root: str, starting: str | None, now: float) -> bool:
+    """anything_missed over the project folders of the projects folder open at ``projects_fd``.
+
+    Each folder is listed through a descriptor, so a stat looks up one name, not the whole path
+    (a quarter of the check's time at 1,000 transcripts)."""
+    try:
+        folders = [entry.name for entry in os.scandir(projects_fd) if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return False
     newest = (now - TAKE_LIVE_WINDOW_S) * _NS
     oldest = (now - BACKSTOP_LOOKBACK_S) * _NS
     for folder in folders:
         try:
-            entries = list(os.scandir(folder))
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY, dir_fd=projects_fd)
         except OSError:
             continue
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(".jsonl") or name.startswith("agent-"):
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if not (oldest < st.st_mtime_ns <= newest) or entry.is_dir(follow_symlinks=False):
-                continue
-            session = name[: -len(".jsonl")]
-            if session == starting or "/" in session or session in ("", ".", ".."):
-                continue
-            if st.st_nlink > 1 and st.st_ctime_ns > st.st_mtime_ns:
-                continue  # linked (a take) after its last write: taken, nothing added since
-            if _live(f"{root}/.started/{session}.json"):
-                continue
-            return True
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if name[-6:] != ".jsonl" or name[:6] == "agent-":
+                        continue
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    written = st.st_mtime_ns
+                    if written <= oldest or written > newest or st.st_mode & 0o170000 != 0o100000:
+                        continue  # outside the window, or not a regular file
+                    if st.st_nlink > 1 and st.st_ctime_ns > written:
+                        continue  # linked (a take) after its last write: taken, nothing added since
+                    session = name[:-6]
+                    if session == starting or session in ("", ".", ".."):
+                        continue
+                    if _live(f"{root}/.started/{session}.json"):
+                        continue
+                    return True
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
     return False
 
 
