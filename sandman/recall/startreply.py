@@ -83,15 +83,15 @@ def _audit(event: str, args: tuple) -> None:
         pass
 
 
-def _named_inputs(layout: Layout, directory: str) -> list[str] | None:
-    """What the composing decides on by a stat alone: the banks of the chain and their MEMORY.md,
-    ``.git`` from ``directory`` up to the nearest (banks/worktrees.py), the handoff note, the
+def _named_inputs(layout: Layout, cwd: str, directory: str) -> list[str] | None:
+    """What the composing decides on by a stat alone: the banks of ``directory``'s chain and their
+    MEMORY.md, ``.git`` from ``cwd`` up to the nearest (banks/worktrees.py), the handoff note, the
     settings file, ``.commit.undo``, ``memories/.recent`` and ``log/``. None when the nearest
     ``.git`` is not a folder (a linked worktree's file: its banks are decided by files outside the
     root, so its recall is composed every time). Raises OSError."""
     names = [str(layout.memories), str(layout.settings_file), str(layout.commit_undo), str(layout.recent),
              str(layout.log), str(layout.handoff(bank_name(directory)))]
-    for folder in [normalize_directory(directory), *normalize_directory(directory).parents]:
+    for folder in [normalize_directory(cwd), *normalize_directory(cwd).parents]:
         git = folder / ".git"
         names.append(str(git))
         if served.stat_of(str(git)) is not None:
@@ -135,7 +135,7 @@ def recall_and_keep(layout: Layout, cwd: str, session: str | None, *, deliver: b
     built = time.time()
     directory = str(bank_directory(layout, normalize_directory(cwd)))
     try:
-        names = _named_inputs(layout, directory)
+        names = _named_inputs(layout, cwd, directory)
         named = {path: served.stat_of(path) for path in names} if names is not None else None
     except OSError:
         named = None
