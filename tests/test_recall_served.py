@@ -290,3 +290,24 @@ def test_a_writer_composes_stale_replies_again_so_the_next_start_is_served(proje
     broken.write_text("{")
     startreply.refresh(layout)
     assert not broken.exists()  # an unreadable reply is removed, with a journal line
+
+
+def test_every_session_start_payload_of_the_corpus_gets_the_full_hooks_reply(project, layout, corpus, monkeypatch):
+    """Claude Code's real SessionStart payloads (startup, clear, compact, resume, fork; the live 2.1.332
+    ones with its hook environment): the launcher answers each exactly as the full hook does."""
+    environment = json.loads((corpus / "hooks" / "hook-environment.session-start.live-2.1.332.json").read_text())
+    monkeypatch.setenv("CLAUDE_PID", environment["CLAUDE_PID"])
+    _full(_payload(project, "keep"))
+    payloads = sorted((corpus / "hooks").glob("session-start.*.json"))
+    payloads = [path for path in payloads if ".output." not in path.name]
+    assert len(payloads) >= 8
+    served_any = False
+    for path in payloads:
+        data = json.loads(path.read_text())
+        data["cwd"] = str(project)
+        served, names = _served(data)
+        assert served == _full(data), path.name
+        served_any |= "sandman.recall.compose" not in names
+        assert ("sandman.recall.compose" not in names) == (data.get("source") == "startup"
+                                                             and "session_id" in data), path.name
+    assert served_any
