@@ -23,6 +23,7 @@ import cli_help
 import floors
 import mcp_start
 import prompt_hook
+import start_hook
 import consensus
 import consensus_quality
 import dream
@@ -42,9 +43,9 @@ import take_budget
 import trail
 from harness import Failed, measure, progress
 
-MODULES = (take, take_budget, recall, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors, mcp_start,
-           secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search, retrieval,
-           statusline)
+MODULES = (take, take_budget, recall, start_hook, prompt_hook, report_hook, backstop, sync_spawn, remember, cli_help, floors,
+           mcp_start, secrets_ban, secrets_public, consensus, consensus_quality, dream, site_render, site_trail, trail, search,
+           retrieval, statusline)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,11 +1,13 @@
-"""The launcher of ``recall --prompt-hook``'s fast path: ``<python> -I -S <this file> recall --prompt-hook``.
+"""The launcher of the hooks' fast paths: ``<python> -I -S <this file> recall --prompt-hook`` (or ``--hook``).
 
-What ``sandman hooks install`` writes as the UserPromptSubmit command (docs/hooks.md).
+What ``sandman hooks install`` writes as the UserPromptSubmit and SessionStart recall
+commands (docs/hooks.md).
 ``-I -S``: no ``site`` (0.27 x ``python -c pass``) and no console-script wrapper (its
 ``import re``); this file imports only built-ins, puts the folder holding the ``sandman``
 package first on ``sys.path`` (a script's own folder, ``sandman/``, would shadow the
-standard library with sandman's modules) and runs sandman/recall/fast.py. Whatever that
-path does not serve, and any other arguments, go to ``sandman.__main__.main`` in this
+standard library with sandman's modules) and runs sandman/recall/fast.py (the prompt hook)
+or sandman/recall/served.py (SessionStart: the reply the full hook kept). Whatever those
+paths do not serve, and any other arguments, go to ``sandman.__main__.main`` in this
 process: every hook path imports the standard library alone (tests/test_imports.py), so
 it runs without ``site`` too.
 """
@@ -16,20 +18,35 @@ import sys
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _prompt(payload: bytes) -> str | None:
+    from sandman.recall import fast
+
+    return fast.prompt_hook(payload)
+
+
+def _start(payload: bytes) -> str | None:
+    from sandman.recall import served
+
+    return served.serve(payload)
+
+
+# argv -> the fast path: its reply, "" for none, or None (FALLBACK) for the full hook.
+_FAST_PATHS = {("recall", "--prompt-hook"): _prompt, ("recall", "--hook"): _start}
+
+
 def main() -> None:
-    """Run the prompt hook's fast path, else sandman's own entry point; exits the process."""
+    """Run a hook's fast path (``_FAST_PATHS``), else sandman's own entry point; exits the process."""
     from sandman import __main__ as entry
 
     args = sys.argv[1:]
-    if args == ["recall", "--prompt-hook"] and os.environ.get("CLAUDE_MEMORY_PIPELINE", "") != "1":
-        from sandman.recall import fast
-
+    fast_path = _FAST_PATHS.get(tuple(args))
+    if fast_path is not None and os.environ.get("CLAUDE_MEMORY_PIPELINE", "") != "1":
         payload = entry._read_payload()
         try:
-            reply = fast.prompt_hook(payload)
+            reply = fast_path(payload)
         except Exception:  # noqa: BLE001 - the full hook decides and journals what failed
-            reply = fast.FALLBACK
-        if reply is fast.FALLBACK:
+            reply = None
+        if reply is None:  # FALLBACK
             from sandman import hook
 
             entry._leave(hook.main(args, payload))

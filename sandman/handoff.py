@@ -77,7 +77,7 @@ def write(layout: Layout, directory: str, note: str, *, once: bool, session: str
 
 
 def _units(text: str) -> int:
-    """UTF-16 code units of ``text``, as recall's budget counts (verbs/recall.py ``utf16_units``)."""
+    """UTF-16 code units of ``text``, as recall's budget counts (recall/budget.py ``utf16_units``)."""
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 

@@ -23,6 +23,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
+    ├── .start-replies/<key>.json  a directory's SessionStart reply, kept to be served (derived)
 ├── .strays/<UTC stamp>/<relpath>  files of no sandman format found in the versioned tier, moved aside
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
     ├── trail/<yyyy>/<mm>/<dd>.jsonl                          the trail: one event per line (sandman.machine)
@@ -142,6 +143,15 @@ class Layout(namedtuple("Layout", "root")):
     def recall_cache(self, bank_name: str) -> Path:
         """``.recall/<bank>.json``: the first MEMORY.md lines of a bank and its count of lines."""
         return self.recall_caches / f"{bank_name}.json"
+
+    @property
+    def start_replies(self) -> Path:
+        """``.start-replies/``: SessionStart replies kept to be served (sandman/recall/served.py)."""
+        return self.root / ".start-replies"
+
+    def start_reply(self, key: str) -> Path:
+        """``.start-replies/<key>.json``: the reply of one cwd, ``key`` its served.key."""
+        return self.start_replies / f"{key}.json"
 
     # -- the site's own state (sandman.site): caches and the manifest, never served --
     @property

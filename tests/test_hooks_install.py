@@ -335,3 +335,32 @@ def test_hooks_install_beside_a_disabled_plugin_or_with_force_registers_them(iso
     done = sandman("hooks", "install", "--force")
     assert done.returncode == 0, done.stderr
     assert len(_ours(json.loads(path.read_text()))["SessionEnd"]) == 1
+
+
+def test_the_session_start_recall_is_installed_as_its_fast_launcher_and_runs(isolated: Path):
+    """issue 29: SessionStart runs ``<python> -I -S <sandman>/fasthook.py recall --hook`` (the reply the
+    full hook kept is served from there); an older ``<sandman> recall --hook`` is updated in place."""
+    import shlex
+    import subprocess
+
+    command = hook_command("recall", "--hook")
+    words = shlex.split(command)
+    assert words[:3] == [sys.executable, "-I", "-S"] and words[3:] == [str(hooks.FASTHOOK), "recall", "--hook"]
+    assert is_sandman_hook({"type": "command", "command": command}, "recall")
+    assert shlex.split(hook_command("report", "--hook"))[-2:] == ["report", "--hook"]
+    assert hooks.FASTHOOK.name not in hook_command("report", "--hook")
+    settings = config.claude_settings_file()
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    older = shlex.join([*executable(), "recall", "--hook"])
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": older, "timeout": config.HOOK_TIMEOUT_RECALL_S}]}]}}))
+    install(settings)
+    groups = json.loads(settings.read_text())["hooks"]["SessionStart"]
+    assert [hook["command"] for group in groups for hook in group["hooks"]].count(command) == 1
+    assert older not in settings.read_text()
+    assert sandman("init").returncode == 0
+    payload = json.dumps({"session_id": "s-1", "cwd": str(isolated), "hook_event_name": "SessionStart",
+                          "source": "startup"}).encode()
+    runs = [subprocess.run(["sh", "-c", command], input=payload, capture_output=True, timeout=60) for _ in range(2)]
+    assert [(done.returncode, done.stderr) for done in runs] == [(0, b""), (0, b"")]
+    assert runs[0].stdout == runs[1].stdout and b'"hookEventName": "SessionStart"' in runs[0].stdout

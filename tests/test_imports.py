@@ -198,6 +198,19 @@ def test_hook_take_dream_and_cli_imports_run_one_way() -> None:
     assert "sandman.verbs.dream" not in imported_sandman_modules("sandman.verbs.take")
 
 
+def test_recall_and_the_archive_sit_below_the_verbs() -> None:
+    # Their substance is one floor down (issue 27): nothing there reaches up into sandman.verbs.
+    import sandman
+
+    package = Path(sandman.__file__).parent
+    for floor in ("recall", "archive"):
+        for path in sorted((package / floor).glob("*.py")):
+            module = f"sandman.{floor}.{path.stem}"
+            if module == "sandman.archive.root":  # makes the root on a first take through the init verb, lazily
+                continue
+            assert not [name for name in imported_sandman_modules(module) if name.startswith("sandman.verbs")], module
+
+
 def test_report_hook_with_a_digest_imports_nothing_heavy_or_slow(tmp_path, layout) -> None:
     from helpers import sandman
 

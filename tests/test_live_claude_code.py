@@ -128,6 +128,32 @@ def test_session_start_recall_arrives_whole_with_a_bank_near_the_budget(fake_api
     assert "<persisted-output>" not in context
 
 
+def test_the_start_after_a_session_is_served_from_the_reply_its_take_kept(fake_api, hooks_plugin, project, layout):
+    """issue 29: the plugin runs ``recall --hook`` through the fast launcher. A session's end takes it and
+    composes the kept SessionStart reply again (its pointer is recalled), so the next start is served
+    from that file, which it leaves as it was, with the same recall in the request body."""
+    from sandman.recall import served
+
+    init(layout)
+    fill_bank(layout, project, count=12)
+    result = run_print("hello 0", project, fake_api, plugin_dirs=[hooks_plugin])
+    assert result.rc == 0, result.stderr
+    wait_for_sandman(layout.root)  # the detached take, which keeps the reply again
+    expected = recall(layout, str(project)).text
+    assert "## Recent sessions" in expected
+    kept = layout.start_reply(served.key(str(project)))
+    before = kept.stat()
+    result = run_print("hello 1", project, fake_api, plugin_dirs=[hooks_plugin],
+                       env_extra={"SANDMAN_NO_TAKE": "1"})  # this session's end leaves the reply alone
+    assert result.rc == 0, result.stderr
+    context = system_messages(fake_api.messages()[-1])
+    assert HOOK_CONTEXT + expected in context or "\n" + expected in context
+    after = kept.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # served, not composed
+    journal = "".join(path.read_text() for path in layout.trace.glob("recall-*.log"))
+    assert journal.count("recall recalled hook=true") == 2
+
+
 def test_claude_code_caps_each_hooks_context_on_its_own_at_10000_units(fake_api, project, tmp_path):
     # The fact the digest's budget rests on: three hooks of 10,000, 10,000 and 6,000 units all
     # arrive whole; one of 10,001 is saved to a file and the model sees a preview.

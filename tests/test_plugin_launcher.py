@@ -124,3 +124,19 @@ def test_the_prompt_hook_runs_the_fast_launcher_with_sandmans_interpreter(empty_
     fake.chmod(0o755)
     done = launch(["recall", "--prompt-hook"], payload, empty_path, data)
     assert (done.returncode, done.stdout, done.stderr) == (0, b"args: recall --prompt-hook\n", b"")
+
+
+def test_the_session_start_recall_runs_the_fast_launcher_too(empty_path: Path, tmp_path: Path) -> None:
+    """issue 29: ``recall --hook`` takes the same fast launcher as the prompt hook; with no root the full
+    hook answers, as it always did (nothing printed, a journal line)."""
+    import sys
+
+    (empty_path / "sandman").symlink_to(Path(sys.executable).with_name("sandman"))
+    data = tmp_path / "data"
+    payload = json.dumps({"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "SessionStart",
+                          "source": "startup"})
+    done = launch(["recall", "--hook"], payload, empty_path, data)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert (data / "fasthook").is_file()  # the launcher was looked up: the fast path ran
+    journal = "".join(path.read_text() for path in (tmp_path / ".sandman" / ".trace").glob("recall-*.log"))
+    assert "reason=no-root" in journal

@@ -18,7 +18,7 @@ from corpus_table import CASES, place
 from dream_helpers import transcript_lines
 from helpers import sandman
 from sandman import config, journal
-from sandman.archive import link as link_module
+from sandman.archive import link as link_module, taking
 from sandman.errors import InputError, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import list_pointers
@@ -284,14 +284,14 @@ def test_a_take_that_fails_midway_is_reported_and_the_rest_are_taken(isolated: P
                                                                       monkeypatch: pytest.MonkeyPatch):
     for n in range(3):
         _transcript(isolated, _session(n), age=(5 - n) * DAY)
-    real = take_module.archive
+    real = taking.archive
 
     def archive(layout_, source, taken, *rest, **options):
         if source.path.stem == _session(1):
             raise OSError(28, "No space left on device")
         return real(layout_, source, taken, *rest, **options)
 
-    monkeypatch.setattr(take_module, "archive", archive)
+    monkeypatch.setattr(taking, "archive", archive)
     result = backfill(layout)
     assert _reasons(result) == {_session(0): None, _session(1): "failed", _session(2): None}
     assert "No space left on device" in result.skipped[0].detail

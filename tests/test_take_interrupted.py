@@ -25,7 +25,7 @@ from helpers import sandman
 from sandman import journal
 from sandman.layout import Layout
 from sandman.pointers import read_pointer
-from sandman.archive import intents
+from sandman.archive import intents, taking
 from sandman.verbs import take as take_module
 from sandman.verbs.dream import queue
 from sandman.verbs.take import drain, take
@@ -79,7 +79,7 @@ DRIVER = textwrap.dedent("""
     from pathlib import Path
     from sandman import config
     from sandman.layout import Layout
-    from sandman.archive import link
+    from sandman.archive import link, taking
     from sandman.verbs import take
 
     point, payload = sys.argv[1], sys.stdin.buffer.read()
@@ -88,13 +88,13 @@ DRIVER = textwrap.dedent("""
         os._exit(9)
 
     if point == "before-pointer":        # the transcript is archived; the pointer is not written
-        take.write_pointer = die
+        taking.write_pointer = die
     elif point == "before-link":         # the intent is written; nothing is archived
         link.link_no_replace = die
     elif point == "before-record":       # the pointer is written; the take record is not
-        take.parts.write_record = die
+        taking.parts.write_record = die
     elif point == "before-companion":    # the transcript is archived; its companion folder's files are not
-        take.parts.link_tree = die
+        taking.parts.link_tree = die
     take.hook(Layout(config.root()), payload)
     sys.exit(0)
 """)
@@ -229,7 +229,7 @@ def test_reflects_drain_recovers_an_interrupted_take(isolated: Path, layout: Lay
 
     live = _live(isolated)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "write_pointer", _die)
+        patch.setattr(taking, "write_pointer", _die)
         with pytest.raises(Killed):
             take(layout, SID)
     assert read_pointer(layout.pointer(SID)) is None
@@ -262,7 +262,7 @@ def test_a_second_take_killed_keeps_the_first_part_in_earlier(isolated: Path, la
     live.unlink()  # the session id written again after its take: another file, other bytes
     live.write_text(json.dumps({"type": "user", "sessionId": SID, "cwd": "/home/user/proj"}) + "\n")
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "write_pointer", _die)
+        patch.setattr(taking, "write_pointer", _die)
         with pytest.raises(Killed):
             take(layout, SID, force=True)
 
@@ -277,7 +277,7 @@ def test_an_intent_of_a_take_still_running_is_left_alone(isolated: Path, layout:
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     live = _live(isolated)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "write_pointer", _die)
+        patch.setattr(taking, "write_pointer", _die)
         with pytest.raises(Killed):
             take(layout, SID)
     intent = _intents(layout)[0]
@@ -338,7 +338,7 @@ SWEEP_DRIVER = textwrap.dedent("""
     from datetime import datetime, timedelta, timezone
     from sandman import config, journal
     from sandman.layout import Layout
-    from sandman.archive import link
+    from sandman.archive import link, taking
     from sandman.verbs import take
 
     point, shift, payload = sys.argv[1], int(sys.argv[2]), sys.stdin.buffer.read()
@@ -349,13 +349,13 @@ SWEEP_DRIVER = textwrap.dedent("""
         os._exit(9)
 
     if point == "before-pointer":
-        take.write_pointer = die
+        taking.write_pointer = die
     elif point == "before-record":
-        take.parts.write_record = die
+        taking.parts.write_record = die
     elif point == "before-companion":
-        take.parts.link_tree = die
+        taking.parts.link_tree = die
     elif point == "before-drop":
-        take.intents.drop = die
+        taking.intents.drop = die
     take.hook(Layout(config.root()), payload)
     sys.exit(0)
 """)
@@ -410,8 +410,8 @@ def test_recovery_after_a_later_take_linked_another_name_keeps_one_name(
 
     live = _live(isolated, companion=True)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module if point == "write_pointer" else intents, point, _die)
-        patch.setattr(take_module.parts, "write_record", _die) if point == "drop" else None
+        patch.setattr(taking if point == "write_pointer" else intents, point, _die)
+        patch.setattr(taking.parts, "write_record", _die) if point == "drop" else None
         with pytest.raises(Killed):
             take(layout, SID)
     (intent,) = _intents(layout)  # a killed process's: another pid than the next take's
@@ -420,7 +420,7 @@ def test_recovery_after_a_later_take_linked_another_name_keeps_one_name(
     (intent.parent / f"{SID}.1.json").write_text(json.dumps({**data, "pid": 0}))
     later = journal.now_utc() + timedelta(seconds=5)
     with monkeypatch.context() as patch:
-        patch.setattr(take_module, "finish_interrupted", lambda layout: [])  # the intent looked in flight
+        patch.setattr(taking, "finish_interrupted", lambda layout: [])  # the intent looked in flight
         patch.setattr(journal, "now_utc", lambda: later)
         patch.setattr(take_module, "drain", lambda layout: [])
         take_module.take_source(layout, SID, take_module.locate.source(live), force=True)

@@ -157,10 +157,59 @@ def test_a_compaction_starts_no_backstop_and_starts_close_together_start_one(roo
     compact.update(cwd="/home/user/proj")
     assert sandman("recall", "--hook", stdin=json.dumps(compact).encode()).returncode == 0
     assert _lines(root, "missed-spawned") == []
+    _transcript(isolated, _sid(1), age=10 * MINUTE)  # something to take: a start spawns the backstop
     for n in range(2):
         assert sandman("recall", "--hook", stdin=_start_payload(_sid(10 + n))).returncode == 0
     spawned = _lines(root, "missed-spawned")
     assert len(spawned) == 1 and spawned[0]["starting"] == _sid(10)
+
+
+def test_a_start_with_nothing_missed_spawns_no_backstop(root, isolated):
+    # Issue 29: the backstop was spawned at every start a minute after the last, a whole sandman
+    # process (22 x python -c pass) that found nothing; the stat data now says so first.
+    _transcript(isolated, _sid(1), age=30)  # live: written half a minute ago
+    _transcript(isolated, _sid(2), age=config.BACKSTOP_LOOKBACK_S + 3600)  # take --all's
+    taken = _transcript(isolated, _sid(3), age=10 * MINUTE)
+    assert sandman("take", _sid(3)).returncode == 0  # taken, and nothing written since
+    assert sandman("recall", "--hook", stdin=_start_payload(_sid(10))).returncode == 0
+    assert _lines(root, "missed-spawned") == []
+    assert root.backstop_stamp.exists()  # checked: the next start within a minute does not ask again
+
+    from sandman.archive.missed import anything_missed
+
+    projects = str(isolated / ".claude" / "projects")
+    later = time.time() + 10 * MINUTE  # the live one (the starting session then) is old enough by then
+    assert not anything_missed(str(root.root), projects, _sid(1), later)
+    with taken.open("a") as stream:  # resumed after its take, and its ending missed: more to take
+        stream.write("{}\n")
+    assert anything_missed(str(root.root), projects, _sid(1), later)
+    root.backstop_stamp.unlink()
+    assert sandman("recall", "--hook", stdin=_start_payload(_sid(11))).returncode == 0
+    assert _lines(root, "missed-spawned") == []  # written just now: live, not missed yet
+
+
+@pytest.mark.parametrize("case", ["none", "missed", "starting", "subagent", "live-pid", "dead-pid", "pending",
+                                  "taking", "young", "old"])
+def test_the_backstops_check_errs_towards_spawning(root, isolated, case):
+    from sandman.archive.missed import anything_missed
+
+    sid = _sid(1)
+    if case not in ("none", "pending", "taking"):
+        age = {"young": 30, "old": config.BACKSTOP_LOOKBACK_S + 60}.get(case, 10 * MINUTE)
+        path = _transcript(isolated, sid, age=age)
+        if case == "subagent":
+            path.rename(path.with_name("agent-a1b2.jsonl"))
+    if case in ("live-pid", "dead-pid"):
+        backstop.record_start(root, sid, os.getpid() if case == "live-pid" else _dead_pid())
+    if case == "pending":
+        root.pending_take(sid).parent.mkdir(parents=True, exist_ok=True)
+        root.pending_take(sid).write_text("{}")
+    if case == "taking":
+        (root.root / ".taking").mkdir()
+        (root.root / ".taking" / f"{sid}.1.json").write_text("{}")
+    expected = case in ("missed", "dead-pid", "pending", "taking")
+    projects = str(isolated / ".claude" / "projects")
+    assert anything_missed(str(root.root), projects, sid if case == "starting" else None, time.time()) is expected
 
 
 def test_no_record_is_written_without_a_claude_pid(root):

@@ -102,6 +102,23 @@ def test_the_hook_recalls_the_main_worktree_bank_for_a_worktree_cwd(layout, repo
     assert "The app builds with make." in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
+def test_regression_a_linked_worktrees_start_kept_a_reply_checked_against_the_main_worktree(layout, repo):
+    # The kept SessionStart reply (issue 29) looked for .git from the mapped directory, the main
+    # worktree's, so a linked worktree's start kept a reply that no .git of its own validated.
+    import json
+
+    from sandman.recall import served
+
+    main, feature, _ = repo
+    remember(layout, "The app builds with make.", cwd=str(main))
+    payload = json.dumps({"session_id": "s1", "cwd": str(feature), "source": "startup",
+                          "hook_event_name": "SessionStart"}).encode()
+    assert sandman("recall", "--hook", stdin=payload).returncode == 0
+    assert not layout.start_reply(served.key(str(feature))).exists()
+    assert sandman("recall", "--hook", stdin=payload.replace(str(feature).encode(), str(main).encode())).returncode == 0
+    assert layout.start_reply(served.key(str(main))).exists()
+
+
 def test_dream_files_a_worktree_session_under_the_main_worktree(layout, repo):
     from sandman.verbs.dream_run import _material
 

@@ -414,7 +414,7 @@ def digest(infos: list[ReportInfo], cap: int) -> tuple[str, int]:
     """
     if not infos:
         return "", 0
-    from sandman.verbs.recall import utf16_units  # here: a start with nothing unread never needs recall's imports
+    from sandman.recall.budget import utf16_units  # here: a start with nothing unread never needs recall's imports
 
     full = [[f"- {summary(info)}"] + ([f"  handoff: {info.handoff}"] if info.handoff else []) for info in infos]
     for shown in range(len(infos), -1, -1):

@@ -1,5 +1,7 @@
-"""What reaches a session beside its start recall: memories at each prompt and at each file.
+"""What reaches a session: its start recall, and memories at each prompt and at each file.
 
+- ``surfaces``, ``budget``, ``compose``: the start recall (``sandman recall``, the SessionStart
+  hook): what it reads, its 9,000-unit budget and the trimming that fits one into the other;
 - ``ledger``: which memories each session was given (``.delivered/``), and how often each memory
   reached a session;
 - ``index``: the few memories of a bank chain that best match some words, read from the search

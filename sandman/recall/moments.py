@@ -38,7 +38,7 @@ _PATHISH = r"[\w.~+@-]*(?:/[\w.~+@-]*)*/?"
 
 
 def utf16_units(text: str) -> int:
-    """The UTF-16 code units of ``text``: its length as Claude Code counts it (verbs/recall.py's)."""
+    """The UTF-16 code units of ``text``: its length as Claude Code counts it (recall/budget.py's)."""
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 

@@ -4,7 +4,8 @@ Five command hooks go into the user settings file (``<config dir>/settings.json`
 or ``--settings PATH``):
 
 - ``SessionEnd``: ``<sandman> take --hook``, timeout ``config.HOOK_TIMEOUT_TAKE_S``;
-- ``SessionStart``: ``<sandman> recall --hook``, timeout ``config.HOOK_TIMEOUT_RECALL_S``;
+- ``SessionStart``: ``<python> -I -S <sandman>/fasthook.py recall --hook`` (the launcher serves the
+  reply the full hook kept, issue 29), timeout ``config.HOOK_TIMEOUT_RECALL_S``;
 - ``SessionStart``: ``<sandman> report --hook`` (the unread shift reports' digest, docs/report.md),
   timeout ``config.HOOK_TIMEOUT_REPORT_S``, in a group of its own next to recall's;
 - ``UserPromptSubmit``: ``<python> -I -S <sandman>/fasthook.py recall --prompt-hook`` (memory at
@@ -109,16 +110,17 @@ def executable() -> list[str]:
     return [sys.executable, "-m", "sandman"]
 
 
-# The prompt hook's launcher (issue 29): run by this interpreter with ``-I -S``, it serves the
-# usual prompt without site, json, re or pathlib, and runs the full hook for anything else.
+# The launcher of recall's prompt and SessionStart hooks (issue 29): run by this interpreter with
+# ``-I -S``, it serves the usual prompt or start without site, json, re or pathlib, and runs the
+# full hook for anything else.
 FASTHOOK = Path(__file__).resolve().parent.parent / "fasthook.py"
-FAST_FLAGS = ("--prompt-hook",)
+FAST_FLAGS = ("--prompt-hook", "--hook")
 
 
 def hook_command(verb: str, flag: str = "--hook") -> str:
     """Return the shell command Claude Code runs for ``verb``'s hook (``flag``: ``--hook``, or
-    recall's ``--prompt-hook`` or ``--file-hook``). ``recall --prompt-hook`` runs
-    ``<this python> -I -S <sandman>/fasthook.py recall --prompt-hook`` (docs/hooks.md)."""
+    recall's ``--prompt-hook`` or ``--file-hook``). ``recall --prompt-hook`` and ``recall --hook`` run
+    ``<this python> -I -S <sandman>/fasthook.py recall <flag>`` (docs/hooks.md)."""
     if verb == "recall" and flag in FAST_FLAGS:
         return shlex.join([sys.executable, "-I", "-S", str(FASTHOOK), verb, flag])
     return shlex.join([*executable(), verb, flag])

@@ -10,7 +10,9 @@ range of that file with the SHA-256 of everything up to its end
 was appended. Then take drains the pending-take ledger and, when a dream is due
 (``config.dream_due_pointers()`` pointers queued, or one waiting longer than
 ``config.dream_wait_s()``) and none runs, spawns ``sandman dream`` fully
-detached.
+detached. The hook then composes again the kept SessionStart replies the new
+pointer made stale (sandman/recall/startreply.py ``refresh``), so the next
+start is served.
 
 ``take --hook`` is Claude Code's SessionEnd hook (through sandman.hook): it
 declines ``reason: "resume"`` quietly (a resume is a beginning), declines a
@@ -25,12 +27,13 @@ is finished by the next drain (``archive.intents.finish_interrupted``): the
 session never drops out of the pipeline with its transcript archived and no
 pointer.
 
-The substance lives one floor down, in ``sandman.archive``: ``parts`` (what a
-take archives of a session, the take record), ``link`` (the archive names),
-``pointer`` (the pointer's fields), ``intents`` (takes in progress and their
-recovery), ``root`` (the repository the first take makes). This module is the
-verb: the guards, the order of the steps, the hook's declines, the
-pending-take ledger and the dream trigger.
+The substance lives one floor down, in ``sandman.archive``: ``taking`` (one
+take of a resolved transcript: the live check, the vetting, the steps in their
+order), ``parts`` (what a take archives of a session, the take record),
+``link`` (the archive names), ``pointer`` (the pointer's fields), ``intents``
+(takes in progress and their recovery), ``pending`` (the pending-take ledger
+and its drain), ``root`` (the repository the first take makes). This module is
+the verb: a take by hand, the hook's declines and the dream trigger.
 
 Module level is standard library only: take --hook imports it, and must do the
 link, the pointer and the spawn without importing anything heavy.
@@ -40,153 +43,25 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from sandman import config, journal
-from sandman.archive import intents, parts
+from sandman.archive import pending
 from sandman.archive.intents import finish_interrupted
 from sandman.archive.link import archive
-from sandman.archive.pointer import earlier_parts, pointer_data
-from sandman.archive.root import ensure_repository, refuse_foreign_root
-from sandman.errors import InputError, NothingNew, SandmanError, TranscriptLive, TranscriptNotFound
+from sandman.archive.pending import drain
+from sandman.archive.taking import Taken, check_live, refuse_inside_root, take_source, vet
+from sandman.errors import InputError, NothingNew, TranscriptNotFound
 from sandman.layout import Layout
-from sandman.pointers import check_session_id, read_pending_take, write_pointer
+from sandman.pointers import check_session_id
 from sandman.store.detach import sandman_argv, spawn_detached
 from sandman.store.runlock import RunLock
-from sandman.store.atomic import write_atomic
-from sandman.transcripts import Session, locate, summarize
-from sandman.transcripts.locate import Source
+from sandman.transcripts import locate
 
 __all__ = ["Taken", "archive", "check_live", "drain", "dream_if_due", "finish_interrupted", "hook", "take",
            "take_source", "vet"]
 
 VERB = "take"
-_SAME_SECOND_RETRIES = 5
-
-
-class Taken:
-    """What one take did: the archived transcript and companion folder (absolute paths),
-    the pointer written, the pending takes a drain reclaimed (session ids), and the pid
-    of a dream it spawned (None when it spawned none)."""
-
-    __slots__ = ("session", "archived", "pointer", "companion", "dream_pid", "reclaimed")
-
-    def __init__(self, session: str, archived: Path, pointer: Path, companion: Path | None = None):
-        self.session, self.archived, self.pointer, self.companion = session, archived, pointer, companion
-        self.dream_pid: int | None = None
-        self.reclaimed: list[str] = []
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"Taken({shown})"
-
-
-def check_live(path: Path, now: float | None = None) -> None:
-    """Raise TranscriptLive when ``path`` was written within ``config.TAKE_LIVE_WINDOW_S`` seconds
-    or more than ``config.TAKE_CLOCK_SLACK_S`` seconds in the future (a clock is off: the
-    message says so, since waiting would not help), TranscriptNotFound when it is gone."""
-    try:
-        mtime = path.stat().st_mtime
-    except FileNotFoundError:
-        raise TranscriptNotFound(f"transcript {path} is already gone") from None
-    age = (time.time() if now is None else now) - mtime
-    if age < -config.TAKE_CLOCK_SLACK_S:
-        raise TranscriptLive(
-            f"transcript {path} was written {int(-age)} s in the future by this machine's clock: the clock "
-            "(or the file's time) is off, so waiting will not help; pass --force to take it now"
-        )
-    if age < config.TAKE_LIVE_WINDOW_S:
-        wait = config.TAKE_LIVE_WINDOW_S - max(age, 0)
-        raise TranscriptLive(
-            f"transcript {path} was written {max(int(age), 0)} s ago: the session may still be live; "
-            f"wait {int(wait) + 1} s or pass --force"
-        )
-
-
-def refuse_inside_root(layout: Layout, path: Path) -> None:
-    """Raise InputError when the transcript ``path`` lies inside the memory root.
-
-    Taking one would re-archive sandman's own archive (``.archive/``): the
-    pointer's ``archived`` (and its ``earlier``) would name a path that no
-    longer exists, and a dreamt pointer would be queued again.
-    """
-    root = layout.root.resolve()
-    if path.resolve().is_relative_to(root):
-        raise InputError(f"transcript {path} is inside the memory root {layout.root}; "
-                         "sandman takes only transcripts its hosts write")
-
-
-def vet(layout: Layout, session_id: str, source: Source) -> Session | None:
-    """Check a transcript before it is moved; return its summary (None: it cannot be read).
-
-    Raises InputError when it is inside the memory root, or is another
-    session's: neither its file name (locate.session_id_of) nor its lines
-    name ``session_id`` (a hook payload naming one session and the transcript
-    of another). The file name alone suffices: a forked session's file may
-    begin with lines copied from its parent. An unreadable transcript is still
-    taken: its bytes are kept all the same.
-    """
-    refuse_inside_root(layout, source.path)
-    try:
-        session = summarize(source.path, source.host)
-    except FileNotFoundError:
-        raise TranscriptNotFound(f"transcript {source.path} is already gone: another take archived it") from None
-    except (OSError, SandmanError):
-        return None
-    named = session.session_id
-    if named is not None and named != session_id and locate.session_id_of(source.path) != session_id:
-        raise InputError(f"transcript {source.path} belongs to session {named}, not {session_id}")
-    return session
-
-
-def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
-                cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
-    """Take one resolved transcript: live check, vet, plan the part, link, pointer, take record, journal line.
-
-    Raises TranscriptLive (not ``force`` and written within the live window),
-    InputError (``vet`` refused it), NothingNew (taken already, and nothing
-    written since), ForeignRepository (the root is someone's own git
-    repository), TranscriptNotFound (gone, or another take linked it first),
-    CrossDeviceError, OSError.
-    """
-    if not force:
-        check_live(source.path)
-    refuse_foreign_root(layout)
-    # A killed take of this session gets its pointer and record first, so this take plans from
-    # them and reuses its archive name: taking before the drain made a second name, orphaned
-    # when the drain then recovered the killed take's (BANK-FORMAT "Takes in progress").
-    finish_interrupted(layout)
-    session = vet(layout, session_id, source)
-    try:
-        part = parts.plan(layout, session_id, source.path)
-    except FileNotFoundError:
-        raise TranscriptNotFound(f"transcript {source.path} is already gone") from None
-    intent = layout.take_intent(session_id, os.getpid())
-
-    def record(dst: Path) -> None:
-        intents.record(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
-
-    try:
-        archived, companion, linked = archive(layout, source, journal.now_utc(), record, existing=part.archived)
-    except (SandmanError, OSError):
-        intents.drop(intent)  # nothing of this take was archived
-        raise
-    data, skipped = pointer_data(layout, source, archived, companion, cwd, session, part=part)
-    if not linked:
-        data["moved"] = True
-    earlier = earlier_parts(layout, session_id, data)
-    pointer = write_pointer(layout, session_id, data)
-    parts.write_record(layout, session_id, data, earlier)
-    intents.drop(intent)
-    layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
-    ensure_repository(layout)
-    journal.write(
-        layout, VERB, "reclaimed" if reclaimed else "archived", session=session_id, host=source.host,
-        archived=data["archived"], companion=data.get("companion"), hook=hook, forced=force,
-        skipped_lines=skipped, offset=part.offset, bytes=part.bytes, linked=linked,
-    )
-    return Taken(session=session_id, archived=archived, pointer=pointer, companion=companion)
 
 
 def take(layout: Layout, session_id: str, *, force: bool = False, transcript: Path | None = None) -> Taken:
@@ -254,9 +129,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     refuse_inside_root(layout, source.path)  # before a live job could file it as a pending take
     job = None if reason == "clear" else locate.live_job(session_id)
     if job is not None:
-        entry = {"declined": journal.iso(journal.now_utc()), "job": job, "session": session_id,
-                 "transcript": str(source.path)}
-        write_atomic(layout.pending_take(session_id), json.dumps(entry, indent=2) + "\n")
+        pending.file(layout, session_id, job, source.path)
         journal.write(layout, VERB, "declined", reason="live-job", session=session_id, job=job, hook=True)
         drain(layout)
         return None
@@ -272,78 +145,14 @@ def hook(layout: Layout, payload: bytes) -> str | None:
         return None
     drain(layout)
     dream_if_due(layout)
+    # The pointer changed what every start recalls: its kept replies are composed again now, off
+    # the next start's path (sandman/recall/startreply.py).
+    from sandman.recall.startreply import refresh
+
+    refresh(layout)
     return None
 
 
-# --- the pending-take ledger (BANK-FORMAT "Pending takes") --------------------
-
-
-def drain(layout: Layout) -> list[str]:
-    """Settle ``pending-takes/``: keep, take unforced, or drop each entry (design station ①).
-
-    An entry whose session a job still names is kept; one whose transcript is
-    gone is dropped; otherwise the session is taken, unforced (the live window
-    guards a session resumed by hand meanwhile) and the entry removed; anything
-    else (a live transcript, an unreadable entry, an error) keeps the entry.
-    Takes a kill interrupted are finished first (``finish_interrupted``).
-    Returns the sessions reclaimed from the ledger. Never raises: a drain
-    never fails the verb it rode in on; a reclaimed take never spawns a dream.
-    """
-    finish_interrupted(layout)
-    reclaimed = []
-    try:
-        entries = sorted(p for p in layout.pending_takes.iterdir() if p.suffix == ".json" and not p.name.startswith("."))
-    except OSError:
-        return reclaimed
-    for entry in entries:
-        try:
-            if _settle(layout, entry):
-                reclaimed.append(entry.stem)
-        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
-            journal.write(layout, VERB, "kept", session=entry.stem, reason="error",
-                          error=f"{type(error).__name__}: {error}")
-    return reclaimed
-
-
-def _settle(layout: Layout, entry: Path) -> bool:
-    session_id = entry.stem
-    try:
-        data = read_pending_take(entry)
-    except (OSError, ValueError):
-        journal.write(layout, VERB, "kept", session=session_id, reason="unreadable-entry")
-        return False
-    session_id = data["session"]
-    job = locate.live_job(session_id)
-    if job is not None:
-        journal.write(layout, VERB, "kept", session=session_id, reason="job-live", job=job)
-        return False
-    recorded = data.get("transcript")
-    path = Path(recorded) if isinstance(recorded, str) and Path(recorded).is_absolute() else None
-    if path is None or not path.exists():
-        try:
-            path = locate.find(session_id)
-        except TranscriptNotFound:
-            entry.unlink(missing_ok=True)
-            journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
-            return False
-    try:
-        take_source(layout, session_id, locate.source(path), force=False, reclaimed=True)
-    except TranscriptLive:
-        journal.write(layout, VERB, "kept", session=session_id, reason="live")
-        return False
-    except TranscriptNotFound:
-        entry.unlink(missing_ok=True)
-        journal.write(layout, VERB, "dropped", session=session_id, reason="transcript-gone")
-        return False
-    except NothingNew:
-        entry.unlink(missing_ok=True)
-        journal.write(layout, VERB, "dropped", session=session_id, reason="nothing-new")
-        return False
-    except InputError as error:  # vet refused it: it will never be taken
-        entry.unlink(missing_ok=True)
-        journal.write(layout, VERB, "dropped", session=session_id, reason="refused", error=str(error))
-        return False
-    return True
 
 
 # --- the dream trigger ------------------------------------------------------

@@ -9,8 +9,9 @@ through take_all's survey and take's ``take_source``. It runs:
   ``start``, which records the starting session (``.started/<sid>.json``,
   the Claude Code pid from ``$CLAUDE_PID``) and spawns ``sandman take
   --missed --except <sid>`` fully detached, at most once per
-  ``config.BACKSTOP_EVERY_S`` (``.backstop.stamp``), so the hook never waits
-  for it;
+  ``config.BACKSTOP_EVERY_S`` (``.backstop.stamp``) and only when a stat of the
+  recent transcripts says it could take something (sandman/archive/missed.py),
+  so the hook never waits for it and a quiet start spawns nothing;
 - in every ``reflect`` pass (its ``missed`` step).
 
 A transcript under Claude Code's projects folder is taken when it was last
@@ -81,18 +82,34 @@ def _due(layout: Layout, now: float) -> bool:
         return False
 
 
+def _stamp(layout: Layout, now: float) -> None:
+    """Set ``.backstop.stamp``'s mtime to ``now`` (made when missing). Raises OSError."""
+    layout.backstop_stamp.touch()
+    os.utime(layout.backstop_stamp, (now, now))
+
+
 def spawn(layout: Layout, session: str | None) -> int | None:
     """Start ``sandman take --missed [--except <session>]`` detached when one is due; return its pid.
 
-    Due: no SessionStart started one in the last ``config.BACKSTOP_EVERY_S``
-    seconds. Never raises and never waits: a failed spawn is a journal line.
+    Due: no SessionStart started one, or found nothing for one to take, in the last
+    ``config.BACKSTOP_EVERY_S`` seconds (``.backstop.stamp``); then a run is started only when
+    the stat data says it could take something (archive/missed.py ``anything_missed``), and the
+    stamp is set either way. Never raises and never waits: a failed spawn is a journal line.
     """
     now = time.time()
     if not _due(layout, now):
         return None
+    from sandman.archive.missed import anything_missed
+
+    if not anything_missed(str(layout.root), str(config.claude_projects_dir()), session, now):
+        # Nothing a run could take: no process (issue 29); asked again a minute on.
+        try:
+            _stamp(layout, now)
+        except OSError:
+            pass  # an unset stamp only means the next start asks again
+        return None
     try:
-        layout.backstop_stamp.touch()
-        os.utime(layout.backstop_stamp, (now, now))
+        _stamp(layout, now)
         argv = sandman_argv("take", "--missed", "--background", *(("--except", session) if session else ()))
         log = layout.trace_file(VERB, journal.now_utc().strftime("%Y-%m-%d"))
         pid = spawn_detached(argv, log, {**os.environ, "SANDMAN_ROOT": str(layout.root)})

@@ -1,0 +1,130 @@
+"""What the hook paths run under ``python -I -S`` share: JSON, the root, session ids, the journal.
+
+``import json`` imports ``re`` and ``pathlib`` costs as much again (issue 29): the
+SessionStart launcher (sandman/fasthook.py, sandman/recall/served.py) and the backstop's
+check (sandman/archive/missed.py) use these instead, built-in modules only (``os``,
+``time``, ``_json``). Each does what the sandman function it names does, in the plain case
+only; sandman/recall/fast.py holds the prompt hook's own copies of the same.
+tests/test_recall_served.py checks them against their sources.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import _json
+
+
+class _Context:
+    """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+    memo: dict = {}
+
+
+_SPACE = " \t\n\r"
+# ledger.py's _SESSION: [A-Za-z0-9][A-Za-z0-9._:\-]{0,127}, no ".."
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_SESSION_CHARS = _ALNUM | frozenset("._:-")
+# journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
+_BARE = _ALNUM | frozenset("_.,:/@+-~#%")
+MAX_VALUE_CHARS = 500
+
+
+def loads(data: bytes) -> object | None:
+    """``json.loads(data.decode("utf-8"))``, or None when that raises (None is also JSON's ``null``)."""
+    try:
+        text = data.decode("utf-8")
+        start = len(text) - len(text.lstrip(_SPACE))
+        value, end = _json.make_scanner(_Context())(text, start)
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
+        return None
+    return None if text[end:].strip(_SPACE) else value
+
+
+def session_ok(session: object) -> bool:
+    """ledger.usable_session: a session id that can name a file."""
+    return (isinstance(session, str) and 0 < len(session) <= 128 and session[0] in _ALNUM
+            and all(char in _SESSION_CHARS for char in session) and ".." not in session)
+
+
+def plain(path: str) -> bool:
+    """True when ``path`` is absolute and ``pathlib`` would print it as it is."""
+    return path.startswith("/") and not path.startswith("//") and (path == "/" or os.path.normpath(path) == path)
+
+
+def home() -> str | None:
+    """config.user_home() as a string (``~`` expanded), or None when pathlib would print it otherwise."""
+    path = os.path.expanduser("~")
+    return path if plain(path) else None
+
+
+def root() -> str | None:
+    """config.root() as a string, or None when it is not the plain case (``~``, a path to normalize,
+    ``/``, a root that is not a folder)."""
+    value = os.environ.get("SANDMAN_ROOT", "")
+    if not value:
+        base = home()
+        if base is None:
+            return None
+        path = base.rstrip("/") + "/.sandman"
+    else:
+        if not plain(value):
+            return None
+        path = value
+    if path == "/" or os.path.lexists(path) and not os.path.isdir(path):
+        return None
+    return path
+
+
+def now_iso() -> tuple[str, str]:
+    """``(journal.iso(now), the day of the journal file)``: ``YYYY-MM-DDTHH:MM:SSZ``, ``YYYY-MM-DD``."""
+    now = time.gmtime()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", now), time.strftime("%Y-%m-%d", now)
+
+
+def append(path: str, data: bytes) -> bool:
+    """One write on an O_APPEND descriptor of ``path``, its folder made on the first line; False
+    when it could not be written. Never raises."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, flags, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _value(value: object) -> str:
+    """journal._value for None, bool, int and str."""
+    if value is None:
+        text = "-"
+    elif value is True or value is False:
+        return "true" if value else "false"
+    elif isinstance(value, int):
+        text = str(value)
+    else:
+        text = value
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[:MAX_VALUE_CHARS] + "…"
+    return text if text and all(char in _BARE for char in text) else _json.encode_basestring(text)
+
+
+def journal(root: str, verb: str, decision: str, **facts: object) -> None:
+    """journal.write(layout, verb, decision, **facts) for facts that are None, bool, int or str."""
+    moment, day = now_iso()
+    parts = [moment, verb, decision, *(f"{key}={_value(value)}" for key, value in facts.items())]
+    append(f"{root}/.trace/{verb}-{day}.log", (" ".join(parts) + "\n").encode("utf-8", "backslashreplace"))

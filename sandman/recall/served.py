@@ -1,0 +1,218 @@
+"""The SessionStart hook served, not computed: a kept reply checked against the stat of its inputs.
+
+``recall --hook`` at a session's start composes the recall of its cwd (sandman/recall/compose.py):
+its imports alone cost 2.7-3 x ``python -c pass`` (issue 29). The full hook keeps what it
+answered a ``startup`` in ``.start-replies/<key>.json`` (sandman/recall/startreply.py; docs/BANK-FORMAT.md,
+"Start replies"), with the ``(mtime_ns, size, inode)`` of every file and folder the
+composing read or looked for, and the moment the first recent pointer leaves the 72 h window
+or a failed dream's wait ends (``expires``). This module, run by sandman/fasthook.py under
+``python -I -S`` with built-in modules only, serves that reply when nothing it was built
+from changed: the same bytes on stdout, the same journal line and deliveries ledger lines
+the full hook writes, and the backstop's start (the ``.started`` record; no
+``take --missed`` unless sandman/archive/missed.py finds something to take).
+
+Anything else is FALLBACK (None), decided before anything is written, and the caller runs
+the full hook (sandman.hook), which journals and handles it and keeps a fresh reply: a
+payload that is not a ``startup`` SessionStart with a usable session id and an absolute
+cwd; a root given with ``~`` or not normalized; a ``.settings.toml`` (its switches need
+``tomllib``); no reply, or one kept for another cwd, home, root or dream setting; an input
+whose stat changed; an expired reply; a backstop run that may take something.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import _json
+
+from sandman import plainhook
+from sandman.archive import missed
+
+FALLBACK = None
+FORMAT = 1
+EVENT = "SessionStart"
+SOURCE = "startup"
+# The environment a reply depends on besides the root and home: the dream queue's line.
+ENV = ("SANDMAN_DREAM_DUE_POINTERS", "SANDMAN_DREAM_WAIT_HOURS")
+# config.py's
+HOOK_PAYLOAD_MAX_BYTES = 1 << 20
+BACKSTOP_EVERY_S = 60
+# banks/names.py's bank-name encoding and its cut
+MAX_KEY_CHARS = 200
+_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
+
+
+def key(cwd: str) -> str | None:
+    """The file name (without ``.json``) of ``cwd``'s reply: the cwd as the payload spells it, in
+    banks.names.bank_name's encoding (one name per spelling); None when over 200 characters."""
+    parts = []
+    for char in cwd:
+        if char in _KEEP:
+            parts.append(char)
+        elif char == "/":
+            parts.append("-")
+        elif char == "-":
+            parts.append("_-")
+        elif char == "_":
+            parts.append("__")
+        else:
+            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+    name = "".join(parts)
+    return name if len(name) <= MAX_KEY_CHARS else None
+
+
+def stat_of(path: str) -> list[int] | None:
+    """``[mtime_ns, size, inode]`` of ``path`` (``lstat``: a link is not followed), None when it is
+    absent. Raises OSError for any other failure."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def reply_of(text: str) -> str:
+    """The hook's stdout for ``text``: ``json.dumps`` of the reply object, ``ensure_ascii=False``, and a newline."""
+    return ('{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": '
+            + _json.encode_basestring(text) + "}}\n")
+
+
+def projects_dir() -> str | None:
+    """config.claude_projects_dir() as a string, None when it is not the plain case."""
+    value = os.environ.get("CLAUDE_CONFIG_DIR", "")
+    base = os.path.expanduser(value) if value else (plainhook.home() or "") + "/.claude"
+    return base + "/projects" if plainhook.plain(base) else None
+
+
+def _claude_pid() -> int | None:
+    value = os.environ.get("CLAUDE_PID", "").strip()
+    return int(value) if value.isdigit() and int(value) > 1 else None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _kept(base: str, cwd: str, now: float) -> dict | None:
+    """The kept reply of ``cwd`` when every check holds, else None."""
+    name = key(cwd)
+    if name is None:
+        return None
+    try:
+        with open(f"{base}/.start-replies/{name}.json", "rb") as stream:
+            kept = plainhook.loads(stream.read())
+    except OSError:
+        return None
+    return kept if fresh(kept, base, cwd, now) else None
+
+
+def fresh(kept: object, base: str, cwd: str, now: float) -> bool:
+    """True when the reply ``kept`` (a parsed reply file) answers a start in ``cwd`` under the root
+    ``base`` at ``now``: its format, cwd, root, home and environment this process's, ``now`` between
+    its ``built`` and ``expires``, every input's stat as recorded."""
+    if not isinstance(kept, dict) or kept.get("format") != FORMAT or kept.get("cwd") != cwd:
+        return False
+    if kept.get("root") != base or kept.get("home") != plainhook.home():
+        return False
+    if kept.get("env") != [os.environ.get(variable, "") for variable in ENV]:
+        return False
+    built, expires = kept.get("built"), kept.get("expires")
+    if not isinstance(built, (int, float)) or now < built or expires is not None and not now < expires:
+        return False
+    inputs = kept.get("inputs")
+    if not isinstance(inputs, list) or not isinstance(kept.get("text"), str):
+        return False
+    try:
+        for path, recorded in inputs:
+            if stat_of(path) != recorded:
+                return False
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _backstop_quiet(base: str, session: str, now: float) -> bool:
+    """True when the backstop would spawn nothing now (take_missed.spawn): not due, or nothing to take
+    (the stamp then set, as take_missed.spawn sets it)."""
+    try:
+        due = now - os.stat(f"{base}/.backstop.stamp").st_mtime >= BACKSTOP_EVERY_S
+    except FileNotFoundError:
+        due = True
+    except OSError:
+        due = False
+    if not due:
+        return True
+    projects = projects_dir()
+    if projects is None or missed.anything_missed(base, projects, session, now):
+        return False
+    try:  # take_missed._stamp: asked again a minute on
+        os.close(os.open(f"{base}/.backstop.stamp", os.O_WRONLY | os.O_CREAT, 0o644))
+        os.utime(f"{base}/.backstop.stamp", (now, now))
+    except OSError:
+        pass
+    return True
+
+
+def _record_start(base: str, session: str) -> bool:
+    """take_missed.record_start: ``.started/<sid>.json`` written atomically; False when it failed."""
+    pid = _claude_pid()
+    if pid is None:
+        return True
+    moment, _ = plainhook.now_iso()
+    path = f"{base}/.started/{session}.json"
+    temp = f"{base}/.started/.{session}.json.{os.urandom(16).hex()}.tmp"
+    data = f'{{"pid": {pid}, "at": "{moment}"}}\n'.encode()
+    try:
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            os.makedirs(f"{base}/.started", exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def serve(payload: bytes) -> str | None:
+    """The hook's stdout for ``payload`` served from its kept reply, its files written; or FALLBACK
+    (None), with nothing written, when this is not the plain case: run the full hook then."""
+    base = plainhook.root()
+    if base is None or len(payload) > HOOK_PAYLOAD_MAX_BYTES:
+        return FALLBACK
+    data = plainhook.loads(payload)
+    if not isinstance(data, dict) or data.get("hook_event_name") != EVENT or data.get("source") != SOURCE:
+        return FALLBACK
+    session, cwd = data.get("session_id"), data.get("cwd")
+    if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/")
+            or "\0" in cwd or not _utf8(cwd)):
+        return FALLBACK
+    if not os.path.isdir(base + "/memories") or os.path.lexists(base + "/.settings.toml"):
+        return FALLBACK
+    now = time.time()
+    kept = _kept(base, cwd, now)
+    if kept is None or not _backstop_quiet(base, session, now) or not _record_start(base, session):
+        return FALLBACK
+    text = kept["text"]
+    stamp, _ = plainhook.now_iso()
+    rows = [f"{stamp}\t{channel}\t{path}\n" for channel, paths in (("recall", kept.get("bodies")),
+                                                                   ("recall-line", kept.get("lines")))
+            for path in paths or () if isinstance(path, str) and "\n" not in path and "\t" not in path]
+    if rows:
+        plainhook.append(f"{base}/.delivered/{session}.tsv", "".join(rows).encode("utf-8", "surrogateescape"))
+    plainhook.journal(base, "recall", "recalled", hook=True, session=session, source=SOURCE, cwd=cwd,
+                      chars=len(text), units=kept.get("units"), trimmed=kept.get("trimmed"))
+    return reply_of(text)

@@ -1,0 +1,313 @@
+"""The SessionStart hook served, not computed (sandman/recall/served.py, startreply.py; issue 29).
+
+``<python> -I -S sandman/fasthook.py recall --hook`` must print exactly what the full
+``sandman recall --hook`` prints (byte for byte, with the same journal and ledger lines),
+from the reply the full hook kept, without importing recall's composing (nor json, re or
+pathlib); after anything the reply was built from changes, it must hand the start to the
+full hook, which answers the new recall and keeps it. The backstop spawns nothing when
+nothing is missed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import sandman
+
+import sandman as package
+
+FASTHOOK = Path(package.__file__).with_name("fasthook.py")
+HEAVY = {"json", "re", "pathlib", "datetime", "sandman.recall.compose", "sandman.hook"}
+BODIES = ("Deploys go through make release; never push the tags by hand.",
+          "src/billing/ledger.py keeps every amount as integer cents, never a float.",
+          "Run the suite with pytest -rs so every skip prints its reason.\n\nThe slow tests are marked slow.\n" * 9)
+
+
+@pytest.fixture
+def project(isolated: Path, layout) -> Path:
+    from sandman.verbs.init import init
+    from sandman.verbs.remember import remember
+
+    init(layout)
+    project = isolated / "code" / "my_app-2" / "src"
+    project.mkdir(parents=True)
+    for body in BODIES:
+        remember(layout, body, cwd=str(project))
+    remember(layout, "The person prefers short commit messages.", cwd=str(project), memory_type="user")
+    remember(layout, "Every service in code/ logs to stderr as JSON lines.", cwd=str(isolated / "code"))
+    (layout.log / "2026-12-01.md").write_text("---\ntitle: A quiet night\n---\n\nNothing was learned.\n")
+    return project
+
+
+def _payload(cwd: Path, session: str, source: str = "startup") -> dict:
+    return {"session_id": session, "transcript_path": "/nowhere.jsonl", "cwd": str(cwd),
+            "hook_event_name": "SessionStart", "source": source}
+
+
+def _served(payload: dict | bytes) -> tuple[bytes, set[str]]:
+    """The launcher's stdout and the modules it imported."""
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    done = subprocess.run([sys.executable, "-X", "importtime", "-I", "-S", str(FASTHOOK), "recall", "--hook"],
+                          input=raw, capture_output=True, env=os.environ.copy(), timeout=60)
+    assert done.returncode == 0
+    names = {line.rsplit("|", 1)[1].strip() for line in done.stderr.decode().splitlines()
+             if line.startswith("import time:") and "|" in line}
+    return done.stdout, names
+
+
+def _full(payload: dict) -> bytes:
+    done = sandman("recall", "--hook", stdin=json.dumps(payload).encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    return done.stdout
+
+
+def _traces(layout, session: str) -> tuple[list[str], list[str]]:
+    """The session's ledger lines and recall journal lines, their times cut, its id as ``S``."""
+    try:
+        ledger = [line.split("\t", 1)[1] for line in layout.delivered_ledger(session).read_text().splitlines()]
+    except FileNotFoundError:
+        ledger = []
+    journal = [line.split(" ", 1)[1].replace(f"session={session}", "session=S")
+               for path in sorted(layout.trace.glob("recall-*.log")) for line in path.read_text().splitlines()
+               if f"session={session} " in line]
+    return ledger, journal
+
+
+def _check_served(project: Path, layout, tag: str) -> bytes:
+    """A full start keeps the reply; the launcher then serves the same bytes and traces."""
+    full = _full(_payload(project, f"full-{tag}"))
+    served, names = _served(_payload(project, f"served-{tag}"))
+    assert served == full
+    assert not names & HEAVY, names & HEAVY
+    assert _traces(layout, f"served-{tag}") == _traces(layout, f"full-{tag}")
+    assert _traces(layout, f"served-{tag}")[0]  # the ledger got the memories shown
+    return served
+
+
+def _falls_back(project: Path, tag: str) -> bytes:
+    """The launcher hands the start to the full hook: the full hook's answer, composed anew."""
+    served, names = _served(_payload(project, f"stale-{tag}"))
+    assert "sandman.recall.compose" in names
+    assert served == _full(_payload(project, f"full-stale-{tag}"))
+    return served
+
+
+def test_the_served_start_is_the_full_hooks_reply_and_follows_every_change(project, layout, isolated):
+    from sandman.pointers import write_pointer
+    from sandman.verbs.forget_memory import forget_memory
+    from sandman.verbs.remember import remember
+
+    first = _check_served(project, layout, "0")
+    assert b"Deploys go through make release" in first and b"A quiet night" in first
+
+    remember(layout, "Releases are cut on Tuesdays only.", cwd=str(project))
+    assert b"Tuesdays" in _falls_back(project, "remember")
+    assert b"Tuesdays" in _check_served(project, layout, "1")
+
+    forgotten = next(layout.memories.glob("*/project_releases_are_cut*"))
+    forget_memory(layout, forgotten)
+    assert b"Tuesdays" not in _falls_back(project, "forget")
+    _check_served(project, layout, "2")
+
+    ended = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+    write_pointer(layout, "6f1c2d3e-0000-4000-8000-000000000001",
+                  {"session": "6f1c2d3e-0000-4000-8000-000000000001", "ended": ended, "title": "The port moved",
+                   "cwd": str(project), "archived": ".archive/x.jsonl"})
+    assert b"The port moved" in _falls_back(project, "pointer")
+    _check_served(project, layout, "3")
+
+    remember(layout, "The outer folder is shared by every service.", cwd=str(isolated / "code"))
+    assert b"shared by every service" in _falls_back(project, "ancestor")
+    _check_served(project, layout, "4")
+
+    (layout.log / "2026-12-02.md").write_text("---\ntitle: Two memories kept\n---\n\nA dream ran.\n")
+    assert b"Two memories kept" in _falls_back(project, "log")
+    _check_served(project, layout, "5")
+
+    body = next(layout.memories.glob("*/project_deploys_go*"))
+    body.write_text(body.read_text().replace("make release", "make ship"))  # edited in place by a person
+    assert b"make ship" in _falls_back(project, "edit")
+
+
+def test_a_pointer_leaving_the_72_hour_window_expires_the_reply(project, layout, monkeypatch):
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    from sandman.pointers import write_pointer
+    from sandman.recall import served
+
+    ended = (datetime.now(timezone.utc) - timedelta(hours=71)).replace(microsecond=0)
+    write_pointer(layout, "6f1c2d3e-0000-4000-8000-000000000002",
+                  {"session": "6f1c2d3e-0000-4000-8000-000000000002", "ended": ended.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                   "title": "Nearly forgotten", "cwd": str(project), "archived": ".archive/y.jsonl"})
+    _full(_payload(project, "keep"))
+    kept = json.loads(layout.start_reply(served.key(str(project))).read_text())
+    assert kept["expires"] == (ended + timedelta(hours=72)).timestamp()
+    payload = json.dumps(_payload(project, "late")).encode()
+    assert served.serve(payload) is not None
+    monkeypatch.setattr(served, "time", SimpleNamespace(time=lambda: kept["expires"]))
+    assert served.serve(payload) is served.FALLBACK
+
+
+@pytest.mark.parametrize("unusual", ["resume", "compact", "clear", "no-session", "relative-cwd", "bad-json",
+                                     "other-event", "settings", "handoff", "other-home", "dream-setting"])
+def test_an_unusual_start_goes_to_the_full_hook(project, layout, unusual, monkeypatch):
+    from sandman.recall import served
+
+    _full(_payload(project, "keep"))
+    payload = _payload(project, "odd")
+    raw = None
+    if unusual in ("resume", "compact", "clear"):
+        payload["source"] = unusual
+    elif unusual == "no-session":
+        del payload["session_id"]
+    elif unusual == "relative-cwd":
+        payload["cwd"] = "code/my_app-2"
+    elif unusual == "bad-json":
+        raw = b'{"session_id": "odd", "cwd": '
+    elif unusual == "other-event":
+        payload["hook_event_name"] = "UserPromptSubmit"
+    elif unusual == "settings":
+        layout.settings_file.write_text("[recall]\nprompt_hook = true\n")
+    elif unusual == "handoff":
+        assert sandman("handoff", "Finish the billing refactor", cwd=project).returncode == 0
+    elif unusual == "other-home":
+        monkeypatch.setenv("SANDMAN_ROOT", os.environ["SANDMAN_ROOT"])
+        monkeypatch.setenv("HOME", str(Path(os.environ["HOME"]) / "code"))
+    elif unusual == "dream-setting":
+        monkeypatch.setenv("SANDMAN_DREAM_DUE_POINTERS", "3")
+    assert served.serve(raw if raw is not None else json.dumps(payload).encode()) is served.FALLBACK
+
+
+def test_a_handoff_note_is_delivered_by_the_full_hook_and_no_reply_is_kept(project, layout):
+    from sandman.recall import served
+
+    assert sandman("handoff", "Finish the billing refactor", cwd=project).returncode == 0
+    first, names = _served(_payload(project, "h1"))
+    assert b"Finish the billing refactor" in first and "sandman.recall.compose" in names
+    assert not layout.start_reply(served.key(str(project))).exists()
+    second, names = _served(_payload(project, "h2"))
+    assert "sandman.recall.compose" in names and b"delivered" in second.lower()
+
+
+def test_a_linked_worktree_is_composed_every_time(project, layout, isolated):
+    from sandman.recall import served
+
+    (project / ".git").write_text("gitdir: /nowhere/.git/worktrees/x\n")
+    _full(_payload(project, "wt"))
+    assert not layout.start_reply(served.key(str(project))).exists()
+
+
+def test_a_served_start_spawns_no_backstop_when_nothing_is_missed(project, layout):
+    _full(_payload(project, "keep"))
+    layout.backstop_stamp.unlink(missing_ok=True)  # due: no backstop started in the last minute
+    projects = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-code"
+    projects.mkdir(parents=True)
+    young = projects / "6f1c2d3e-0000-4000-8000-00000000000a.jsonl"
+    young.write_text("{}\n")  # written just now: live, not missed
+    _, names = _served({**_payload(project, "quiet"), "session_id": "quiet"})
+    assert "sandman.recall.compose" not in names
+    assert layout.backstop_stamp.exists()  # checked: not asked again within the minute
+    assert "missed-spawned" not in "".join(p.read_text() for p in layout.trace.glob("take-*.log"))
+
+    old = time.time() - 600
+    os.utime(young, (old, old))  # ten minutes idle, never taken: missed
+    _, names = _served(_payload(project, "within-the-minute"))
+    assert "sandman.recall.compose" not in names
+    layout.backstop_stamp.unlink()
+    _, names = _served(_payload(project, "missed"))
+    assert "sandman.recall.compose" in names  # the full hook starts the backstop
+    assert "missed-spawned" in "".join(p.read_text() for p in layout.trace.glob("take-*.log"))
+
+
+def test_the_served_start_records_the_starting_session_as_the_full_hook_does(project, layout, monkeypatch):
+    _full(_payload(project, "keep"))
+    monkeypatch.setenv("CLAUDE_PID", str(os.getpid()))
+    _, names = _served(_payload(project, "pid-served"))
+    assert "sandman.recall.compose" not in names
+    record = json.loads(layout.started_record("pid-served").read_text())
+    assert record["pid"] == os.getpid() and set(record) == {"pid", "at"}
+    assert not list(layout.started.glob(".*"))  # no temp file left
+
+
+def test_the_served_paths_copies_equal_their_sources():
+    from sandman import config, hookpayload, plainhook
+    from sandman.archive import missed
+    from sandman.banks import names
+    from sandman.recall import ledger, served
+
+    assert (served.HOOK_PAYLOAD_MAX_BYTES, served.BACKSTOP_EVERY_S) == (config.HOOK_PAYLOAD_MAX_BYTES,
+                                                                       config.BACKSTOP_EVERY_S)
+    assert (missed.TAKE_LIVE_WINDOW_S, missed.BACKSTOP_LOOKBACK_S) == (config.TAKE_LIVE_WINDOW_S,
+                                                                        config.BACKSTOP_LOOKBACK_S)
+    assert (served.MAX_KEY_CHARS, served._KEEP) == (names.MAX_NAME_CHARS, names._KEEP)
+    for directory in ("/home/a-b/c_d/é ü", "/x" * 100):
+        assert served.key(directory) == names.bank_name(directory)
+    assert served.key("/x" * 101) is None  # bank_name would cut it and add a hash: no reply kept
+    assert served.key("/") == "-" and served.key("/a/") == "-a-"  # the cwd as spelt: one file per spelling
+    for session in ("ok-1", "a" * 128, "a" * 129, "-x", "a..b", "a/b", "", "é", "x:y.z_w"):
+        assert plainhook.session_ok(session) == ledger.usable_session(session)
+    for text in ('{"a": 1}', ' \n{"a": [1, 2.5, "\\u00e9", null, true]} \t', "[1]", "{", "", '{"a": 1} x'):
+        parsed = hookpayload.parse(text.encode())
+        assert plainhook.loads(text.encode()) == (parsed if parsed is not None else plainhook.loads(text.encode()))
+    assert served.reply_of("a\u2028é\"\n") == json.dumps(
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "a\u2028é\"\n"}},
+        ensure_ascii=False) + "\n"
+
+
+def test_the_journal_line_of_the_served_path_is_the_journals(layout):
+    from sandman import journal, plainhook
+
+    facts = {"hook": True, "session": "s", "source": "startup", "cwd": "/a b/é", "chars": 3, "units": 4,
+             "trimmed": None}
+    plainhook.journal(str(layout.root), "recall", "recalled", **facts)
+    journal.write(layout, "recall", "recalled", **facts)
+    first, second = [line.split(" ", 1)[1] for line in next(layout.trace.glob("recall-*.log")).read_text().splitlines()]
+    assert first == second
+
+
+def test_a_writer_composes_stale_replies_again_so_the_next_start_is_served(project, layout):
+    from sandman.recall import served, startreply
+    from sandman.verbs.remember import remember
+
+    _full(_payload(project, "keep"))
+    remember(layout, "Releases are cut on Tuesdays only.", cwd=str(project))
+    payload = json.dumps(_payload(project, "after")).encode()
+    assert served.serve(payload) is served.FALLBACK
+    assert startreply.refresh(layout) == [str(project)]
+    assert startreply.refresh(layout) == []  # fresh now: nothing composed
+    reply = served.serve(payload)
+    assert reply is not None and "Tuesdays" in reply
+    assert reply.encode() == _full(_payload(project, "full-after"))
+    broken = layout.start_reply("-broken")
+    broken.write_text("{")
+    startreply.refresh(layout)
+    assert not broken.exists()  # an unreadable reply is removed, with a journal line
+
+
+def test_every_session_start_payload_of_the_corpus_gets_the_full_hooks_reply(project, layout, corpus, monkeypatch):
+    """Claude Code's real SessionStart payloads (startup, clear, compact, resume, fork; the live 2.1.332
+    ones with its hook environment): the launcher answers each exactly as the full hook does."""
+    environment = json.loads((corpus / "hooks" / "hook-environment.session-start.live-2.1.332.json").read_text())
+    monkeypatch.setenv("CLAUDE_PID", environment["CLAUDE_PID"])
+    _full(_payload(project, "keep"))
+    payloads = sorted((corpus / "hooks").glob("session-start.*.json"))
+    payloads = [path for path in payloads if ".output." not in path.name]
+    assert len(payloads) >= 8
+    served_any = False
+    for path in payloads:
+        data = json.loads(path.read_text())
+        data["cwd"] = str(project)
+        served, names = _served(data)
+        assert served == _full(data), path.name
+        served_any |= "sandman.recall.compose" not in names
+        assert ("sandman.recall.compose" not in names) == (data.get("source") == "startup"
+                                                             and "session_id" in data), path.name
+    assert served_any
