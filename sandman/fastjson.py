@@ -11,6 +11,9 @@ from __future__ import annotations
 import _json
 
 
+_SPACE = " \t\n\r"
+
+
 class _Context:
     """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
 
@@ -23,21 +26,25 @@ class _Context:
     memo: dict = {}
 
 
-def parse(payload: bytes) -> dict | None:
-    """``json.loads(payload.decode("utf-8"))`` when that is an object, else None (any error).
+def loads(payload: bytes) -> object | None:
+    """``json.loads(payload.decode("utf-8"))``, or None when that raises (None is also JSON's ``null``).
 
     A syntax error is a ``SystemError`` when ``json.decoder`` was never imported: ``_json``
     looks its ``JSONDecodeError`` up in ``sys.modules`` and, not finding it, fails without an
     exception of its own. That is what running without ``json`` means, so it is caught here too."""
     try:
         text = payload.decode("utf-8")
-        start = len(text) - len(text.lstrip(" \t\n\r"))
-        data, end = _json.make_scanner(_Context())(text, start)
+        start = len(text) - len(text.lstrip(_SPACE))
+        value, end = _json.make_scanner(_Context())(text, start)
     except (UnicodeDecodeError, StopIteration, ValueError, RecursionError, SystemError):
         return None
-    if text[end:].strip(" \t\n\r") or not isinstance(data, dict):
-        return None
-    return data
+    return None if text[end:].strip(_SPACE) else value
+
+
+def parse(payload: bytes) -> dict | None:
+    """``loads(payload)`` when that is an object, else None (any error)."""
+    data = loads(payload)
+    return data if isinstance(data, dict) else None
 
 
 def string(text: str) -> str:

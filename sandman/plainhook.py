@@ -1,10 +1,10 @@
-"""What the hook paths run under ``python -I -S`` share: JSON, the root, session ids, the journal.
+"""What the hook paths run under ``python -I -S`` share: the root, session ids, the journal.
 
 ``import json`` imports ``re`` and ``pathlib`` costs as much again (issue 29): the
 SessionStart launcher (sandman/fasthook.py, sandman/recall/served.py) and the backstop's
 check (sandman/archive/missed.py) use these instead, built-in modules only (``os``,
-``time``, ``_json``). Each does what the sandman function it names does, in the plain case
-only; sandman/recall/fast.py holds the prompt hook's own copies of the same.
+``time``, ``_json``; JSON is sandman/fastjson.py's). Each does what the sandman function it
+names does, in the plain case only; sandman/recall/fast.py holds the prompt hook's own copies of the same.
 tests/test_recall_served.py checks them against their sources.
 """
 
@@ -16,36 +16,12 @@ import time
 import _json
 
 
-class _Context:
-    """What ``_json.make_scanner`` reads from a ``json.JSONDecoder``: json.loads' defaults."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
-    memo: dict = {}
-
-
-_SPACE = " \t\n\r"
 # ledger.py's _SESSION: [A-Za-z0-9][A-Za-z0-9._:\-]{0,127}, no ".."
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _SESSION_CHARS = _ALNUM | frozenset("._:-")
 # journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
 _BARE = _ALNUM | frozenset("_.,:/@+-~#%")
 MAX_VALUE_CHARS = 500
-
-
-def loads(data: bytes) -> object | None:
-    """``json.loads(data.decode("utf-8"))``, or None when that raises (None is also JSON's ``null``)."""
-    try:
-        text = data.decode("utf-8")
-        start = len(text) - len(text.lstrip(_SPACE))
-        value, end = _json.make_scanner(_Context())(text, start)
-    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError):
-        return None
-    return None if text[end:].strip(_SPACE) else value
 
 
 def session_ok(session: object) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 
-from sandman import plainhook
+from sandman import fastjson, plainhook
 
 TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400
@@ -116,7 +116,7 @@ def _live(path: str) -> bool:
     """True when the ``.started`` record at ``path`` names a running process (take_missed._pid_alive)."""
     try:
         with open(path, "rb") as stream:
-            record = plainhook.loads(stream.read(4096))
+            record = fastjson.loads(stream.read(4096))
     except OSError:
         return False
     pid = record.get("pid") if isinstance(record, dict) else None

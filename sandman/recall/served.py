@@ -26,7 +26,7 @@ import time
 
 import _json
 
-from sandman import plainhook
+from sandman import fastjson, plainhook
 from sandman.archive import missed
 
 FALLBACK = None
@@ -105,7 +105,7 @@ def _kept(base: str, cwd: str, now: float) -> dict | None:
         return None
     try:
         with open(f"{base}/.start-replies/{name}.json", "rb") as stream:
-            kept = plainhook.loads(stream.read())
+            kept = fastjson.loads(stream.read())
     except OSError:
         return None
     return kept if fresh(kept, base, cwd, now) else None
@@ -193,7 +193,7 @@ def serve(payload: bytes) -> str | None:
     base = plainhook.root()
     if base is None or len(payload) > HOOK_PAYLOAD_MAX_BYTES:
         return FALLBACK
-    data = plainhook.loads(payload)
+    data = fastjson.loads(payload)
     if not isinstance(data, dict) or data.get("hook_event_name") != EVENT or data.get("source") != SOURCE:
         return FALLBACK
     session, cwd = data.get("session_id"), data.get("cwd")
