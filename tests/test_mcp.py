@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from sandman.banks.names import bank_name
 from sandman.layout import Layout
 
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+AWS_KEY = "AKIAUJZDE8GXD6NCF10E"
 # About 1 MB of distinct words, "make" first (issue 34: such a query ran for minutes at 617 MB).
 HUGE_QUERY = "make " + " ".join(f"word{i}" for i in range(110_000))
 

@@ -10,7 +10,7 @@ from sandman.errors import SecretRefused
 # Typed sequences (`abcdef…`, `123456…`) are examples, not keys (gitleaks lists them as false positives;
 # docs/secrets.md): the values below are random.
 SECRETS = [
-    ("AWS key AKIAIOSFODNN7EXAMPLE", "aws-access-key-id"),
+    ("AWS key AKIAUJZDE8GXD6NCF10E", "aws-access-key-id"),
     ("token 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", "github-pat"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----", "private-key"),
     ("connect to postgres://admin:s3cretpw@db.example.com/app", "url-credentials"),
@@ -52,7 +52,7 @@ def test_prose_about_software_is_not_a_secret(text: str) -> None:
 
 def test_the_refusal_names_the_kind_never_the_value() -> None:
     with pytest.raises(SecretRefused) as caught:
-        refuse_secrets("a name", "a description", "body with AKIAIOSFODNN7EXAMPLE inside")
+        refuse_secrets("a name", "a description", "body with AKIAUJZDE8GXD6NCF10E inside")
     assert caught.value.kinds == ["aws-access-key-id"]
     assert "AKIA" not in str(caught.value)
 

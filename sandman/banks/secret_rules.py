@@ -268,7 +268,7 @@ def suspected_path(path: str) -> bool:
 # --- rules ---------------------------------------------------------------------
 
 # A prefix of 2-12 characters, one or two separators, a random body; hash names are not prefixes.
-_PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
+_PREFIXED = re.compile(r"(?<![\w.+/~@-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
                        r"([A-Za-z0-9][A-Za-z0-9_\-+/]{15,})")
 _HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|uuid|rev|commit|msg|req|toolu|call|chatcmpl|run|thread|asst|file|batch|evt)[_.~-]")
 # An AWS key id is found inside any run of upper-case letters and digits of at most 22 characters
@@ -280,7 +280,7 @@ _SHAPED = [
     re.compile(r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})"),
     re.compile(r"\b(ya29\.[A-Za-z0-9_\-]{40,})"),
     re.compile(r"\b(\d{8,10}:AA[A-Za-z0-9_\-]{33})"),
-    re.compile(r"\b([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})"),
+    re.compile(r"(?<![\w~.\-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])"),
     re.compile(r"\b([a-f0-9]{32}-us\d{1,2})\b"),
     re.compile(r"\b([a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b"),
     re.compile(r"\b([A-Za-z0-9]{70,}AZDO[A-Za-z0-9]{4})\b"),
@@ -404,7 +404,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
                 and not _encoded_words(body) and not _file_name(body, text[match.end():match.end() + 6])):
             yield "prefixed-token", match.group(0)
     for match in re.finditer(r"[A-Z0-9]{20,}", text):
-        if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6:
+        if (len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6
+                and not placeholder(match.group(0), typed=False)):
             yield "aws-access-key-id", match.group(0)
     for pattern in _SHAPED:
         for match in pattern.finditer(text):
