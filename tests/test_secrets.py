@@ -324,3 +324,43 @@ def test_regression_sandmans_own_names_and_escapes_are_not_credentials(text):
 ])
 def test_the_same_shapes_with_a_real_value_are_still_refused(text):
     assert find_secrets(text) != []
+
+
+# --- the trufflehog classes closed by shape (issue 30; docs/secrets.md, "Against public vectors") ---
+# Values invented here (random), in the vendors' published shapes; split so no scanner reads them whole.
+
+_STORAGE_KEY = "2I5VyX0y396RMkyUPMAambw5X78MVFV0cCI/JmsL5WLb59cSEZ/gAXa6MUnHwRP+2XVyoiKY53iMRgzqdb6iMA" + "=="
+_ACR_PASSWORD = "JwgDTHGUBfsz/iWjcYhinNSWU31oLLv6BOS0UdtsRN" + "+ACR" + "tdtkGX"
+_LETTERS = "XihcPiJPNrbw" + "MgpgTHQfek"
+_JWT_OTHER_PAYLOAD = ("eyJhbGciOiAiSFMyNTYiLCAidHlwIjogIkpXVCJ9" + ".f7bOjfTYp0oTYq3gsVbLzFmpSlQEnpQiPmMD8aaQlIVmB7iRw3BKFMHBdAJW"
+                      + ".ZBrNfyLOYyPCzTSaX6rAT-W2MlV88tWQ9qqosNl-Q2z")
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (f"export const key =\n  process.env.ACCOUNT_KEY ||\n  \"{_STORAGE_KEY}\";", "azure-storage-key"),
+    (f"AzureStorageCleanup.exe -storagename acct -storagekey {_STORAGE_KEY} -whatif", "azure-storage-key"),
+    (f'"secrets":[{{"name":"registry-password","value":"{_ACR_PASSWORD}"}}]', "vendor-token"),
+    (f'return isActive("{_JWT_OTHER_PAYLOAD}")', "vendor-token"),
+    (f"proxy token = '{_LETTERS}'", "assigned-credential"),
+    (f'req.Header.Set("Authorization", "Bearer {_LETTERS}")', "authorization-header"),
+    ("Variable name | Initial Value\napiKey |c92d67e85202442f281d" + "ba68fbc6e492a2bd5fc1", "assigned-credential"),
+])
+def test_regression_trufflehog_shapes_missed_before_are_refused(text: str, kind: str) -> None:
+    assert kind in find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    # a lock file's integrity digest is 64 bytes of base64 too, and names its algorithm
+    '"integrity": "sha512-pKvURIxJVi2CgRXROh/M6pJ/UrTVRZKX+LQ+QtqJI4vBNibkPcs43bCCSIkn7JBPtCBXRDmD6IWFF51QVRr+Yg=="',
+    # names in code: CamelCase words under a token name, a Bearer scheme named in prose
+    "token = 'AgencyIdentificationCodeContentType'",
+    "the header is Authorization: Bearer AuthenticationTokenValue",
+    # a table of fields that names its values' types
+    "| api_key | required |\n| token | string |",
+    # three dotted base64url parts whose first is a JSON object but no token's header (no alg, no typ)
+    "eyJraW5kIjoicGFnZSIsIm4iOjF9.bm90YXRva2VuYXRhbGxyZWFsbHk.c3RpbGxub3Rhc2lnbmF0dXJl",
+    # a Freenet identity (a public USK@ key) holds an Azure-secret-shaped stretch inside a longer run
+    'Identity="USK@u2vn3Lh6Kte2-TgBSNKorbsKkuAt34ckoLmgx0ndXO0,4~q8Q~3wIHjX9DT0yCNfQmr9oxmYrDZoQVLOdNg~yk0,AQACAAE/x/2"',
+])
+def test_regression_look_alikes_of_the_new_shapes_pass(text: str) -> None:
+    assert find_secrets(text) == []

@@ -140,9 +140,22 @@ def credential_like(value: str, minimum: int = 6) -> bool:
         return False
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
         return False
+    if _random_letters(value):
+        return True
     if _WORDS.match(value) or _PATH.match(value) and "/" in value and not _random(value.split("/")[-1]):
         return False
     return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
+def _random_letters(value: str) -> bool:
+    """True when ``value`` is letters alone (``_`` and ``-`` between them aside) drawn at random from both
+    cases (``hfCnuVcYOgiRjlDEmAoRbN``): 16 letters or more, the case changing at three letters in ten or
+    more, 3.5 bits per character. A name in code changes case once a word (``AgencyIdentificationCode``)."""
+    letters = value.replace("_", "").replace("-", "")
+    if len(letters) < 16 or not (letters.isascii() and letters.isalpha()) or letters.islower() or letters.isupper():
+        return False
+    changes = sum(a.islower() != b.islower() for a, b in zip(letters, letters[1:]))
+    return changes * 10 >= 3 * len(letters) and entropy(letters) >= 3.5 and not _code_name(value)
 
 
 _HEX_PART = re.compile(r"[0-9a-f]{6,40}")
@@ -304,6 +317,17 @@ _VENDOR = re.compile(_EDGE_L + "(" + "|".join((
     r"SK[0-9a-fA-F]{32}",                                # Twilio API key SID
     r"eyJ[0-9A-Za-z_\-]{8,}\.eyJ[0-9A-Za-z_\-]{8,}\.[0-9A-Za-z_\-]{16,}",  # a signed JWT (Supabase, Kubernetes)
 )) + ")" + _EDGE_R)
+# A JSON Web Token known by its header (base64url of a JSON object naming its `alg` or `typ`), whatever its
+# payload: the `eyJ….eyJ….` rule above wants a JSON payload too.
+_JWT = re.compile(_EDGE_L + r"(eyJ[0-9A-Za-z_\-]{10,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})"
+                  + _EDGE_R)
+# An Azure Storage account key (64 bytes in base64: 86 characters and `==`) after a key's name; a digest of
+# the same length names its algorithm (`sha512-…` in a lock file).
+_AZURE_STORAGE_KEY = re.compile(r"(?<![A-Za-z0-9+/=\-])([A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])")
+_KEY_WORD = re.compile(r"(?i)key")
+_DIGEST_NAME = re.compile(r"(?i)(?:sha\d*|md5|blake2\w*|integrity|digest|hash|checksum)\W{0,4}$")
+# Microsoft's identifiable secrets carry a signature at a fixed place: `+ACR` in a container registry's password.
+_AZURE_ACR = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})(?![A-Za-z0-9+/])")
 # A Twilio account SID names an account; the 32-hex auth token written beside it is the secret.
 _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
@@ -327,7 +351,7 @@ _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
 _ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
-                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
+                       r"(?:[ \t]*(?::=|=>|[:=|])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;|]+)")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
@@ -414,6 +438,16 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     for match in _VENDOR.finditer(text):
         if not placeholder(match.group(1)):
             yield "vendor-token", match.group(1)
+    for match in _JWT.finditer(text):
+        header = _b64text(match.group(1).replace("-", "+").replace("_", "/").rstrip("="))
+        if header and header.lstrip().startswith("{") and ('"alg"' in header or '"typ"' in header):
+            yield "vendor-token", match.group(0)
+    for match in _AZURE_STORAGE_KEY.finditer(text):
+        before = text[max(0, match.start() - 80):match.start()]
+        if _KEY_WORD.search(before) and not _DIGEST_NAME.search(before) and entropy(match.group(1)) >= 5.0:
+            yield "azure-storage-key", match.group(1)
+    for match in _AZURE_ACR.finditer(text):
+        yield "vendor-token", match.group(1)
     if _TWILIO_SID.search(text):
         for match in _HEX32.finditer(text):
             if _classes(match.group(0)) == 2:
