@@ -364,3 +364,17 @@ def test_regression_trufflehog_shapes_missed_before_are_refused(text: str, kind:
 ])
 def test_regression_look_alikes_of_the_new_shapes_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    f'req.Header.Set("Authorization", "Bearer {_LETTERS}")',
+    f"proxy token = '{_LETTERS}'",
+    f'return isActive("{_JWT_OTHER_PAYLOAD}")',
+    f'"value":"{_ACR_PASSWORD}"',
+])
+def test_regression_the_hook_pre_check_does_not_clear_the_new_shapes(text: str) -> None:
+    from sandman.banks import secret_rules
+
+    assert secret_rules.suspected(text)
+    with pytest.raises(SecretRefused):
+        refuse_secrets(text)

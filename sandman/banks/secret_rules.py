@@ -221,6 +221,7 @@ def _random(body: str) -> bool:
 # credential word is bounded for the same reason: `keykeykey…` re-read the rest of the run from every
 # `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
+_LETTER_RUN = re.compile(r"[A-Za-z_\-]{16,}")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
@@ -232,7 +233,8 @@ def suspected(text: str) -> bool:
     """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
 
     ``text`` is normalised first (as the full check does). False only for text
-    with no run of 16 or more characters mixing letters with digits, no
+    with no run of 16 or more characters mixing letters with digits or
+    letters of both cases drawn at random (``_random_letters``), no
     credential word followed by a value, no URL with a user part, no key
     envelope and no command-line credential flag: no rule of the full check
     (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
@@ -242,6 +244,8 @@ def suspected(text: str) -> bool:
 
     text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
     if _SUSPECT.search(text):
+        return True
+    if any(_random_letters(run.group(0)) for run in _LETTER_RUN.finditer(text)):
         return True
     return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
 
