@@ -378,3 +378,40 @@ def test_regression_the_hook_pre_check_does_not_clear_the_new_shapes(text: str) 
     assert secret_rules.suspected(text)
     with pytest.raises(SecretRefused):
         refuse_secrets(text)
+
+
+# --- a random value right after a vendor's name (sandman.banks.secret_vendors; issue 30) ---
+
+_VENDOR_RANDOM = "qA7dZk2Lw9" + "Xr4Tn8Vb3Hy6Pm1Jc5Fs"
+
+
+@pytest.mark.parametrize("text", [
+    f"liveagent '{_VENDOR_RANDOM}' 'https://acme.ladesk.com'",
+    f"mixpanel {_VENDOR_RANDOM}",
+    f'cloudmersive: "{_VENDOR_RANDOM}"',
+    "meraki 5b1e0c7f3a9d" + "24e68c0b7a1f3e5d9c2a",
+    "websitepulse '5b1e0c7f3a9d24e6" + "8c0b7a1f3e5d9c2a'",
+])
+def test_regression_a_random_value_after_a_vendors_name_is_refused(text: str) -> None:
+    assert find_secrets(text) == ["vendor-keyword"]
+
+
+@pytest.mark.parametrize("text", [
+    # ids a session writes beside a service's name: a commit, an event id, an object id, a UUID, a message id
+    "pushed to github 4f2a9c1e7b3d5f8a0c6e2b4d9f1a3c5e7b9d0f2a",
+    "sentry event 5b1e0c7f3a9d24e68c0b7a1f3e5d9c2a in production",
+    "mongo 507f1f77bcf86cd799439011",
+    "mixpanel 550e8400-e29b-41d4-a716-446655440000",
+    "anthropic msg_01XFDUDYJgAACzvnptvVoYEL replied",
+    # names, typed examples and files beside a vendor's name
+    "mixpanel project_settings_page_v2",
+    "mixpanel abcdef1234567890abcdef",
+    "cloudinary IMG_20231105_a8f3k2q9z4.jpg",
+    # a short vendor's name inside a longer word is not the name
+    "denormalize 5b1e0c7f3a9d24e68c0b7a1f3e5d9c2a",
+    # an English word that is also a service's name
+    "a sanity check of 5b1e0c7f3a9d24e68c0b7a1f3e5d9c2a",
+    "float Xr4Tn8Vb3Hy6Pm1Jc5FsqA7dZk2Lw9",
+])
+def test_regression_ids_names_and_words_beside_a_vendors_name_pass(text: str) -> None:
+    assert find_secrets(text) == []

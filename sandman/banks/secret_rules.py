@@ -187,7 +187,9 @@ _IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+|[a-z]{1,8}[0-9]{1,3}[a-z]{0,2})"
 # A name in code: CamelCase words (`CreateLightmapTexturesIndividual`, `RHFSearchEXPSubsK2Click`), or upper-case
 # words joined by `_` (`SYSMEMINFO1_PERF_CCTOTALDIRTYPAGES`). A generated body has single letters between its
 # digits and capitals, and no `_` between upper-case words.
-_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|[A-Z]?\d{1,4})+")
+# Each part is read whole (a word to its end, capitals to the next word or the end, digits to the end): one
+# way to split a run, so a long run of capitals and digits is read once, not in every split (seconds each).
+_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,}(?![a-z])|[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?\d+(?!\d))+")
 _UPPER_WORDS = re.compile(r"[A-Z]{2,}\d{0,2}(?:_[A-Z]{2,}\d{0,2}){2,}")
 
 
@@ -332,6 +334,44 @@ _KEY_WORD = re.compile(r"(?i)key")
 _DIGEST_NAME = re.compile(r"(?i)(?:sha\d*|md5|blake2\w*|integrity|digest|hash|checksum)\W{0,4}$")
 # Microsoft's identifiable secrets carry a signature at a fixed place: `+ACR` in a container registry's password.
 _AZURE_ACR = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})(?![A-Za-z0-9+/])")
+# A random value right after a vendor's name (sandman.banks.secret_vendors), credential words and a separator
+# between them at most: `liveagent '<32>'`, `mixpanel <32>`, `cloudmersive: "<36>"`, `meraki token = '<40>'`.
+# The candidates are found first (few in any text), then the name before each is read back at most 100 characters.
+_VENDOR_VALUE = re.compile(r"(?<![\w\-+/=.@])[A-Za-z0-9][A-Za-z0-9_\-]{15,99}(?![\w\-+/=@]|\.\w)")
+_VENDOR_BEFORE = re.compile(r"(?i)(?<![\w.-])([a-z][\w.-]{3,60}?)(?:[ \t]+(?:api|auth|access|secret|token|key|pat|password))*"
+                            r"[\"']?[ \t]*(?::=|=>|[:=|])?[ \t]*[\"'`]?$")
+_VENDOR_SUFFIX = re.compile(r"(?:api|auth|access|secret|token|key|pat|password|id)*")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _vendor_named(name: str) -> bool:
+    """True when the identifier ``name`` names a vendor of secret_vendors: holds a name of six letters or more
+    (``X-BillomatApiKey``), or is a shorter name and credential words (``luno``, ``qase_api_key``)."""
+    from sandman.banks.secret_vendors import VENDORS
+
+    flat = re.sub(r"[_.\-]", "", name.lower())
+    for size in range(4, min(len(flat), 40) + 1):
+        for start in range(0, len(flat) - size + 1):
+            part = flat[start:start + size]
+            if part in VENDORS and (size >= 6 or start == 0 and _VENDOR_SUFFIX.fullmatch(flat[size:])):
+                return True
+    return False
+
+
+def _vendor_value(value: str) -> bool:
+    """True when ``value`` could be a vendor's key: letters with digits (or letters of both cases drawn at
+    random), 3.5 bits per character, not a typed example, an object id (``msg_…``), a UUID, a commit (40 hex),
+    a 24-hex object id, or a name (words and numbers joined, CamelCase)."""
+    if placeholder(value) or _HASH_PREFIXES.match(value) or _UUID.fullmatch(value) or entropy(value) < 3.5:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", value):
+        return len(value) == 32 or len(value) >= 64
+    if _IDENTIFIER.fullmatch(value.lower()) and not re.search(r"[a-z]\d|\d[a-z]", value.lower()) or _code_name(value):
+        return False
+    return (_LETTER.search(value) is not None and _DIGIT.search(value) is not None and not _name_like(value)
+            or _random_letters(value))
+
+
 # A Twilio account SID names an account; the 32-hex auth token written beside it is the secret.
 _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
@@ -452,6 +492,11 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "azure-storage-key", match.group(1)
     for match in _AZURE_ACR.finditer(text):
         yield "vendor-token", match.group(1)
+    for match in _VENDOR_VALUE.finditer(text):
+        if _vendor_value(match.group(0)):
+            before = _VENDOR_BEFORE.search(text[max(0, match.start() - 100):match.start()])
+            if before and _vendor_named(before.group(1)):
+                yield "vendor-keyword", match.group(0)
     if _TWILIO_SID.search(text):
         for match in _HEX32.finditer(text):
             if _classes(match.group(0)) == 2:
