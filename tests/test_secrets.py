@@ -415,3 +415,9 @@ def test_regression_a_random_value_after_a_vendors_name_is_refused(text: str) ->
 ])
 def test_regression_ids_names_and_words_beside_a_vendors_name_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+def test_regression_random_letters_joined_by_an_underscore_under_a_key_name_are_refused() -> None:
+    # read as two words joined by `_` (a name) before: letters of both cases drawn at random are not words
+    assert find_secrets('deploy_key: "' + "PqWzXkRtNbVcLmJh" + "GfDsYu_aQeTiOpZnBvCxMl" + '"') == ["assigned-credential"]
+    assert find_secrets('cache_key: "Project_Settings_Page"') == []

@@ -531,7 +531,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
             continue
-        if credential_like(value, 6 if strong else 12) and (strong or not _name_like(value) and not _names(value)):
+        if credential_like(value, 6 if strong else 12) and (strong or _random_letters(value)
+                                                             or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):
