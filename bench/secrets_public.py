@@ -12,7 +12,8 @@ source and label, how many texts ``find_secrets`` refuses:
   gitleaks-lineage rule matches, the published keys gitleaks allowlists by
   value (refused by decision, docs/secrets.md), and the credentials gitleaks'
   own comment puts in another rule's shape;
-- ``trufflehog tp``: refusal, target >= 98 %;
+- ``trufflehog tp``: refusal, target >= 98 %, and the same on the half of
+  the detectors the rules were tuned on and the half held out;
 - ``trufflehog tp-negative``: inputs trufflehog's detector must not match,
   mostly a token with one character out of its alphabet or length: shown,
   held to no target (a reader still sees a credential);
@@ -32,6 +33,7 @@ quadratic in such a run (79 s on 64 KiB at ``main``).
 from __future__ import annotations
 
 import gzip
+import hashlib
 import importlib.util
 import json
 import re
@@ -158,6 +160,11 @@ def _groups(data: dict, own: tuple[list[str], list[str]]) -> dict[tuple[str, str
     groups[("gitleaks", "fp")] = [v for v in unmatched if id(v) not in apart]
     groups[("trufflehog", "tp")] = [v for v in groups.get(("trufflehog", "tp (as listed)"), [])
                                     if v.get("wanted") and all(_entropy(w) >= 3.0 for w in v["wanted"])]
+    # The halves the rules were tuned on and held out from (issue 30): by the detector's name, the SHA-256's
+    # first byte even or odd, so a vendor's vectors are all on one side.
+    for half, parity in (("tuning half", 0), ("held-out half", 1)):
+        groups[("trufflehog", f"tp, {half}")] = [v for v in groups[("trufflehog", "tp")]
+                                                 if hashlib.sha256(v["rule"].encode()).digest()[0] % 2 == parity]
     groups[("own corpus", "tp")] = [{"text": text, "rule": "own", "path": "tests/secrets_corpus.py"} for text in own[0]]
     groups[("own corpus", "fp")] = [{"text": text, "rule": "own", "path": "tests/secrets_corpus.py"} for text in own[1]]
     return groups
