@@ -28,6 +28,12 @@ Each rule is a class of input, not a list of providers:
 - a password stated in prose ("the admin password for staging is …") and a
   credential in an XML element named for one (``<secret>…</secret>``), as
   ``assigned-credential``.
+- ``vendor-token`` also: a JWT known by its header (``alg``/``typ``) whatever
+  its payload, an Azure Container Registry password (its ``+ACR``
+  signature); ``azure-storage-key``: 88 base64 characters after a key's name;
+- ``vendor-keyword``: a random value right after a vendor's name
+  (sandman.banks.secret_vendors), credential words and a separator between
+  at most.
 
 A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
@@ -35,7 +41,7 @@ a reference to where a secret lives (``settings.SLACK_TOKEN``,
 ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
 numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code, names joined
 by ``:``), not a file name or base64 of words, and looks random: it mixes
-letters with digits or symbols.
+letters with digits or symbols, or is letters of both cases drawn at random.
 """
 
 from __future__ import annotations
@@ -266,7 +272,8 @@ def suspected_path(path: str) -> bool:
     or more letters, digits, ``+`` and ``=`` mixing letters with digits (the
     random body every token, key id and key has), a run of 16 or more word
     characters and ``-`` holding lower- and upper-case letters and digits
-    (``AIza…`` with its ``-`` and ``_``), or a credential word given
+    (``AIza…`` with its ``-`` and ``_``) or letters of both cases drawn at
+    random (``_random_letters``), or a credential word given
     a value, a user part before ``@``, a key envelope or a command-line flag
     (``suspected``'s other alternatives). Not looked for: a secret whose every
     run of letters and digits is shorter than 16 characters or of one class.
@@ -279,7 +286,7 @@ def suspected_path(path: str) -> bool:
             return True
         if any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _PATH_RUN.finditer(segment)):
             return True
-        if any(_classes(run.group(0)) == 3 for run in _PATH_WORD_RUN.finditer(segment)):
+        if any(_classes(run.group(0)) == 3 or _random_letters(run.group(0)) for run in _PATH_WORD_RUN.finditer(segment)):
             return True
     return False
 
