@@ -402,7 +402,7 @@ _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
 _ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
-                       r"(?:[ \t]*(?::=|=>|[:=|])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;|]+)")
+                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
