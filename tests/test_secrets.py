@@ -422,3 +422,10 @@ def test_regression_random_letters_joined_by_an_underscore_under_a_key_name_are_
     # read as two words joined by `_` (a name) before: letters of both cases drawn at random are not words
     assert find_secrets('deploy_key: "' + "PqWzXkRtNbVcLmJh" + "GfDsYu_aQeTiOpZnBvCxMl" + '"') == ["assigned-credential"]
     assert find_secrets('cache_key: "Project_Settings_Page"') == []
+
+
+def test_regression_the_path_pre_check_does_not_clear_random_letters() -> None:
+    from sandman.banks import secret_rules
+
+    assert secret_rules.suspected_path(f"/tmp/{_LETTERS}/proj")
+    assert not secret_rules.suspected_path("/home/user/ProjectSettingsPageBuilder/src")
