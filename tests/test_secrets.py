@@ -410,6 +410,11 @@ def test_regression_a_random_value_after_a_vendors_name_is_refused(text: str) ->
     "cloudinary IMG_20231105_a8f3k2q9z4.jpg",
     # a short vendor's name inside a longer word is not the name
     "denormalize 5b1e0c7f3a9d24e68c0b7a1f3e5d9c2a",
+    # the shared corpus's line the keyword rule of the second pass refused: a session slug holding `float`,
+    # then a message id; here with a vendor's name in the slug and a random id too
+    '"slug":"radiant-floating-music","message":{"model":"claude-opus-4-6","id":"msg_01Nwn8efGiGf7N9byMkYVJkE"',
+    '"slug":"radiant-mixpanel-music","message":{"model":"claude-opus-4-6","id":"msg_01Nwn8efGiGf7N9byMkYVJkE"',
+    '"slug":"radiant-mixpanel-music","message":{"id":"Xr4Tn8Vb3Hy6Pm1Jc5FsqA7dZk2Lw9"}',
     # an English word that is also a service's name
     "a sanity check of 5b1e0c7f3a9d24e68c0b7a1f3e5d9c2a",
     "float Xr4Tn8Vb3Hy6Pm1Jc5FsqA7dZk2Lw9",
