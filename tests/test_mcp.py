@@ -35,7 +35,7 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
             "remember", {"body": "Likes tea.", "cwd": str(project), "type": "user", "name": "Tea",
                          "description": "The user likes tea"})
         seen["secret"] = await client.call_tool(
-            "remember", {"body": f"The deploy key is {AWS_KEY}", "cwd": str(project)})
+            "remember", {"body": f"The deploy key {AWS_KEY} opens the bucket", "cwd": str(project)})
         seen["relative"] = await client.call_tool("recall", {"cwd": "relative/dir"})
         seen["recall"] = await client.call_tool("recall", {"cwd": str(project)})
         seen["small"] = await client.call_tool("recall", {"cwd": str(project), "budget": 400})
