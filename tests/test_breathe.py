@@ -16,7 +16,7 @@ from sandman.machine import breath, trail
 
 T0 = datetime(2027, 1, 1, 9, 0, tzinfo=timezone.utc)
 SCORES = {"bearing": 0.8, "novelty": 0.6, "provenance": 0.9}
-AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"  # split so this file is not itself a finding
+AWS_KEY = "AKIA" + "UJZDE8GXD6NCF10E"  # split so this file is not itself a finding
 
 
 @pytest.fixture

@@ -583,7 +583,7 @@ def test_forget_finds_a_swept_leftover_by_its_bytes(layout, fake_claude, cwd):
 
 def test_a_mind_proposing_one_memory_with_a_secret_keeps_its_clean_memories(layout, fake_claude, cwd):
     leaked = proposal(cwd, "Deploy key", "The bucket key")
-    leaked["body"] = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
+    leaked["body"] = "The deploy key AKIAUJZDE8GXD6NCF10E opens the bucket."
     for mind in ("fable", "opus", "sonnet"):
         fake_claude.answer(model(mind), {"memories": [proposal(cwd, *MAKE), leaked]})
     archive_session(layout, SID, cwd, ended="2026-11-30T10:00:00Z")

@@ -98,7 +98,7 @@ def test_only_the_same_directory_gets_the_note(layout: Layout, project: Path) ->
     ("x" * 2_001, "handoff note is 2,001 characters; keep it under 2,000 (it is read inside the recall budget)"),
     ("a\0b", "handoff note holds a NUL character; remove it"),
     ("<private>only this</private>", "handoff note is empty; say what the next session should do"),
-    ("deploy with AKIAIOSFODNN7EXAMPLE", "handoff note refused: it contains a secret (aws-access-key-id); "
+    ("deploy with AKIAUJZDE8GXD6NCF10E", "handoff note refused: it contains a secret (aws-access-key-id); "
                                          "remove the credential"),
 ])
 def test_a_bad_note_is_refused_and_nothing_is_written(layout: Layout, project: Path, note: str,

@@ -54,7 +54,7 @@ description: the key for the bucket
 type: reference
 ---
 
-AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+AKIAUJZDE8GXD6NCF10E with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
 """
 INDEX = "- [terse-answers](feedback_terse.md) — short answers\n"
 

@@ -26,7 +26,7 @@ from sandman.verbs.sync import sync
 # Generated, not typed: a typed sequence (`ghp_abcdef…0123456789`) is an example, not a token (docs/secrets.md).
 _RNG = random.Random(24)
 GITHUB_TOKEN = "ghp_" + "".join(_RNG.choice(string.ascii_letters + string.digits) for _ in range(36))
-AWS_PAIR = ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n"
+AWS_PAIR = ("AWS_ACCESS_KEY_ID=AKIAUJZDE8GXD6NCF10E\n"
             "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
 
 
@@ -88,7 +88,7 @@ def test_a_stray_file_with_an_aws_key_pair_is_never_committed(layout: Layout, ba
     assert f"{stray.relative_to(layout.root).as_posix()} in {layout.root} contains a secret (" in message
     assert "aws-access-key-id" in message and "AKIA" not in message
     assert "notes.txt" not in git(layout.root, "ls-files")
-    assert "AKIAIOSFODNN7EXAMPLE" not in every_committed_byte(layout.root)
+    assert "AKIAUJZDE8GXD6NCF10E" not in every_committed_byte(layout.root)
     assert stray.read_text().endswith(AWS_PAIR)
 
     stray.unlink()

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from sandman.banks.names import bank_name
 from sandman.layout import Layout
 
-AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+AWS_KEY = "AKIAUJZDE8GXD6NCF10E"
 # About 1 MB of distinct words, "make" first (issue 34: such a query ran for minutes at 617 MB).
 HUGE_QUERY = "make " + " ".join(f"word{i}" for i in range(110_000))
 
@@ -35,7 +35,7 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
             "remember", {"body": "Likes tea.", "cwd": str(project), "type": "user", "name": "Tea",
                          "description": "The user likes tea"})
         seen["secret"] = await client.call_tool(
-            "remember", {"body": f"The deploy key is {AWS_KEY}", "cwd": str(project)})
+            "remember", {"body": f"The deploy key {AWS_KEY} opens the bucket", "cwd": str(project)})
         seen["relative"] = await client.call_tool("recall", {"cwd": "relative/dir"})
         seen["recall"] = await client.call_tool("recall", {"cwd": str(project)})
         seen["small"] = await client.call_tool("recall", {"cwd": str(project), "budget": 400})

@@ -141,7 +141,7 @@ def test_a_reply_whose_every_memory_is_unusable_is_an_answer_with_nothing_in_it(
     assert found.proposals == [] and [number for number, _ in found.rejected] == [1, 2]
 
 
-LEAKED = "The deploy key is AKIAIOSFODNN7EXAMPLE for the bucket."
+LEAKED = "The deploy key AKIAUJZDE8GXD6NCF10E opens the bucket."
 
 
 def test_a_memory_with_a_secret_is_dropped_and_the_rest_of_the_reply_counts():

@@ -131,7 +131,7 @@ def test_an_updated_memory_is_a_source_of_the_day_it_was_updated(layout, minds):
     ({"mode": "echo"}, "echo"),
     ({"mode": "refusal"}, "refusal"),
     ({"mode": "is_error"}, "is_error: Not logged in"),
-    ({"result": entry_reply(body="Keep AKIAIOSFODNN7EXAMPLE handy.")}, "secret (aws-access-key-id)"),
+    ({"result": entry_reply(body="Keep AKIAUJZDE8GXD6NCF10E handy.")}, "secret (aws-access-key-id)"),
 ])
 def test_an_abstention_leaves_the_disk_alone_and_the_next_pass_asks_again(layout, minds, day_memories,
                                                                          monkeypatch, rule, reason):

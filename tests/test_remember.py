@@ -63,7 +63,7 @@ def test_remembering_the_same_text_twice_commits_once(layout, tmp_path: Path) ->
          "sandman: type 'opinion' is unknown; use one of user, feedback, project, reference\n"),
         (["remember", "x", "--cwd", "relative/dir"],
          "sandman: directory 'relative/dir' is relative; give an absolute path\n"),
-        (["remember", "key AKIAIOSFODNN7EXAMPLE here"],
+        (["remember", "key AKIAUJZDE8GXD6NCF10E here"],
          "sandman: memory refused: it contains a secret (aws-access-key-id); "
          "remove the credential and remember the fact without it\n"),
         # --session was not checked: a path or a 200-character id went into the commit trailer.

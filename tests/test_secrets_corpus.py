@@ -46,9 +46,15 @@ def test_a_masked_credential_is_gone(kind: str, text: str) -> None:
     assert MASK in masked and find_secrets(masked) == [], (kind, masked)
 
 
-def test_the_aws_documented_example_key_is_refused_like_any_key() -> None:
-    # Decided (docs/secrets.md): it has a real key's format, and sandman cannot know which keys authenticate.
-    assert find_secrets("AWS's docs use " + "AKIAIOSFODNN7" + "EXAMPLE as the example key.") == ["aws-access-key-id"]
+def test_the_aws_documented_example_key_is_a_placeholder() -> None:
+    # AWS's docs name it the example key (it says EXAMPLE); gitleaks lists it as a false positive. It was refused.
+    assert find_secrets("AWS's docs use " + "AKIAIOSFODNN7" + "EXAMPLE as the example key.") == []
+    assert find_secrets("aws_access_key_id = " + "AKIAIOSFODNN7" + "EXAMPLE\naws_secret_access_key = "
+                        + "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY") == []
+
+
+def test_an_aws_key_id_in_the_example_keys_shape_is_still_refused() -> None:
+    assert find_secrets("AWS's docs use " + "AKIAIOSFODNN7" + "QZ4RW8T as the key.") == ["aws-access-key-id"]
 
 
 @pytest.mark.parametrize("kind", ["soft-hyphen-in-token", "fullwidth-token", "pem-pkcs8-encrypted", "putty-v3",

@@ -222,7 +222,7 @@ def test_a_refused_remember_is_never_a_highlight(tmp_path: Path):
     secret = 'sandman remember "Deploy with 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"'
     refusal = "Exit code 2\nsandman: memory refused: it contains a secret (GitHub Token)"
     mcp = {"type": "assistant", "uuid": "a3", "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t3", "name": "mcp__sandman__remember", "input": {"body": "AKIAIOSFODNN7EXAMPLE"}}]}}
+        {"type": "tool_use", "id": "t3", "name": "mcp__sandman__remember", "input": {"body": "AKIAUJZDE8GXD6NCF10E"}}]}}
     path = _write(tmp_path, [
         _user("go"), _bash(secret), _result("t-a1", refusal, is_error=True),
         mcp, _result("t3", "memory refused: it contains a secret (AWS Access Key)", is_error=True, uuid="r3"),

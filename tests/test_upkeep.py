@@ -202,7 +202,7 @@ def test_upkeep_runs_inside_the_reflect_pass(layout, minds, bank):
     ([merge_op(name="n" * 121)], "operation 1: name over 120 characters"),
     ([dict(RETITLE, description="")], "operation 1: description missing or not a string"),
     ([dict(RETITLE, name="Stuff", description="Stuff.")], "operation 1: a retitle that changes nothing"),
-    ([dict(RETITLE, name="key AKIAIOSFODNN7EXAMPLE")], "operation 1: secret (aws-access-key-id)"),
+    ([dict(RETITLE, name="key AKIAUJZDE8GXD6NCF10E")], "operation 1: secret (aws-access-key-id)"),
     ([PRUNE, "prune everything"], "operation 2: not an object"),
     ({"ops": [PRUNE]}, "no operations list"),
     ("Prune the old deploy note.", "unparseable"),
@@ -307,7 +307,7 @@ def test_a_file_never_listed_skips_only_its_own_operation(layout, minds, bank):
 
 @pytest.mark.parametrize("merge_rule", [
     {"mode": "garbage"}, {"result": {"text": "no body key"}}, {"result": {"body": "   "}},
-    {"result": {"body": "Use AKIAIOSFODNN7EXAMPLE."}},
+    {"result": {"body": "Use AKIAUJZDE8GXD6NCF10E."}},
 ])
 def test_a_merge_whose_second_call_abstains_is_skipped_alone(layout, minds, bank, merge_rule):
     minds.rules(UPKEEP_MODEL, [dict(merge_rule, match=MERGE_MATCH), {"result": {"operations": [merge_op(), PRUNE]}}])

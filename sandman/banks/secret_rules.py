@@ -28,6 +28,12 @@ Each rule is a class of input, not a list of providers:
 - a password stated in prose ("the admin password for staging is …") and a
   credential in an XML element named for one (``<secret>…</secret>``), as
   ``assigned-credential``.
+- ``vendor-token`` also: a JWT known by its header (``alg``/``typ``) whatever
+  its payload, an Azure Container Registry password (its ``+ACR``
+  signature); ``azure-storage-key``: 88 base64 characters after a key's name;
+- ``vendor-keyword``: a random value right after a vendor's name
+  (sandman.banks.secret_vendors), credential words and a separator between
+  at most.
 
 A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
@@ -35,7 +41,7 @@ a reference to where a secret lives (``settings.SLACK_TOKEN``,
 ``getpass.getpass()``, ``AWS_ACCESS_KEY_ID``, a path), not a name (words and
 numbers, a CI cache key, a CamelCase or UPPER_SNAKE name in code, names joined
 by ``:``), not a file name or base64 of words, and looks random: it mixes
-letters with digits or symbols.
+letters with digits or symbols, or is letters of both cases drawn at random.
 """
 
 from __future__ import annotations
@@ -140,9 +146,22 @@ def credential_like(value: str, minimum: int = 6) -> bool:
         return False
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
         return False
+    if _random_letters(value):
+        return True
     if _WORDS.match(value) or _PATH.match(value) and "/" in value and not _random(value.split("/")[-1]):
         return False
     return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
+def _random_letters(value: str) -> bool:
+    """True when ``value`` is letters alone (``_`` and ``-`` between them aside) drawn at random from both
+    cases (``hfCnuVcYOgiRjlDEmAoRbN``): 16 letters or more, the case changing at three letters in ten or
+    more, 3.5 bits per character. A name in code changes case once a word (``AgencyIdentificationCode``)."""
+    letters = value.replace("_", "").replace("-", "")
+    if len(letters) < 16 or not (letters.isascii() and letters.isalpha()) or letters.islower() or letters.isupper():
+        return False
+    changes = sum(a.islower() != b.islower() for a, b in zip(letters, letters[1:]))
+    return changes * 10 >= 3 * len(letters) and entropy(letters) >= 3.5 and not _code_name(value)
 
 
 _HEX_PART = re.compile(r"[0-9a-f]{6,40}")
@@ -174,7 +193,9 @@ _IDENTIFIER = re.compile(r"(?:[a-z]+|[0-9]+|[a-z]{1,8}[0-9]{1,3}[a-z]{0,2})"
 # A name in code: CamelCase words (`CreateLightmapTexturesIndividual`, `RHFSearchEXPSubsK2Click`), or upper-case
 # words joined by `_` (`SYSMEMINFO1_PERF_CCTOTALDIRTYPAGES`). A generated body has single letters between its
 # digits and capitals, and no `_` between upper-case words.
-_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z])|[A-Z]?\d{1,4})+")
+# Each part is read whole (a word to its end, capitals to the next word or the end, digits to the end): one
+# way to split a run, so a long run of capitals and digits is read once, not in every split (seconds each).
+_CAMEL = re.compile(r"(?:[A-Z]?[a-z]{2,}(?![a-z])|[A-Z]{2,}(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?\d+(?!\d))+")
 _UPPER_WORDS = re.compile(r"[A-Z]{2,}\d{0,2}(?:_[A-Z]{2,}\d{0,2}){2,}")
 
 
@@ -208,6 +229,7 @@ def _random(body: str) -> bool:
 # credential word is bounded for the same reason: `keykeykey…` re-read the rest of the run from every
 # `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
+_LETTER_RUN = re.compile(r"[A-Za-z_\-]{16,}")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
@@ -219,7 +241,8 @@ def suspected(text: str) -> bool:
     """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
 
     ``text`` is normalised first (as the full check does). False only for text
-    with no run of 16 or more characters mixing letters with digits, no
+    with no run of 16 or more characters mixing letters with digits or
+    letters of both cases drawn at random (``_random_letters``), no
     credential word followed by a value, no URL with a user part, no key
     envelope and no command-line credential flag: no rule of the full check
     (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
@@ -229,6 +252,8 @@ def suspected(text: str) -> bool:
 
     text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
     if _SUSPECT.search(text):
+        return True
+    if any(_random_letters(run.group(0)) for run in _LETTER_RUN.finditer(text)):
         return True
     return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
 
@@ -247,7 +272,8 @@ def suspected_path(path: str) -> bool:
     or more letters, digits, ``+`` and ``=`` mixing letters with digits (the
     random body every token, key id and key has), a run of 16 or more word
     characters and ``-`` holding lower- and upper-case letters and digits
-    (``AIza…`` with its ``-`` and ``_``), or a credential word given
+    (``AIza…`` with its ``-`` and ``_``) or letters of both cases drawn at
+    random (``_random_letters``), or a credential word given
     a value, a user part before ``@``, a key envelope or a command-line flag
     (``suspected``'s other alternatives). Not looked for: a secret whose every
     run of letters and digits is shorter than 16 characters or of one class.
@@ -260,7 +286,7 @@ def suspected_path(path: str) -> bool:
             return True
         if any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _PATH_RUN.finditer(segment)):
             return True
-        if any(_classes(run.group(0)) == 3 for run in _PATH_WORD_RUN.finditer(segment)):
+        if any(_classes(run.group(0)) == 3 or _random_letters(run.group(0)) for run in _PATH_WORD_RUN.finditer(segment)):
             return True
     return False
 
@@ -268,7 +294,7 @@ def suspected_path(path: str) -> bool:
 # --- rules ---------------------------------------------------------------------
 
 # A prefix of 2-12 characters, one or two separators, a random body; hash names are not prefixes.
-_PREFIXED = re.compile(r"(?<![\w.+/-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
+_PREFIXED = re.compile(r"(?<![\w.+/~@-])([A-Za-z][A-Za-z0-9]{1,11}(?:[_.~-][A-Za-z0-9]{1,10}){0,2}[_.~-]{1,2})"
                        r"([A-Za-z0-9][A-Za-z0-9_\-+/]{15,})")
 _HASH_PREFIXES = re.compile(r"(?i)^(?:sha\d*|md5|blake2\w*|sri|uuid|rev|commit|msg|req|toolu|call|chatcmpl|run|thread|asst|file|batch|evt)[_.~-]")
 # An AWS key id is found inside any run of upper-case letters and digits of at most 22 characters
@@ -280,7 +306,7 @@ _SHAPED = [
     re.compile(r"(?<![\w/])(1//0[A-Za-z0-9_\-]{40,})"),
     re.compile(r"\b(ya29\.[A-Za-z0-9_\-]{40,})"),
     re.compile(r"\b(\d{8,10}:AA[A-Za-z0-9_\-]{33})"),
-    re.compile(r"\b([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})"),
+    re.compile(r"(?<![\w~.\-])([A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34})(?![\w~.\-])"),
     re.compile(r"\b([a-f0-9]{32}-us\d{1,2})\b"),
     re.compile(r"\b([a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b"),
     re.compile(r"\b([A-Za-z0-9]{70,}AZDO[A-Za-z0-9]{4})\b"),
@@ -304,6 +330,55 @@ _VENDOR = re.compile(_EDGE_L + "(" + "|".join((
     r"SK[0-9a-fA-F]{32}",                                # Twilio API key SID
     r"eyJ[0-9A-Za-z_\-]{8,}\.eyJ[0-9A-Za-z_\-]{8,}\.[0-9A-Za-z_\-]{16,}",  # a signed JWT (Supabase, Kubernetes)
 )) + ")" + _EDGE_R)
+# A JSON Web Token known by its header (base64url of a JSON object naming its `alg` or `typ`), whatever its
+# payload: the `eyJ….eyJ….` rule above wants a JSON payload too.
+_JWT = re.compile(_EDGE_L + r"(eyJ[0-9A-Za-z_\-]{10,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})"
+                  + _EDGE_R)
+# An Azure Storage account key (64 bytes in base64: 86 characters and `==`) after a key's name; a digest of
+# the same length names its algorithm (`sha512-…` in a lock file).
+_AZURE_STORAGE_KEY = re.compile(r"(?<![A-Za-z0-9+/=\-])([A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])")
+_KEY_WORD = re.compile(r"(?i)key")
+_DIGEST_NAME = re.compile(r"(?i)(?:sha\d*|md5|blake2\w*|integrity|digest|hash|checksum)\W{0,4}$")
+# Microsoft's identifiable secrets carry a signature at a fixed place: `+ACR` in a container registry's password.
+_AZURE_ACR = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]{6})(?![A-Za-z0-9+/])")
+# A random value right after a vendor's name (sandman.banks.secret_vendors), credential words and a separator
+# between them at most: `liveagent '<32>'`, `mixpanel <32>`, `cloudmersive: "<36>"`, `meraki token = '<40>'`.
+# The candidates are found first (few in any text), then the name before each is read back at most 100 characters.
+_VENDOR_VALUE = re.compile(r"(?<![\w\-+/=.@])[A-Za-z0-9][A-Za-z0-9_\-]{15,99}(?![\w\-+/=@]|\.\w)")
+_VENDOR_BEFORE = re.compile(r"(?i)(?<![\w.-])([a-z][\w.-]{3,60}?)(?:[ \t]+(?:api|auth|access|secret|token|key|pat|password))*"
+                            r"[\"']?[ \t]*(?::=|=>|[:=|])?[ \t]*[\"'`]?$")
+_VENDOR_SUFFIX = re.compile(r"(?:api|auth|access|secret|token|key|pat|password|id)*")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _vendor_named(name: str) -> bool:
+    """True when the identifier ``name`` names a vendor of secret_vendors: holds a name of six letters or more
+    (``X-BillomatApiKey``), or is a shorter name and credential words (``luno``, ``qase_api_key``)."""
+    from sandman.banks.secret_vendors import VENDORS
+
+    flat = re.sub(r"[_.\-]", "", name.lower())
+    for size in range(4, min(len(flat), 40) + 1):
+        for start in range(0, len(flat) - size + 1):
+            part = flat[start:start + size]
+            if part in VENDORS and (size >= 6 or start == 0 and _VENDOR_SUFFIX.fullmatch(flat[size:])):
+                return True
+    return False
+
+
+def _vendor_value(value: str) -> bool:
+    """True when ``value`` could be a vendor's key: letters with digits (or letters of both cases drawn at
+    random), 3.5 bits per character, not a typed example, an object id (``msg_…``), a UUID, a commit (40 hex),
+    a 24-hex object id, or a name (words and numbers joined, CamelCase)."""
+    if placeholder(value) or _HASH_PREFIXES.match(value) or _UUID.fullmatch(value) or entropy(value) < 3.5:
+        return False
+    if re.fullmatch(r"[0-9a-fA-F]+", value):
+        return len(value) == 32 or len(value) >= 64
+    if _IDENTIFIER.fullmatch(value.lower()) and not re.search(r"[a-z]\d|\d[a-z]", value.lower()) or _code_name(value):
+        return False
+    return (_LETTER.search(value) is not None and _DIGIT.search(value) is not None and not _name_like(value)
+            or _random_letters(value))
+
+
 # A Twilio account SID names an account; the 32-hex auth token written beside it is the secret.
 _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
@@ -407,7 +482,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
                 and not _encoded_words(body) and not _file_name(body, text[match.end():match.end() + 6])):
             yield "prefixed-token", match.group(0)
     for match in re.finditer(r"[A-Z0-9]{20,}", text):
-        if len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6:
+        if (len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6
+                and not placeholder(match.group(0), typed=False)):
             yield "aws-access-key-id", match.group(0)
     for pattern in _SHAPED:
         for match in pattern.finditer(text):
@@ -416,6 +492,21 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     for match in _VENDOR.finditer(text):
         if not placeholder(match.group(1)):
             yield "vendor-token", match.group(1)
+    for match in _JWT.finditer(text):
+        header = _b64text(match.group(1).replace("-", "+").replace("_", "/").rstrip("="))
+        if header and header.lstrip().startswith("{") and ('"alg"' in header or '"typ"' in header):
+            yield "vendor-token", match.group(0)
+    for match in _AZURE_STORAGE_KEY.finditer(text):
+        before = text[max(0, match.start() - 80):match.start()]
+        if _KEY_WORD.search(before) and not _DIGEST_NAME.search(before) and entropy(match.group(1)) >= 5.0:
+            yield "azure-storage-key", match.group(1)
+    for match in _AZURE_ACR.finditer(text):
+        yield "vendor-token", match.group(1)
+    for match in _VENDOR_VALUE.finditer(text):
+        if _vendor_value(match.group(0)):
+            before = _VENDOR_BEFORE.search(text[max(0, match.start() - 100):match.start()])
+            if before and _vendor_named(before.group(1)):
+                yield "vendor-keyword", match.group(0)
     if _TWILIO_SID.search(text):
         for match in _HEX32.finditer(text):
             if _classes(match.group(0)) == 2:
@@ -450,7 +541,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
             continue
-        if credential_like(value, 6 if strong else 12) and (strong or not _name_like(value) and not _names(value)):
+        if credential_like(value, 6 if strong else 12) and (strong or _random_letters(value)
+                                                             or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):

@@ -1,0 +1,101 @@
+"""Vendors' names for the ``vendor-keyword`` rule (sandman.banks.secret_rules; docs/secrets.md).
+
+A vendor's name right before a random value marks the value as that vendor's
+credential (``liveagent '<32 characters>'``, ``mixpanel: <32 characters>``).
+The names are those of the services trufflehog has a detector for (the
+directory names under ``pkg/detectors/`` of trufflesecurity/trufflehog at
+3ab759fe, names only), lower-cased, ``_`` removed, a trailing credential word
+(``apikey``, ``personalaccesstoken``, ``oauth``...) removed. Left out: names
+shorter than four characters, names that are English words or everyday
+terms (``float``, ``box``, ``sanity``, ``kanban``, ``notion``), and names
+whose ids a session writes beside the name (``github`` and commits,
+``sentry`` and event ids, ``mongo`` and object ids, ``airtable`` and base
+ids, ``vercel`` and deployments, ``anthropic`` and message ids): their keys
+are known by prefix (betterleaks' rules) or not at all.
+"""
+
+from __future__ import annotations
+
+VENDORS = frozenset((
+    "abuseip", "abyssale", "accuweather", "adafruitio", "adobeio", "adzuna", "aeroworkflow", "airbrake", "airvisual",
+    "aiven", "alconost", "alegra", "aletheia", "aletheiaapi", "algolia", "alibaba", "alienvault", "allsports",
+    "ambee", "anypoint", "apacta", "api2cart", "apideck", "apiflash", "apifonica", "apify", "apilayer", "apimatic",
+    "apimetrics", "apitemplate", "appcues", "appfollow", "appointedd", "appsynergy", "apptivo", "artifactory",
+    "asana", "assemblyai", "audd", "auth0", "autodesk", "autoklose", "avaza", "aviationstack", "axonaut", "aylien",
+    "ayrshare", "azureapimanagement", "azureappconfig", "azurebatch", "azurecontainerregistry", "azurecosmos",
+    "azuredevops", "azureopenai", "azuresas", "azurestorage", "bannerbear", "baremetrics", "beebole", "besnappy",
+    "besttime", "betterstack", "billomat", "bitcoinaverage", "bitfinex", "bitly", "bitmex", "blazemeter",
+    "blocknative", "bombbomb", "boostnote", "borgbase", "braintreepayments", "brandfetch", "browserstack",
+    "browshot", "bscscan", "buddyns", "budibase", "bugherd", "bugsnag", "buttercms", "caflou", "calendarific",
+    "calendly", "calorieninja", "campayn", "cannyio", "capsule", "captaindata", "carboninterface", "cashboard",
+    "caspio", "censys", "centralstation", "cexio", "chartmogul", "chatfule", "checio", "checklyhq", "checkvist",
+    "clarifai", "clearbit", "clickhelp", "clicksend", "clickuppersonal", "cliengo", "clientary", "clinchpad",
+    "clockify", "clockwork", "cloudconvert", "cloudelements", "cloudimage", "cloudinary", "cloudmersive",
+    "cloudplan", "cloudsmith", "cloverly", "clustdoc", "codacy", "codeclimate", "codemagic", "codequiry", "coinapi",
+    "coinbase", "coinlayer", "coinlib", "commercejs", "companyhub", "confluent", "contentful", "conversiontools",
+    "convertapi", "convertkit", "convier", "couchbase", "countrylayer", "coveralls", "craftmypdf", "crowdin",
+    "cryptocompare", "currencycloud", "currencyfreaks", "currencylayer", "currencyscoop", "currentsapi",
+    "customerguru", "customerio", "d7network", "dailyco", "dareboost", "databox", "databricks", "datagov", "deepai",
+    "deepgram", "deepseek", "demio", "deno", "detectify", "detectlanguage", "dfuse", "diffbot", "diggernaut",
+    "digitalocean", "disqus", "dnscheck", "docparser", "documo", "doppler", "dotdigital", "dovico", "dronahq",
+    "droneci", "duffel", "duply", "dwolla", "dynalist", "dyspatch", "eagleeyenetworks", "easyinsight",
+    "ecostruxureit", "edamam", "edenai", "eightxeight", "elasticemail", "elevenlabs", "enablex", "endorlabs",
+    "etherscan", "ethplorer", "eventbrite", "everhour", "exchangerateapi", "exchangeratesapi", "exportsdk",
+    "extractorapi", "faceplusplus", "fastforex", "fastlypersonal", "feedier", "fetchrss", "fibery", "fileio",
+    "finage", "financialmodelingprep", "finnhub", "fixerio", "flatio", "fleetbase", "flexport", "flickr",
+    "flightapi", "flightlabs", "flightstats", "flowflu", "flutterwave", "flyio", "fmfw", "formbucket", "formcraft",
+    "formio", "formsite", "foursquare", "frameio", "freshbooks", "freshdesk", "fulcrum", "fullstory", "fxmarket",
+    "gcpapplicationdefaultcredentials", "geckoboard", "gengo", "geoapify", "geocodify", "geocodio", "geoipifi",
+    "getgeo", "getgeoapi", "getgist", "getresponse", "getsandbox", "gitter", "glassnode", "gocanvas", "gocardless",
+    "godaddy", "goodday", "googlegemini", "grafana", "graphcms", "graphhopper", "groovehq", "groq", "gtmetrix",
+    "guardianapi", "gumroad", "gyazo", "happyscribe", "hashicorpvault", "hasura", "hellosign", "helpcrunch",
+    "helpscout", "hereapi", "hiveage", "holidayapi", "html2pdf", "hubspot", "hybiscus", "hypertrack", "ibmcloud",
+    "iconfinder", "iexapis", "iexcloud", "imagekit", "imagga", "infura", "insightly", "instabot", "instamojo",
+    "intercom", "interseller", "intra42", "intrinio", "invoiceocean", "ip2location", "ipapi", "ipgeolocation",
+    "ipinfo", "ipquality", "ipstack", "jotform", "jumpcloud", "jupiterone", "juro", "kanbantool", "keenio",
+    "kickbox", "klaviyo", "klipfolio", "knapsackpro", "kontent", "kucoin", "kylas", "langfuse", "langsmith",
+    "languagelayer", "larksuite", "launchdarkly", "leadfeeder", "lemlist", "lemonsqueezy", "lendflow",
+    "lessannoying", "lexigram", "linearapi", "linemessaging", "linenotify", "linkpreview", "liveagent", "livestorm",
+    "loadmill", "locationiq", "loggly", "loginradius", "logzio", "lokalise", "loyverse", "lunchmoney", "luno",
+    "madkudu", "magicbell", "mailboxlayer", "mailchimp", "mailerlite", "mailgun", "mailjet", "mailmodo", "mailsac",
+    "mandrill", "mapbox", "mapquest", "marketstack", "mattermostpersonal", "mavenlink", "maxmindlicense",
+    "meaningcloud", "mediastack", "meistertask", "meraki", "mesibo", "messagebird", "metaapi", "metabase", "metrilo",
+    "mindmeister", "miro", "mixmax", "mixpanel", "mockaroo", "monkeylearn", "moonclerk", "moosend", "moralis",
+    "mrticktock", "myfreshworks", "myintervals", "nasdaqdatalink", "nethunt", "netsuite", "neutrinoapi", "newrelic",
+    "newrelicinsights", "newrelicpersonal", "newsapi", "newscatcher", "nexmo", "nftport", "ngrok", "nicereply",
+    "nozbeteams", "numverify", "nutritionix", "nvapi", "nylas", "oanda", "octopusdeploy", "okta", "omnisend",
+    "onedesk", "onelogin", "onesignal", "onfleet", "oopspam", "opencagedata", "openrouter", "openuv", "openvpn",
+    "openweather", "opsgenie", "optimizely", "overloop", "owlbot", "packagecloud", "pagarme", "pagerduty",
+    "pandadoc", "pandascore", "paperform", "paralleldots", "parsehub", "parseur", "partnerstack", "pastebin",
+    "paymongo", "paypal", "paystack", "pdflayer", "pdfshift", "peopledatalabs", "pepipost", "pganalyze", "photoroom",
+    "pipedream", "pipedrive", "pivotaltracker", "pixabay", "plaid", "planetscale", "planviewleankit", "planyo",
+    "plivo", "podio", "pollsapi", "poloniex", "portainer", "positionstack", "posthog", "postman", "postmark",
+    "powrbot", "prodpad", "protocolsio", "proxycrawl", "pubnub", "pulumi", "purestake", "pushbullet", "pusher",
+    "qase", "qualaroo", "qubole", "rabbitmq", "railway", "rapidapi", "rawg", "razorpay", "reachmail",
+    "reallysimplesystems", "rebrandly", "rechargepayments", "redhatpyxis", "rentman", "repairshopr", "replyio",
+    "requestfinance", "restpackhtmltopdf", "restpackhtmltopdfapi", "restpackscreenshot", "restpackscreenshotapi",
+    "ringcentral", "ritekit", "robinhoodcrypto", "rocketreach", "rootly", "route4me", "rownd", "runrunit",
+    "saladcloud", "salesblink", "salescookie", "salesflare", "salesforce", "salesmate", "satismeter", "saucelabs",
+    "scaleway", "scalr", "scrapeowl", "scraperapi", "scraperbox", "scrapestack", "scrapfly", "scrapingant",
+    "scrapingbee", "screenshotapi", "screenshotlayer", "scrutinizerci", "securitytrails", "selectpdf", "sendbird",
+    "sendbirdorganizationapi", "sendgrid", "sendinblue", "serphouse", "serpstack", "sheety", "sherpadesk", "shipday",
+    "shippo", "shodan", "shopify", "shotstack", "shutterstock", "signalwire", "signaturit", "signupgenius", "sigopt",
+    "simfin", "simplesat", "simplynoted", "simvoly", "sinchmessage", "sirv", "siteleaf", "skrappio", "skybiometry",
+    "smartsheets", "smartystreets", "snipcart", "snyk", "solarwindsobservability", "sonarcloud", "sourcegraph",
+    "sparkpost", "spectralops", "speechtextai", "spoonacular", "sportsmonk", "squarespace", "sslmate", "statuscake",
+    "statuspal", "stitchdata", "stockdata", "storecove", "stormboard", "stormglass", "storyblok", "storychief",
+    "strava", "stripo", "stytch", "sugester", "sumologic", "supabase", "supernotesapi", "surveyanyplace",
+    "surveybot", "surveysparrow", "survicate", "swiftype", "tailscale", "tallyfy", "tatumio", "taxjar", "teamgate",
+    "teamworkdesk", "teamworkspaces", "technicalanalysisapi", "tefter", "telnyx", "terraformcloudpersonal",
+    "testingbot", "textmagic", "theoddsapi", "thinkific", "thousandeyes", "ticketmaster", "tickettailor", "tiingo",
+    "timecamp", "timezoneapi", "tines", "tmetric", "todoist", "toggltrack", "tokeet", "tomorrowio", "tomtom",
+    "tradier", "transferwise", "travelpayouts", "travisci", "trufflehog", "twelvedata", "twilio", "twitch", "tyntec",
+    "typeform", "typetalk", "ubidots", "uclassify", "unifyid", "unplugg", "unsplash", "upcdatabase", "uplead",
+    "uploadcare", "uptimerobot", "upwave", "urlscan", "userflow", "userstack", "vagrantcloudpersonal", "vatlayer",
+    "vbout", "verimail", "veriphone", "versioneye", "viewneo", "virustotal", "visualcrossing", "voiceflow",
+    "voicegain", "vouchery", "vpnapi", "vultr", "vyte", "walkscore", "weatherbit", "weatherstack", "web3storage",
+    "webex", "webexbot", "webflow", "websitepulse", "weightsandbiases", "wepay", "whoxy", "wistia", "worksnaps",
+    "workstack", "worldcoinindex", "worldweather", "wrike", "yandex", "youneedabudget", "yousign", "zapier",
+    "zendesk", "zendeskapi", "zenkit", "zenkitapi", "zenrows", "zenscrape", "zenserp", "zeplin", "zerobounce",
+    "zerotier", "zipapi", "zipbooks", "zipcode", "zipcodeapi", "zipcodebase", "zoho", "zonkafeedback", "zulipchat",
+))
