@@ -437,3 +437,9 @@ def test_regression_the_path_pre_check_does_not_clear_random_letters() -> None:
 
     assert secret_rules.suspected_path(f"/tmp/{_LETTERS}/proj")
     assert not secret_rules.suspected_path("/home/user/ProjectSettingsPageBuilder/src")
+
+
+def test_regression_a_lone_surrogate_neither_raises_nor_hides_a_secret():
+    # find_secrets raised UnicodeEncodeError on "\ud83d" (the scanner encodes its text as UTF-8).
+    assert find_secrets("half an emoji \ud83d here") == []
+    assert find_secrets('api_key = "4f9a8b7c\ud83d6d5e4f3a2b1c0d9e8f7a6b5c"') != []

@@ -40,8 +40,9 @@ class Finding:
 
 
 def normalise(text: str) -> str:
-    """Return ``text`` without Unicode format characters (category Cf) and in NFKC form."""
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    """Return ``text`` without Unicode format characters (category Cf) or lone surrogates (Cs: no
+    encoding holds them, and the scanner must encode the text) and in NFKC form."""
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cs"))
     return unicodedata.normalize("NFKC", text)
 
 
