@@ -178,11 +178,31 @@ def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     return found
 
 
+def forms(term: str) -> tuple[str, ...]:
+    """The other forms of the word ``term`` that the index's Porter stemmer files under another stem.
+
+    Porter turns a final ``y`` after a vowel into ``i`` but keeps a ``-ment`` whose base is
+    short: ``deploy``, ``deploys`` and ``deployed`` are all ``deploi``, ``deployment`` is
+    ``deploy``, so neither would find the other. A ``-ment(s)`` word brings its base
+    (``deployment`` -> ``deploy``), a word ending in a vowel and ``y`` its ``-ment``
+    (``deploy`` -> ``deployment``). Returns () for any other term (a phrase too)."""
+    if " " in term:
+        return ()
+    for suffix in ("ments", "ment"):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return (term[:-len(suffix)],)
+    if len(term) >= 3 and term[-1] == "y" and term[-2] in "aeiou":
+        return (term + "ment",)
+    return ()
+
+
 def _group_of(term: str) -> tuple[str, ...]:
-    """The RELATED words of ``term`` or of its stem by a plain suffix (``deploys``, ``shipping``)."""
+    """The RELATED words of ``term`` or of its stem by a plain suffix (``deploys``, ``shipping``,
+    ``deployment``)."""
     if term in RELATED:
         return RELATED[term]
-    for suffix, restore in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", "")):
+    for suffix, restore in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("es", ""), ("s", ""),
+                            ("ments", ""), ("ment", "")):
         if term.endswith(suffix) and term[:-len(suffix)] + restore in RELATED:
             return RELATED[term[:-len(suffix)] + restore]
     return ()
@@ -200,11 +220,123 @@ def related_words(found: list[str]) -> list[str]:
     return out
 
 
-def _expression(found: list[str]) -> str:
-    return " OR ".join('"' + " ".join(words(term)) + '"' for term in found)
+def _quoted(term: str) -> str:
+    """``term`` as an FTS5 string: its words, in double quotes (nothing of it read as syntax)."""
+    return '"' + " ".join(words(term)) + '"'
 
 
-def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> str | None:
+def alternative(term: str, corrected: dict[str, str] | None = None) -> str:
+    """The FTS5 alternative that stands for the typed ``term``: the term itself and its ``forms``,
+    or, when ``corrected`` maps it (``corrections``: no memory holds it), the index term it
+    was corrected to, as a prefix (``"compon" *``: the index's stems are matched through the
+    same stemmer, which may cut them further)."""
+    if corrected and term in corrected:
+        return _quoted(corrected[term]) + " *"
+    return " OR ".join(_quoted(word) for word in (term, *forms(term)))
+
+
+def group(term: str, corrected: dict[str, str] | None = None) -> str:
+    """``alternative(term, corrected)`` OR the RELATED words of ``term``: what a memory must hold
+    to share the term, for the prompt hook's count of shared terms (sandman/recall/moments.py)."""
+    return " OR ".join([alternative(term, corrected), *(_quoted(word) for word in _group_of(term))])
+
+
+def _expression(found: list[str], corrected: dict[str, str] | None = None) -> str:
+    return " OR ".join(alternative(term, corrected) for term in found)
+
+
+# --- misspellings: a word no memory holds, corrected to the nearest word of the index ---
+
+CORRECT_MIN_CHARS = 5  # a shorter word has too many neighbours one edit away to guess from
+CORRECT_MAX_WORDS = 4  # words corrected per query, in their order (each costs a look at the index)
+_STEM_TABLE = "sandman_stem"  # temp tables of the connection: the query's words stemmed, and the index's terms
+_VOCAB_TABLE = "sandman_vocab"
+
+
+def edit_distance(a: str, b: str, bound: int) -> int:
+    """The optimal-string-alignment distance of ``a`` and ``b`` (insertions, deletions,
+    substitutions and swaps of two neighbours, one each), or ``bound`` + 1 when it is over
+    ``bound`` (computed no further)."""
+    if abs(len(a) - len(b)) > bound:
+        return bound + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            best = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                best = min(best, before[j - 2] + 1)
+            current[j] = best
+        if min(current) > bound:
+            return bound + 1
+        before, row = row, current
+    return row[-1] if row[-1] <= bound else bound + 1
+
+
+def allowed_edits(word: str) -> int:
+    """Edits a misspelling of ``word``'s length may be away from the word meant: 1 below 8
+    characters, 2 from 8 on; 0 (never corrected) below CORRECT_MIN_CHARS."""
+    return 0 if len(word) < CORRECT_MIN_CHARS else 1 if len(word) < 8 else 2
+
+
+def corrections(connection, found: list[str]) -> dict[str, str]:
+    """Map each term of ``found`` that no memory of the index holds to the index term nearest it.
+
+    ``connection`` is a sqlite3 (or ``_sqlite3``) connection to the search index (its FTS5
+    table ``memories``, docs/BANK-FORMAT.md, "The search index"). Only single words of
+    letters, of CORRECT_MIN_CHARS characters or more, are looked at, the first
+    CORRECT_MAX_WORDS of them that no memory holds: each is stemmed by the index's own
+    tokenizer (a temp FTS5 table of the connection) and compared with the index's terms
+    (``fts5vocab``) that start with its letter, the nearest within ``allowed_edits`` of it
+    (``edit_distance``) winning, the term in more memories on a tie. Returns ``{term: index
+    term}``, {} when nothing is corrected. Raises sqlite3.Error (a locked or broken index).
+    """
+    candidates = [term for term in found if len(term) >= CORRECT_MIN_CHARS and term.isalpha()]
+    if not candidates:
+        return {}
+    absent = []
+    for term in candidates:
+        if connection.execute("SELECT 1 FROM memories WHERE memories MATCH ? LIMIT 1", [alternative(term)]).fetchone():
+            continue
+        absent.append(term)
+        if len(absent) >= CORRECT_MAX_WORDS:
+            break
+    if not absent:
+        return {}
+    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE} USING fts5("
+                       "word, tokenize = 'porter unicode61 remove_diacritics 2')")
+    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE}_terms"
+                       f" USING fts5vocab(temp, {_STEM_TABLE}, 'instance')")
+    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB_TABLE}"
+                       " USING fts5vocab(main, memories, 'row')")
+    connection.execute(f"DELETE FROM temp.{_STEM_TABLE}")
+    for n, term in enumerate(absent):
+        connection.execute(f"INSERT INTO temp.{_STEM_TABLE} (rowid, word) VALUES (?, ?)", [n, term])
+    stems = dict(connection.execute(f"SELECT doc, term FROM temp.{_STEM_TABLE}_terms"))
+    corrected = {}
+    for n, term in enumerate(absent):
+        stem = stems.get(n)
+        if not stem:
+            continue
+        bound = allowed_edits(term)
+        first = stem[0]
+        best: tuple[int, int, str] | None = None
+        for other, memories in connection.execute(
+                f"SELECT term, doc FROM temp.{_VOCAB_TABLE} WHERE term >= ? AND term < ?"
+                " AND length(term) BETWEEN ? AND ?",
+                [first, chr(ord(first) + 1), len(stem) - bound, len(stem) + bound]):
+            distance = edit_distance(stem, other, bound)
+            if distance <= bound and (best is None or (distance, -memories, other) < best):
+                best = (distance, -memories, other)
+        if best is not None:
+            corrected[term] = best[2]
+    return corrected
+
+
+def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True,
+              corrected: dict[str, str] | None = None) -> str | None:
     """Return the FTS5 MATCH expression for a person's ``text``, None when no meaningful word remains.
 
     The expression is ``"t1" OR "t2" OR ...``: each of ``terms(text,
@@ -216,7 +348,8 @@ def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True) -> st
     found = terms(text, max_terms)
     if not found:
         return None
-    return _expression(found + related_words(found) if related else found)
+    expression = _expression(found, corrected)
+    return f"{expression} OR {_expression(related_words(found))}" if related and related_words(found) else expression
 
 
 def fts_related(text: str, max_terms: int = MAX_TERMS) -> str | None:

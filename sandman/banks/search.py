@@ -50,7 +50,7 @@ from pathlib import Path
 
 from sandman import private
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
-from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
+from sandman.banks.query import MAX_TERMS, corrections, fts_query, fts_related, terms
 from sandman.errors import InputError, SearchIndexError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
@@ -371,11 +371,30 @@ def rank(
     is no root. Raises InputError when the query's SQLite work passes
     ``seconds``, OSError, sqlite3.Error (docs/search.md).
     """
-    expression = fts_query(text, MAX_TERMS, related=False)
-    if expression is None or not layout.root.is_dir():
+    found_terms = terms(text, MAX_TERMS)
+    if not found_terms or not layout.root.is_dir():
         return []
     if banks is not None and not banks:
         return []
+    connection = open_index(layout)
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
+    try:
+        return _ranked(connection, text, found_terms, limit, banks, memory_type, related)
+    except sqlite3.OperationalError as error:
+        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
+        if str(error) != "interrupted" and time.monotonic() < deadline:
+            raise
+        raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
+    finally:
+        connection.close()
+
+
+def _ranked(connection: sqlite3.Connection, text: str, found_terms: list[str], limit: int, banks: list[str] | None,
+            memory_type: str | None, related: bool) -> list[Hit]:
+    """rank's work on an open index: ``found_terms`` (query.terms of ``text``), a word no memory holds
+    corrected to the nearest the index holds (query.corrections). Raises sqlite3.Error."""
+    expression = fts_query(text, MAX_TERMS, related=False, corrected=corrections(connection, found_terms))
     related_expression = fts_related(text, MAX_TERMS) if related else None
     weights = ", ".join(map(str, WEIGHTS))
     if related_expression is None:
@@ -401,24 +420,13 @@ def rank(
     # Then the texts of the few found, their matched words marked: highlight() needs a full-text
     # query of its own (the same words, any of them), and is paid only for these.
     either = expression if related_expression is None else f"{expression} OR {related_expression}"
-    connection = open_index(layout)
-    deadline = time.monotonic() + seconds
-    connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
-    try:
-        scores = dict(connection.execute(sql, parameters).fetchall())
-        ids = list(scores)
-        rows = connection.execute(
-            f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
-            f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
-            f" FROM memories m JOIN files f ON f.id = m.rowid"
-            f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
-    except sqlite3.OperationalError as error:
-        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
-        if str(error) != "interrupted" and time.monotonic() < deadline:
-            raise
-        raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
-    finally:
-        connection.close()
+    scores = dict(connection.execute(sql, parameters).fetchall())
+    ids = list(scores)
+    rows = connection.execute(
+        f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
+        f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
+        f" FROM memories m JOIN files f ON f.id = m.rowid"
+        f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
     found = {}
     for row_id, bank_name, file, name, description, kind, marked_description, marked_body in rows:
         number, line = _matching_line(name, marked_description, marked_body)

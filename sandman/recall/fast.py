@@ -34,7 +34,7 @@ import time
 import _json
 import _sqlite3
 
-from sandman.banks.query import RELATED, terms as meaningful
+from sandman.banks.query import corrections, group, terms as meaningful
 
 FALLBACK = None
 EVENT = "UserPromptSubmit"
@@ -215,11 +215,6 @@ def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[s
     return "\n".join(lines) + "\n", shown
 
 
-def _groups(words: list[str]) -> list[str]:
-    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
-                        for word in (term, *RELATED.get(term, ()))) for term in words]
-
-
 def _enough(shared: int, terms: int) -> bool:
     return shared >= min(PROMPT_MIN_SHARED, terms) and shared >= PROMPT_MIN_SHARED_FRACTION * terms
 
@@ -229,7 +224,8 @@ def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[
     words = meaningful(prompt, PROMPT_MAX_TERMS)
     if not words:
         return [], 0, "no-words"
-    groups = _groups(words)
+    corrected = corrections(connection, words)
+    groups = [group(term, corrected) for term in words]
     if len(words) == 1:
         groups = ["{name description} : (" + groups[0] + ")"]
     cap = PROMPT_RANK_MAX_MATCHES

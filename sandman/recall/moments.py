@@ -187,14 +187,6 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
 # --- the prompt --------------------------------------------------------------------
 
 
-def _groups(terms: list[str]) -> list[str]:
-    """Each term of the prompt as an FTS5 alternative of it and its related words (banks/query.py)."""
-    from sandman.banks.query import RELATED
-
-    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
-                        for word in (term, *RELATED.get(term, ()))) for term in terms]
-
-
 def enough(shared: int, terms: int) -> bool:
     """The relevance floor: a memory sharing ``shared`` of a prompt's ``terms`` meaningful words
     (each counted once with its related words) is relevant when it shares at least
@@ -216,12 +208,13 @@ def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | f
     memories, rank the candidates by bm25; a prompt whose rarest word alone matches more
     says too little to pick a memory out (``too-common``). A one-word prompt must find its
     word in a memory's name or description. Raises sqlite3.Error."""
-    from sandman.banks.query import terms as meaningful
+    from sandman.banks.query import corrections, group, terms as meaningful
 
     terms = meaningful(prompt, config.PROMPT_MAX_TERMS)
     if not terms:
         return [], 0, "no-words"
-    groups = _groups(terms)
+    corrected = corrections(connection, terms)
+    groups = [group(term, corrected) for term in terms]
     if len(terms) == 1:
         groups = ["{name description} : (" + groups[0] + ")"]
     cap = config.PROMPT_RANK_MAX_MATCHES
