@@ -71,8 +71,9 @@ HOOK_ADDS = 3  # memories the prompt hook adds at most, past what the start reca
 # The banks the answers live in: the distractors crowd exactly the banks start recall and the hook read.
 CROWD_BANKS = ("/home/user/projects/spotter", "/home/user/projects", "/home/USER/projects/spotter-worktrees",
                "/home/USER/projects/spotter-worktrees/spotter-dov")
-# The prompt hook's relevance floors --floors compares: (shared terms at least, and at least this share).
-FLOORS = ((2, 0.25), (1, 0.25), (2, 0.0), (1, 0.0), (2, 0.34))
+# The prompt hook's relevance floors --floors compares (config.PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE,
+# PROMPT_MIN_RARITY): none, the chosen one (1, 0.3, 0.8), stricter ones.
+FLOORS = ((1, 0.0, 0.0), (2, 0.0, 0.0), (1, 0.25, 0.8), (1, 0.3, 0.8), (2, 0.3, 0.8), (1, 0.34, 0.8), (2, 0.5, 0.8))
 KINDS = ("question", "paraphrase", "misspelling", "forms", "keyword")
 
 
@@ -101,6 +102,15 @@ def _doc_sections() -> list[tuple[str, str, str]]:
     return sections
 
 
+def _quoting(sections: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``sections`` without those that quote a query or an unrelated prompt of the bench (a
+    distractor that holds a query's very words, docs/performance.md's or docs/search.md's
+    figures, is no distractor)."""
+    quoted = [text.lower() for text in [*(query.text for query in load_queries()), *load_unrelated()]
+              if len(text) >= 12]
+    return [section for section in sections if not any(text in section[2].lower() for text in quoted)]
+
+
 def build(root: Path, crowded: bool) -> tuple[object, dict[tuple[str, int], set[str]]]:
     """Commit every labelled proposal (and with ``crowded`` the docs' sections) into ``root``.
 
@@ -124,7 +134,7 @@ def build(root: Path, crowded: bool) -> tuple[object, dict[tuple[str, int], set[
                     directory=proposal.bank)
                 answers[(session.name, claim)].add(f"{path.parent.name}/{path.name}")
         if crowded:
-            for i, (name, description, body) in enumerate(_doc_sections()):
+            for i, (name, description, body) in enumerate(_quoting(_doc_sections())):
                 directory = CROWD_BANKS[i % len(CROWD_BANKS)]
                 tx.write_memory(bank_name(directory),
                                 Memory(name=name, description=description or name, body=body, source=["bench"],
@@ -410,26 +420,29 @@ def evaluate(crowded: bool, semantic: bool = False, floors: Sequence[tuple[int, 
               f"{statistics.mean(units for _, units in precision):.0f} UTF-16 units on average"
               + (f" ({statistics.mean(added):.0f} when it adds)" if added else ""), ""]
     if curve:
-        lines += ["| floor (shared terms ≥ n and ≥ fraction) | hook recall@5 | misspellings | false-add rate |",
-                  "|---|--:|--:|--:|", *curve, ""]
+        lines += ["| shared terms ≥ | weighted share ≥ | lone word's rarity ≥ | hook recall@5 | misspellings"
+                  " | false-add rate |", "|--:|--:|--:|--:|--:|--:|", *curve, ""]
     return "\n".join(lines)
 
 
-def floor_row(layout, queries, answers, chains, unrelated, floor: tuple[int, float]) -> str:
+def floor_row(layout, queries, answers, chains, unrelated, floor: tuple[int, float, float]) -> str:
     """One point of the trade-off curve: the prompt hook as built with its relevance floor set to
-    ``floor`` (config.PROMPT_MIN_SHARED, config.PROMPT_MIN_SHARED_FRACTION): its recall@5 over the
-    queries, over the misspellings, and its false-add rate over the unrelated prompts."""
+    ``floor`` (config.PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE, PROMPT_MIN_RARITY): its recall@5
+    over the queries, over the misspellings, and its false-add rate over the unrelated prompts."""
     from sandman import config
 
-    saved = config.PROMPT_MIN_SHARED, config.PROMPT_MIN_SHARED_FRACTION
-    config.PROMPT_MIN_SHARED, config.PROMPT_MIN_SHARED_FRACTION = floor
+    names = ("PROMPT_MIN_SHARED", "PROMPT_MIN_COVERAGE", "PROMPT_MIN_RARITY")
+    saved = [getattr(config, name) for name in names]
+    for name, value in zip(names, floor):
+        setattr(config, name, value)
     try:
         ranks = [first_answer(hook_delivers(layout, q.text, chains[q.cwd]), answers[(q.set, q.claim)]) for q in queries]
         typos = [rank for rank, q in zip(ranks, queries) if q.kind == "misspelling"]
         adds = [bool(hook_delivers(layout, prompt, chains[cwd])) for prompt in unrelated for cwd in sorted(chains)]
     finally:
-        config.PROMPT_MIN_SHARED, config.PROMPT_MIN_SHARED_FRACTION = saved
-    return (f"| ≥ {floor[0]} and ≥ {floor[1]:.2f} | {Figure(ranks).recall_at(TOP):.2f} | "
+        for name, value in zip(names, saved):
+            setattr(config, name, value)
+    return (f"| {floor[0]} | {floor[1]:.2f} | {floor[2]:.2f} | {Figure(ranks).recall_at(TOP):.2f} | "
             f"{Figure(typos).recall_at(TOP):.2f} | {sum(adds) / len(adds):.0%} |")
 
 

@@ -31,6 +31,7 @@ so nothing of a query is ever FTS5 syntax.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 MAX_QUERY_CHARS = 10_000  # characters of a query read; the rest is ignored
@@ -101,6 +102,8 @@ themselves then there these they thing things this those though through thus to 
 until up upon us use used using usually ve very via want wanted was wasn way we well were weren what
 whatever when whenever where whether which while who whom whose why will with within without won would
 wouldn y yes yet you your yours yourself yourselves
+actually alright awesome basically bit cheers cool definitely excellent great hmm lets nice nope oops perfect
+perhaps probably somewhat sorry super wow yeah yep
 """.split())
 
 # Words one act goes by in software sessions, each group a set of near-synonyms (one word
@@ -183,17 +186,20 @@ def forms(term: str) -> tuple[str, ...]:
 
     Porter turns a final ``y`` after a vowel into ``i`` but keeps a ``-ment`` whose base is
     short: ``deploy``, ``deploys`` and ``deployed`` are all ``deploi``, ``deployment`` is
-    ``deploy``, so neither would find the other. A ``-ment(s)`` word brings its base
-    (``deployment`` -> ``deploy``), a word ending in a vowel and ``y`` its ``-ment``
-    (``deploy`` -> ``deployment``). Returns () for any other term (a phrase too)."""
+    ``deploy``, so neither would find the other (``employ``, ``enjoy``, ``pay`` alike). A
+    ``-ment(s)`` word of such a base brings the base (``deployment`` -> ``deploy``), such a base
+    its ``-ment`` (``deploy`` -> ``deployment``). Returns () for any other term (a phrase too)."""
     if " " in term:
         return ()
     for suffix in ("ments", "ment"):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return (term[:-len(suffix)],)
-    if len(term) >= 3 and term[-1] == "y" and term[-2] in "aeiou":
-        return (term + "ment",)
-    return ()
+        base = term[:-len(suffix)]
+        if term.endswith(suffix) and _vowel_y(base):
+            return (base,)
+    return (term + "ment",) if _vowel_y(term) else ()
+
+
+def _vowel_y(word: str) -> bool:
+    return len(word) >= 3 and word[-1] == "y" and word[-2] in "aeiou"
 
 
 def _group_of(term: str) -> tuple[str, ...]:
@@ -359,3 +365,28 @@ def fts_related(text: str, max_terms: int = MAX_TERMS) -> str | None:
     """
     extra = related_words(terms(text, max_terms))
     return _expression(extra) if extra else None
+
+
+# --- how relevant a memory is to a prompt (the prompt hook's floor) ---
+
+
+def weight(holding: int, memories: int) -> float:
+    """How much sharing one term says, its inverse document frequency: ``log((memories + 1) /
+    (holding + 0.5))`` for a term ``holding`` of the index's ``memories`` hold (counted no
+    further than the caller's cap). A term no memory holds weighs the most: a prompt made of
+    words the banks do not know is about something they do not hold."""
+    return math.log((memories + 1) / (holding + 0.5))
+
+
+def enough(shared: int, shared_weight: float, terms: int, whole_weight: float, memories: int,
+           floor: tuple[int, float, float]) -> bool:
+    """The relevance floor (docs/recall.md, "The relevance floor"): is a memory sharing ``shared`` of a
+    prompt's ``terms`` meaningful terms, ``shared_weight`` of their ``whole_weight`` (``weight``,
+    in an index of ``memories``), relevant? ``floor`` is ``(least, coverage, rarity)``: it must
+    share at least ``least`` terms (all, for a shorter prompt) and at least the share
+    ``coverage`` of their weight; a one-term prompt's term must weigh at least ``rarity`` of
+    what a term one memory holds weighs (a word many memories hold picks none out)."""
+    least, coverage, rarity = floor
+    if terms == 1:
+        return shared == 1 and shared_weight >= rarity * weight(1, memories)
+    return shared >= min(least, terms) and shared_weight >= coverage * whole_weight
