@@ -262,23 +262,33 @@ _VOCAB_TABLE = "sandman_vocab"
 def edit_distance(a: str, b: str, bound: int) -> int:
     """The optimal-string-alignment distance of ``a`` and ``b`` (insertions, deletions,
     substitutions and swaps of two neighbours, one each), or ``bound`` + 1 when it is over
-    ``bound`` (computed no further)."""
+    ``bound``: only the cells within ``bound`` of the diagonal are computed, and a row whose
+    every cell is over ``bound`` ends it (the prompt hook corrects words on every prompt)."""
     if abs(len(a) - len(b)) > bound:
         return bound + 1
+    over = bound + 1
     before: list[int] = []
-    row = list(range(len(b) + 1))
+    row = [j if j <= bound else over for j in range(len(b) + 1)]
     for i in range(1, len(a) + 1):
-        current = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            best = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                best = min(best, before[j - 2] + 1)
+        current = [i if i <= bound else over] + [over] * len(b)
+        least = current[0]
+        char = a[i - 1]
+        for j in range(max(1, i - bound), min(len(b), i + bound) + 1):
+            other = b[j - 1]
+            best = row[j - 1] + (char != other)
+            if row[j] + 1 < best:
+                best = row[j] + 1
+            if current[j - 1] + 1 < best:
+                best = current[j - 1] + 1
+            if i > 1 and j > 1 and char == b[j - 2] and a[i - 2] == other and before[j - 2] + 1 < best:
+                best = before[j - 2] + 1
             current[j] = best
-        if min(current) > bound:
-            return bound + 1
+            if best < least:
+                least = best
+        if least > bound:
+            return over
         before, row = row, current
-    return row[-1] if row[-1] <= bound else bound + 1
+    return row[-1] if row[-1] <= bound else over
 
 
 def allowed_edits(word: str) -> int:
@@ -295,9 +305,10 @@ def corrections(connection, found: list[str]) -> dict[str, str]:
     letters, of CORRECT_MIN_CHARS characters or more, are looked at, the first
     CORRECT_MAX_WORDS of them that no memory holds: each is stemmed by the index's own
     tokenizer (a temp FTS5 table of the connection) and compared with the index's terms
-    (``fts5vocab``) that start with its letter, the nearest within ``allowed_edits`` of it
-    (``edit_distance``) winning, the term in more memories on a tie. Returns ``{term: index
-    term}``, {} when nothing is corrected. Raises sqlite3.Error (a locked or broken index).
+    (``fts5vocab``) that start with its first two letters (or its first and third: a second
+    letter left out or swapped), the nearest within ``allowed_edits`` of it (``edit_distance``)
+    winning, the term in more memories on a tie. Returns ``{term: index term}``, {} when
+    nothing is corrected. Raises sqlite3.Error (a locked or broken index).
     """
     candidates = [term for term in found if len(term) >= CORRECT_MIN_CHARS and term.isalpha()]
     if not candidates:
@@ -324,20 +335,28 @@ def corrections(connection, found: list[str]) -> dict[str, str]:
     corrected = {}
     for n, term in enumerate(absent):
         stem = stems.get(n)
-        if not stem:
+        if not stem or len(stem) < 3:
             continue
         bound = allowed_edits(term)
-        first = stem[0]
-        best: tuple[int, int, str] | None = None
-        for other, memories in connection.execute(
-                f"SELECT term, doc FROM temp.{_VOCAB_TABLE} WHERE term >= ? AND term < ?"
-                " AND length(term) BETWEEN ? AND ?",
-                [first, chr(ord(first) + 1), len(stem) - bound, len(stem) + bound]):
-            distance = edit_distance(stem, other, bound)
-            if distance <= bound and (best is None or (distance, -memories, other) < best):
-                best = (distance, -memories, other)
-        if best is not None:
-            corrected[term] = best[2]
+        nearest: list[str] = []
+        least = bound + 1
+        # The terms that start as the stem does, or with its second letter left out or swapped with
+        # its third (a slip of the first letters is rare, and reading every term is slow).
+        for prefix in dict.fromkeys((stem[:2], stem[0] + stem[2])):
+            for (other,) in connection.execute(
+                    f"SELECT term FROM temp.{_VOCAB_TABLE} WHERE term >= ? AND term < ?"
+                    " AND length(term) BETWEEN ? AND ?",
+                    [prefix, prefix[0] + chr(ord(prefix[1]) + 1), len(stem) - bound, len(stem) + bound]):
+                distance = edit_distance(stem, other, bound)
+                if distance < least:
+                    least, nearest = distance, [other]
+                elif distance == least and distance <= bound:
+                    nearest.append(other)
+        if len(nearest) > 1:  # the term more memories hold
+            nearest.sort(key=lambda other: (-connection.execute(
+                f"SELECT doc FROM temp.{_VOCAB_TABLE} WHERE term = ?", [other]).fetchone()[0], other))
+        if nearest:
+            corrected[term] = nearest[0]
     return corrected
 
 
