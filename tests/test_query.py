@@ -15,9 +15,12 @@ def memories() -> sqlite3.Connection:
     connection = sqlite3.connect(":memory:")
     connection.execute("CREATE VIRTUAL TABLE memories USING fts5(name, description, body,"
                        " tokenize = 'porter unicode61 remove_diacritics 2')")
+    connection.execute("CREATE TABLE words (word TEXT PRIMARY KEY, memories INTEGER NOT NULL) WITHOUT ROWID")
     for body in ("Deploys go through make release.", "Transcript components are shared by both live views.",
                  "Credo limits nesting depth to two.", "The guard clause cannot call Access.get."):
         connection.execute("INSERT INTO memories VALUES ('', '', ?)", (body,))
+        connection.executemany("INSERT INTO words VALUES (?, 1) ON CONFLICT (word) DO UPDATE SET memories = memories + 1",
+                               [(word,) for word in query.vocabulary(body)])
     return connection
 
 
@@ -53,8 +56,8 @@ def test_regression_deployment_finds_a_memory_that_says_deploys(memories: sqlite
 def test_regression_a_misspelled_word_is_corrected_to_the_nearest_the_index_holds(
         memories: sqlite3.Connection) -> None:
     # Issue 27 item 2: "misspellings only 0.58" -- a word no memory holds found nothing.
-    assert query.corrections(memories, ["transcipt", "componets", "gaurd", "credo"]) == {
-        "transcipt": "transcript", "componets": "compon", "gaurd": "guard"}
+    assert query.corrections(memories, ["transcipt", "componets", "gaurd", "credo", "nestign"]) == {
+        "transcipt": "transcript", "componets": "components", "gaurd": "guard", "nestign": "nesting"}
     assert matched(memories, "transcipt componets") == [2]
     assert matched(memories, "the gaurd clause") == [4]
 
@@ -67,6 +70,16 @@ def test_a_word_the_index_holds_or_a_short_one_or_a_far_one_is_left_alone(memori
     assert query.corrections(memories, []) == {}
     assert query.allowed_edits("tags") == 0 and query.allowed_edits("relase") == 1
     assert query.allowed_edits("vulnerabilty") == 2
+
+
+def test_an_index_without_a_words_table_corrects_nothing(memories: sqlite3.Connection) -> None:
+    memories.execute("DROP TABLE words")  # an index of schema 4, until a search rebuilds it
+    assert query.corrections(memories, ["gaurd"]) == {}
+
+
+def test_the_vocabulary_is_a_memory_s_words_of_letters_as_typed() -> None:
+    assert query.vocabulary("Deploys go through make_release v2, café ÜBER x" + "y" * 41) == {
+        "deploys", "through", "make", "release", "café", "über"}
 
 
 def test_corrections_looks_at_a_bounded_number_of_words(memories: sqlite3.Connection) -> None:

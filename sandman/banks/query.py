@@ -233,12 +233,10 @@ def _quoted(term: str) -> str:
 
 def alternative(term: str, corrected: dict[str, str] | None = None) -> str:
     """The FTS5 alternative that stands for the typed ``term``: the term itself and its ``forms``,
-    or, when ``corrected`` maps it (``corrections``: no memory holds it), the index term it
-    was corrected to, as a prefix (``"compon" *``: the index's stems are matched through the
-    same stemmer, which may cut them further)."""
-    if corrected and term in corrected:
-        return _quoted(corrected[term]) + " *"
-    return " OR ".join(_quoted(word) for word in (term, *forms(term)))
+    or, when ``corrected`` maps it (``corrections``: no memory holds it), the word it was
+    corrected to and that word's forms."""
+    word = corrected.get(term, term) if corrected else term
+    return " OR ".join(_quoted(each) for each in (word, *forms(word)))
 
 
 def group(term: str, corrected: dict[str, str] | None = None) -> str:
@@ -255,8 +253,15 @@ def _expression(found: list[str], corrected: dict[str, str] | None = None) -> st
 
 CORRECT_MIN_CHARS = 5  # a shorter word has too many neighbours one edit away to guess from
 CORRECT_MAX_WORDS = 4  # words corrected per query, in their order (each costs a look at the index)
-_STEM_TABLE = "sandman_stem"  # temp tables of the connection: the query's words stemmed, and the index's terms
-_VOCAB_TABLE = "sandman_vocab"
+VOCABULARY_MIN_CHARS = CORRECT_MIN_CHARS - 2  # the shortest word a correction can reach (two edits)
+
+
+def vocabulary(text: str) -> set[str]:
+    """The words of ``text`` a misspelling may be corrected to: its runs of letters (``words``),
+    lower-cased, of VOCABULARY_MIN_CHARS to MAX_WORD_CHARS characters (the search index's
+    ``words`` table counts them per memory)."""
+    return {word for word in words(text.lower())
+            if VOCABULARY_MIN_CHARS <= len(word) <= MAX_WORD_CHARS and word.isalpha()}
 
 
 def edit_distance(a: str, b: str, bound: int) -> int:
@@ -298,20 +303,22 @@ def allowed_edits(word: str) -> int:
 
 
 def corrections(connection, found: list[str]) -> dict[str, str]:
-    """Map each term of ``found`` that no memory of the index holds to the index term nearest it.
+    """Map each term of ``found`` that no memory of the index holds to the index's word nearest it.
 
     ``connection`` is a sqlite3 (or ``_sqlite3``) connection to the search index (its FTS5
-    table ``memories``, docs/BANK-FORMAT.md, "The search index"). Only single words of
-    letters, of CORRECT_MIN_CHARS characters or more, are looked at, the first
-    CORRECT_MAX_WORDS of them that no memory holds: each is stemmed by the index's own
-    tokenizer (a temp FTS5 table of the connection) and compared with the index's terms
-    (``fts5vocab``) that start with its first two letters (or its first and third: a second
-    letter left out or swapped), the nearest within ``allowed_edits`` of it (``edit_distance``)
-    winning, the term in more memories on a tie. Returns ``{term: index term}``, {} when
-    nothing is corrected. Raises sqlite3.Error (a locked or broken index).
+    table ``memories`` and its ``words`` table, docs/BANK-FORMAT.md, "The search index"). Only
+    single words of letters, of CORRECT_MIN_CHARS characters or more, are looked at, the
+    first CORRECT_MAX_WORDS of them that no memory holds in any form (``alternative``): each
+    is compared with the words of the index that start with its first two letters (or its
+    first and third: a second letter left out or swapped), the nearest within
+    ``allowed_edits`` of it (``edit_distance``) winning, the word more memories hold on a tie,
+    then the first in order. Returns ``{term: word}``, {} when nothing is corrected or the index
+    has no ``words`` table (one of an older schema). Raises sqlite3.Error (a locked or broken
+    index).
     """
     candidates = [term for term in found if len(term) >= CORRECT_MIN_CHARS and term.isalpha()]
-    if not candidates:
+    if not candidates or not connection.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'words'").fetchone():
         return {}
     absent = []
     for term in candidates:
@@ -320,43 +327,21 @@ def corrections(connection, found: list[str]) -> dict[str, str]:
         absent.append(term)
         if len(absent) >= CORRECT_MAX_WORDS:
             break
-    if not absent:
-        return {}
-    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE} USING fts5("
-                       "word, tokenize = 'porter unicode61 remove_diacritics 2')")
-    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_STEM_TABLE}_terms"
-                       f" USING fts5vocab(temp, {_STEM_TABLE}, 'instance')")
-    connection.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB_TABLE}"
-                       " USING fts5vocab(main, memories, 'row')")
-    connection.execute(f"DELETE FROM temp.{_STEM_TABLE}")
-    for n, term in enumerate(absent):
-        connection.execute(f"INSERT INTO temp.{_STEM_TABLE} (rowid, word) VALUES (?, ?)", [n, term])
-    stems = dict(connection.execute(f"SELECT doc, term FROM temp.{_STEM_TABLE}_terms"))
     corrected = {}
-    for n, term in enumerate(absent):
-        stem = stems.get(n)
-        if not stem or len(stem) < 3:
-            continue
+    for term in absent:
         bound = allowed_edits(term)
-        nearest: list[str] = []
-        least = bound + 1
-        # The terms that start as the stem does, or with its second letter left out or swapped with
-        # its third (a slip of the first letters is rare, and reading every term is slow).
-        for prefix in dict.fromkeys((stem[:2], stem[0] + stem[2])):
-            for (other,) in connection.execute(
-                    f"SELECT term FROM temp.{_VOCAB_TABLE} WHERE term >= ? AND term < ?"
-                    " AND length(term) BETWEEN ? AND ?",
-                    [prefix, prefix[0] + chr(ord(prefix[1]) + 1), len(stem) - bound, len(stem) + bound]):
-                distance = edit_distance(stem, other, bound)
-                if distance < least:
-                    least, nearest = distance, [other]
-                elif distance == least and distance <= bound:
-                    nearest.append(other)
-        if len(nearest) > 1:  # the term more memories hold
-            nearest.sort(key=lambda other: (-connection.execute(
-                f"SELECT doc FROM temp.{_VOCAB_TABLE} WHERE term = ?", [other]).fetchone()[0], other))
-        if nearest:
-            corrected[term] = nearest[0]
+        best: tuple[int, int, str] | None = None
+        # The words that start as the term does, or with its second letter left out or swapped
+        # with its third (a slip of the first letter is rare, and reading every word is slow).
+        for prefix in dict.fromkeys((term[:2], term[0] + term[2])):
+            for word, memories in connection.execute(
+                    "SELECT word, memories FROM words WHERE word >= ? AND word < ? AND length(word) BETWEEN ? AND ?",
+                    [prefix, prefix[0] + chr(ord(prefix[1]) + 1), len(term) - bound, len(term) + bound]):
+                distance = edit_distance(term, word, bound)
+                if distance <= bound and (best is None or (distance, -memories, word) < best):
+                    best = (distance, -memories, word)
+        if best is not None:
+            corrected[term] = best[2]
     return corrected
 
 

@@ -13,7 +13,10 @@ search. It holds two tables:
   was last scanned;
 - ``memories``: an FTS5 table (``porter`` over ``unicode61``, diacritics
   folded: every word indexed by its Porter stem) of ``name``, ``description``
-  and ``body``, its rowid the ``files`` id.
+  and ``body``, its rowid the ``files`` id;
+- ``words(word, memories)``: every word of letters (three or more, lower-cased,
+  as typed: not stemmed) of the indexed memories, with how many hold it: what a
+  misspelt query word is corrected to (sandman.banks.query.corrections).
 
 A search first compares each bank folder's modification time with
 ``banks``; in a folder that changed it compares ``files`` with the folder (one
@@ -50,12 +53,12 @@ from pathlib import Path
 
 from sandman import private
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
-from sandman.banks.query import MAX_TERMS, corrections, fts_query, fts_related, terms
+from sandman.banks.query import MAX_TERMS, corrections, fts_query, fts_related, terms, vocabulary
 from sandman.errors import InputError, SearchIndexError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "4"  # 4: private spans hidden before indexing
+SCHEMA_VERSION = "5"  # 5: the words table (misspellings); 4: private spans hidden before indexing
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
@@ -74,6 +77,7 @@ CREATE TABLE files (
 CREATE INDEX files_bank ON files (bank);
 CREATE TABLE banks (name TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE words (word TEXT PRIMARY KEY, memories INTEGER NOT NULL) WITHOUT ROWID;
 """
 # Marks around the words a match holds (highlight()): private-use characters, never in a line shown.
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -192,6 +196,10 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
         changed = 0
         for path, (row_id, mtime, size) in known.items():
             if current.get(path) != (mtime, size):
+                old = connection.execute("SELECT name, description, body FROM memories WHERE rowid = ?",
+                                         (row_id,)).fetchone()
+                if old is not None:
+                    _count_words(connection, old, -1)
                 connection.execute("DELETE FROM files WHERE id = ?", (row_id,))
                 connection.execute("DELETE FROM memories WHERE rowid = ?", (row_id,))
                 changed += path not in current
@@ -208,12 +216,25 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
                 (path, bank, file, memory_type, mtime, size))
             connection.execute("INSERT INTO memories (rowid, name, description, body) VALUES (?, ?, ?, ?)",
                                (cursor.lastrowid, name, description, body))
+            _count_words(connection, (name, description, body), 1)
             changed += 1
+        connection.execute("DELETE FROM words WHERE memories <= 0")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     return changed
+
+
+def _count_words(connection: sqlite3.Connection, texts: tuple[str, str, str], step: int) -> None:
+    """Add ``step`` (1: a memory indexed, -1: one dropped) to the ``words`` count of each word of
+    ``texts`` (a memory's name, description and body): query.vocabulary's words, each once."""
+    found = [(word,) for word in vocabulary(" ".join(texts))]
+    if step > 0:
+        connection.executemany("INSERT INTO words (word, memories) VALUES (?, 1)"
+                               " ON CONFLICT (word) DO UPDATE SET memories = memories + 1", found)
+    else:
+        connection.executemany("UPDATE words SET memories = memories - 1 WHERE word = ?", found)
 
 
 def build(layout: Layout) -> int:
