@@ -93,9 +93,9 @@ def test_a_rarer_word_weighs_more_and_an_unknown_word_most() -> None:
 
 
 def test_the_floor_wants_a_share_of_the_prompt_s_weight_and_a_rare_lone_word() -> None:
-    floor = (1, 0.3, 0.8)
+    floor = (1, 0.3, 0.7)
     assert query.enough(1, 3.0, 3, 9.0, 100, floor)  # a third of the weight
     assert not query.enough(1, 2.0, 3, 9.0, 100, floor)
-    assert not query.enough(1, 3.0, 3, 9.0, 100, (2, 0.3, 0.8))  # two shared terms wanted
+    assert not query.enough(1, 3.0, 3, 9.0, 100, (2, 0.3, 0.7))  # two shared terms wanted
     assert query.enough(1, query.weight(1, 100), 1, query.weight(1, 100), 100, floor)  # one memory holds it
     assert not query.enough(1, query.weight(40, 100), 1, query.weight(40, 100), 100, floor)  # most do

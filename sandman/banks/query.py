@@ -20,7 +20,12 @@ words. Stemming is the index's (FTS5's ``porter`` tokenizer), so
 Each word also brings the words of its RELATED group (``ship`` brings
 ``deploy`` and ``release``): the few sets of words software sessions use for
 one act, so a question in other words than the memory's still meets it
-(``fts_related``: search weighs them below the words typed).
+(``fts_related``: search weighs them below the words typed), and its ``forms``
+that Porter files under another stem (``deployment`` and ``deploy``). A word
+no memory holds is corrected to the nearest word the memories hold
+(``corrections``, against the search index's ``words`` table: a misspelling).
+The prompt hook's relevance floor is here too (``weight``, ``enough``), so the
+hook and search read a query one way (docs/recall.md, "The relevance floor").
 
 The query is bounded before anything reads it whole: only its first
 MAX_QUERY_CHARS characters are read, at most ``max_terms`` distinct terms are
@@ -103,7 +108,7 @@ until up upon us use used using usually ve very via want wanted was wasn way we 
 whatever when whenever where whether which while who whom whose why will with within without won would
 wouldn y yes yet you your yours yourself yourselves
 actually alright awesome basically bit cheers cool definitely excellent great hmm lets nice nope oops perfect
-perhaps probably somewhat sorry super wow yeah yep
+per perhaps probably somewhat sorry super wow yeah yep
 """.split())
 
 # Words one act goes by in software sessions, each group a set of near-synonyms (one word
@@ -350,10 +355,11 @@ def fts_query(text: str, max_terms: int = MAX_TERMS, related: bool = True,
     """Return the FTS5 MATCH expression for a person's ``text``, None when no meaningful word remains.
 
     The expression is ``"t1" OR "t2" OR ...``: each of ``terms(text,
-    max_terms)`` (and, with ``related``, their RELATED words) as a quoted
-    string of its words, which FTS5 tokenizes (and stems) as the index does; a
-    compound or quoted part is a phrase of its words. At most
-    MAX_QUERY_CHARS characters of ``text`` are read.
+    max_terms)`` (``alternative``: a term ``corrected`` maps stands as its
+    correction; each with its ``forms``; and, with ``related``, their RELATED
+    words) as a quoted string of its words, which FTS5 tokenizes (and stems) as
+    the index does; a compound or quoted part is a phrase of its words. At
+    most MAX_QUERY_CHARS characters of ``text`` are read.
     """
     found = terms(text, max_terms)
     if not found:
