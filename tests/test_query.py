@@ -19,7 +19,8 @@ def memories() -> sqlite3.Connection:
     for body in ("Deploys go through make release.", "Transcript components are shared by both live views.",
                  "Credo limits nesting depth to two.", "The guard clause cannot call Access.get."):
         connection.execute("INSERT INTO memories VALUES ('', '', ?)", (body,))
-        connection.executemany("INSERT INTO words VALUES (?, 1) ON CONFLICT (word) DO UPDATE SET memories = memories + 1",
+        connection.executemany("INSERT INTO words VALUES (?, 1)"
+                               " ON CONFLICT (word) DO UPDATE SET memories = memories + 1",
                                [(word,) for word in query.vocabulary(body)])
     return connection
 

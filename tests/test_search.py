@@ -250,6 +250,24 @@ def test_regression_search_corrects_a_misspelled_word(layout: Layout, release: P
     assert search(layout, "harbour weather") == []  # nothing near enough to correct to
 
 
+def test_the_index_s_words_follow_the_memories_they_come_from(layout: Layout, release: Path) -> None:
+    import sqlite3
+
+    def words() -> dict[str, int]:
+        connection = sqlite3.connect(layout.search_index)
+        try:
+            return dict(connection.execute("SELECT word, memories FROM words"))
+        finally:
+            connection.close()
+
+    search(layout, "deploy")
+    assert words()["cafeteria"] == 1 and words()["races"] == 1 and words()["release"] == 1
+    assert "deploys" in words() and "nine" in words() and "the" in words() and "at" not in words()
+    (layout.bank(bank_name(release)) / "project_lunch.md").unlink()
+    assert search(layout, "cafetria") == []  # no memory holds "cafeteria" now: nothing to correct to
+    assert "cafeteria" not in words() and "opens" not in words() and words()["release"] == 1
+
+
 def test_search_ranks_the_memory_sharing_more_words_first(layout: Layout, release: Path) -> None:
     hits = search(layout, "when does the cafeteria lock open")
     assert files(hits) == ["project_lunch.md", "project_take_lock.md"]

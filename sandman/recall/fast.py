@@ -232,9 +232,10 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
     forms and related words (``group``), are counted in the index; only the rarest, as many as
     together match at most PROMPT_RANK_MAX_MATCHES memories, rank the candidates by bm25 (a
     prompt whose rarest word alone matches more says too little: ``too-common``). A candidate
-    is relevant when it clears ``floor`` (query.enough: ``(shared terms at least, weighted share
-    at least, a lone term's rarity at least)``; docs/recall.md, "The relevance floor"). A one-word prompt must find its word in
-    a memory's name or description. Raises sqlite3.Error (or ``_sqlite3``'s)."""
+    is relevant when it clears ``floor`` (query.enough: ``(shared terms at least, weighted
+    share at least, a lone term's rarity at least)``; docs/recall.md, "The relevance floor").
+    A one-word prompt must find its word in a memory's name or description. Raises
+    sqlite3.Error (or ``_sqlite3``'s)."""
     words = meaningful(prompt, PROMPT_MAX_TERMS)
     if not words:
         return [], 0, "no-words"
