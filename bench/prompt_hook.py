@@ -11,7 +11,9 @@ installed ``sandman`` against ``python -c pass`` (the baseline):
 - ``recall --prompt-hook`` with a prompt that every memory shares words with
   (the most ranking work: ``What conventions does module number 424 keep?``),
   a new session each run so that nothing is held and it adds its memories;
-- the same hook with a prompt no memory shares a word with (it adds nothing);
+- the same hook with a prompt no memory shares a word with (it adds nothing: its four words
+  of five letters or more are each looked up for a correction, banks/query.py ``corrections``);
+- the installed hook at 10,000 memories with a misspelled prompt (three words corrected);
 - ``recall --file-hook`` for a Read of a file two memories name, at 10,000;
 - the floors, each leaving by ``os._exit`` as the hooks do: ``import json, re,
   sqlite3`` (any prompt hook in Python that reads its JSON payload, splits the
@@ -44,6 +46,7 @@ CHAIN = ("code", "org", "repo", "pkg")
 SIZES = (1_000, 10_000)
 HIT = "What conventions does module number 424 keep?"
 MISS = "Why is the weather so grey over the harbour today?"
+TYPO = "What convetions does modul nubmer 424 kepe?"  # three words no memory holds, each corrected
 RATIO_TARGET = Target("≤ 2.0× python -c pass", ratio=2.0)
 NAMED = "src/billing/ledger.py"
 FLOORS = ("import json, re, sqlite3, os; os._exit(0)", "import json, re, sqlite3, pathlib, os; os._exit(0)")
@@ -69,7 +72,8 @@ def build(root: Path, chain: list[Path], memories: int) -> None:
 
 
 def payloads(cwd: Path) -> tuple:
-    """``(prompt payload maker, miss payload maker, file payload maker)``: each call a new session id."""
+    """``(prompt payload maker, miss payload maker, file payload maker, misspelled payload maker)``:
+    each call a new session id."""
     counter = itertools.count()
 
     def make(**fields) -> bytes:
@@ -78,7 +82,8 @@ def payloads(cwd: Path) -> tuple:
     return (lambda: make(hook_event_name="UserPromptSubmit", prompt=HIT),
             lambda: make(hook_event_name="UserPromptSubmit", prompt=MISS),
             lambda: make(hook_event_name="PostToolUse", tool_name="Read",
-                         tool_input={"file_path": str(cwd / NAMED)}, tool_response={}))
+                         tool_input={"file_path": str(cwd / NAMED)}, tool_response={}),
+            lambda: make(hook_event_name="UserPromptSubmit", prompt=TYPO))
 
 
 def rows(runs: int = RUNS) -> list[Row]:
@@ -98,13 +103,16 @@ def rows(runs: int = RUNS) -> list[Row]:
                 root = base / f"root-{size}"
                 build(root, chain, size)
                 envs[size] = child_env(HOME=str(home), SANDMAN_ROOT=str(root))
-        hit, miss, read = payloads(cwd)
+        hit, miss, read, typo = payloads(cwd)
         argv = {flag: [*sandman_argv(), "recall", flag] for flag in ("--prompt-hook", "--file-hook")}
         fast = shlex.split(hook_command("recall", "--prompt-hook"))
         for size, env in envs.items():
             added = json.loads(run_output(argv["--prompt-hook"], env, hit()))["hookSpecificOutput"]
             if "module number 424 " not in added["additionalContext"]:
                 raise SystemExit(f"the prompt hook did not add memory 424 at {size:,} memories: {added}")
+            if "module number 424 " not in json.loads(run_output(fast, env, typo()))["hookSpecificOutput"][
+                    "additionalContext"]:
+                raise SystemExit(f"the prompt hook did not add memory 424 for a misspelled prompt ({size:,})")
             if run_output(argv["--prompt-hook"], env, miss()) != "":
                 raise SystemExit(f"the prompt hook added something for a prompt sharing no word ({size:,})")
             same = run_output(fast, env, hit()), run_output(argv["--prompt-hook"], env, hit())
@@ -126,7 +134,9 @@ def rows(runs: int = RUNS) -> list[Row]:
         start = json.dumps({"session_id": "bench-start", "cwd": str(cwd), "hook_event_name": "SessionStart",
                             "source": "startup"}).encode()
         trials.append(lambda: run_timed([*sandman_argv(), "recall", "--hook"], envs[SIZES[-1]], start))
+        trials.append(lambda: run_timed(fast, envs[SIZES[-1]], typo()))
         bare, *timed = interleaved(trials, runs, warmup=3)
+        timed, misspelled = timed[:-1], timed[-1]
         fast_timed, timed = timed[:2 * len(SIZES)], timed[2 * len(SIZES):]
         timed, floors, recall_hook = timed[:-3], timed[-3:-1], timed[-1]
     found = []
@@ -148,6 +158,9 @@ def rows(runs: int = RUNS) -> list[Row]:
     found += [Row(f"`python -c \"{code}\"` (a floor)", median, PYTHON_PASS, bare, runs)
               for code, median in zip(FLOORS, floors)]
     found.append(Row(f"`recall --hook`, {SIZES[-1]:,} memories (for scale)", recall_hook, PYTHON_PASS, bare, runs))
+    found.insert(2 * len(SIZES), Row(
+        f"installed prompt hook (`python -I -S fasthook.py`), {SIZES[-1]:,} memories, a misspelled prompt",
+        misspelled, PYTHON_PASS, bare, runs, RATIO_TARGET))
     return found
 
 

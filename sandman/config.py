@@ -318,8 +318,10 @@ MOMENT_MAX_MEMORIES = 3  # at most this many memories per prompt or per file
 PROMPT_CANDIDATES = 12  # the best-ranked memories the relevance floor is checked on
 PROMPT_MAX_TERMS = 16  # meaningful words of a prompt looked up, in their order (a pasted log has hundreds)
 PROMPT_RANK_MAX_MATCHES = 1_000  # the rarest words rank, as many as together match at most this many memories
-PROMPT_MIN_SHARED = 2  # the floor: a memory shares at least 2 of the prompt's meaningful words...
-PROMPT_MIN_SHARED_FRACTION = 0.25  # ...and at least a quarter of them
+# The relevance floor (docs/recall.md, "The relevance floor"; bench/retrieval.py --floors measures it):
+PROMPT_MIN_SHARED = 1  # a memory shares at least this many of the prompt's meaningful words...
+PROMPT_MIN_COVERAGE = 0.3  # ...and at least this share of their weight (rarer words weigh more: query.weight);
+PROMPT_MIN_RARITY = 0.7  # a one-word prompt's word weighs at least this share of a word one memory holds
 FILE_CANDIDATES = 50  # memories holding the file's name words, checked for a real mention
 # A take's intent record (.taking/) whose process still lives is left to it this many
 # seconds; past them (or once the process is gone) a drain finishes the take itself.

@@ -147,7 +147,7 @@ def test_the_fast_paths_copies_equal_their_sources():
 
     for name in ("PIPELINE_ENV", "HOOK_PAYLOAD_MAX_BYTES", "PROMPT_BUDGET_UTF16", "MOMENT_MAX_MEMORIES",
                  "PROMPT_CANDIDATES", "PROMPT_MAX_TERMS", "PROMPT_RANK_MAX_MATCHES", "PROMPT_MIN_SHARED",
-                 "PROMPT_MIN_SHARED_FRACTION"):
+                 "PROMPT_MIN_COVERAGE", "PROMPT_MIN_RARITY"):
         assert getattr(fast, name) == getattr(config, name), name
     assert (fast.WEIGHTS, fast.BUSY_TIMEOUT_S, fast.RANK_WINDOW) == (index.WEIGHTS, index.BUSY_TIMEOUT_S,
                                                                       index.RANK_WINDOW)

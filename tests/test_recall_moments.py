@@ -86,6 +86,18 @@ def test_a_prompt_sharing_too_few_words_gets_nothing(project, layout):
     assert reasons == ["below-floor", "no-words", "below-floor"]
 
 
+def test_regression_a_misspelled_prompt_gets_its_memory(project, layout):
+    # Issue 27: the floor counted only words a memory holds, so a misspelled prompt got nothing.
+    assert DEPLOY in _context(_prompt(project, "relase taggs?"), "UserPromptSubmit")
+
+
+def test_regression_a_prompt_sharing_only_common_words_with_a_memory_gets_nothing(project, layout):
+    # It shares "make", "push" and "tags" with DEPLOY: three words of eight cleared the old floor
+    # (two words and a quarter), but what it is about (photos, a gallery) no memory holds.
+    assert _prompt(project, "make the photo gallery thumbnails smaller, then push the new tags") is None
+    assert _prompt(project, "it isn't flowing at all - no movement") is None  # a real prompt, other project
+
+
 def test_what_the_start_recall_gave_is_not_given_again_until_a_compaction(project, layout):
     def start(source: str) -> None:
         payload = {"session_id": SID, "cwd": str(project), "hook_event_name": "SessionStart", "source": source}

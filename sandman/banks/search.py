@@ -13,7 +13,10 @@ search. It holds two tables:
   was last scanned;
 - ``memories``: an FTS5 table (``porter`` over ``unicode61``, diacritics
   folded: every word indexed by its Porter stem) of ``name``, ``description``
-  and ``body``, its rowid the ``files`` id.
+  and ``body``, its rowid the ``files`` id;
+- ``words(word, memories)``: every word of letters (three or more, lower-cased,
+  as typed: not stemmed) of the indexed memories, with how many hold it: what a
+  misspelt query word is corrected to (sandman.banks.query.corrections).
 
 A search first compares each bank folder's modification time with
 ``banks``; in a folder that changed it compares ``files`` with the folder (one
@@ -50,12 +53,12 @@ from pathlib import Path
 
 from sandman import private
 from sandman.banks.listing import bank_folders, scalar, split_frontmatter
-from sandman.banks.query import MAX_TERMS, fts_query, fts_related, terms
+from sandman.banks.query import MAX_TERMS, corrections, fts_query, fts_related, terms, vocabulary
 from sandman.errors import InputError, SearchIndexError
 from sandman.layout import BANK_INDEX, Layout
 from sandman.store.atomic import fsync_dir
 
-SCHEMA_VERSION = "4"  # 4: private spans hidden before indexing
+SCHEMA_VERSION = "5"  # 5: the words table (misspellings); 4: private spans hidden before indexing
 # bm25 weights of the FTS5 columns (name, description, body).
 WEIGHTS = (10.0, 4.0, 1.0)
 DEFAULT_LIMIT = 20
@@ -74,6 +77,7 @@ CREATE TABLE files (
 CREATE INDEX files_bank ON files (bank);
 CREATE TABLE banks (name TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE VIRTUAL TABLE memories USING fts5(name, description, body, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE words (word TEXT PRIMARY KEY, memories INTEGER NOT NULL) WITHOUT ROWID;
 """
 # Marks around the words a match holds (highlight()): private-use characters, never in a line shown.
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -192,6 +196,10 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
         changed = 0
         for path, (row_id, mtime, size) in known.items():
             if current.get(path) != (mtime, size):
+                old = connection.execute("SELECT name, description, body FROM memories WHERE rowid = ?",
+                                         (row_id,)).fetchone()
+                if old is not None:
+                    _count_words(connection, old, -1)
                 connection.execute("DELETE FROM files WHERE id = ?", (row_id,))
                 connection.execute("DELETE FROM memories WHERE rowid = ?", (row_id,))
                 changed += path not in current
@@ -208,12 +216,25 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
                 (path, bank, file, memory_type, mtime, size))
             connection.execute("INSERT INTO memories (rowid, name, description, body) VALUES (?, ?, ?, ?)",
                                (cursor.lastrowid, name, description, body))
+            _count_words(connection, (name, description, body), 1)
             changed += 1
+        connection.execute("DELETE FROM words WHERE memories <= 0")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     return changed
+
+
+def _count_words(connection: sqlite3.Connection, texts: tuple[str, str, str], step: int) -> None:
+    """Add ``step`` (1: a memory indexed, -1: one dropped) to the ``words`` count of each word of
+    ``texts`` (a memory's name, description and body): query.vocabulary's words, each once."""
+    found = [(word,) for word in vocabulary(" ".join(texts))]
+    if step > 0:
+        connection.executemany("INSERT INTO words (word, memories) VALUES (?, 1)"
+                               " ON CONFLICT (word) DO UPDATE SET memories = memories + 1", found)
+    else:
+        connection.executemany("UPDATE words SET memories = memories - 1 WHERE word = ?", found)
 
 
 def build(layout: Layout) -> int:
@@ -371,11 +392,30 @@ def rank(
     is no root. Raises InputError when the query's SQLite work passes
     ``seconds``, OSError, sqlite3.Error (docs/search.md).
     """
-    expression = fts_query(text, MAX_TERMS, related=False)
-    if expression is None or not layout.root.is_dir():
+    found_terms = terms(text, MAX_TERMS)
+    if not found_terms or not layout.root.is_dir():
         return []
     if banks is not None and not banks:
         return []
+    connection = open_index(layout)
+    deadline = time.monotonic() + seconds
+    connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
+    try:
+        return _ranked(connection, text, found_terms, limit, banks, memory_type, related)
+    except sqlite3.OperationalError as error:
+        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
+        if str(error) != "interrupted" and time.monotonic() < deadline:
+            raise
+        raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
+    finally:
+        connection.close()
+
+
+def _ranked(connection: sqlite3.Connection, text: str, found_terms: list[str], limit: int, banks: list[str] | None,
+            memory_type: str | None, related: bool) -> list[Hit]:
+    """rank's work on an open index: ``found_terms`` (query.terms of ``text``), a word no memory holds
+    corrected to the nearest the index holds (query.corrections). Raises sqlite3.Error."""
+    expression = fts_query(text, MAX_TERMS, related=False, corrected=corrections(connection, found_terms))
     related_expression = fts_related(text, MAX_TERMS) if related else None
     weights = ", ".join(map(str, WEIGHTS))
     if related_expression is None:
@@ -401,24 +441,13 @@ def rank(
     # Then the texts of the few found, their matched words marked: highlight() needs a full-text
     # query of its own (the same words, any of them), and is paid only for these.
     either = expression if related_expression is None else f"{expression} OR {related_expression}"
-    connection = open_index(layout)
-    deadline = time.monotonic() + seconds
-    connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
-    try:
-        scores = dict(connection.execute(sql, parameters).fetchall())
-        ids = list(scores)
-        rows = connection.execute(
-            f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
-            f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
-            f" FROM memories m JOIN files f ON f.id = m.rowid"
-            f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
-    except sqlite3.OperationalError as error:
-        # The progress handler stopped it: "interrupted", or what the step it stopped reports.
-        if str(error) != "interrupted" and time.monotonic() < deadline:
-            raise
-        raise InputError(f"search query {shown(text)} took over {seconds:g} s; use fewer words") from None
-    finally:
-        connection.close()
+    scores = dict(connection.execute(sql, parameters).fetchall())
+    ids = list(scores)
+    rows = connection.execute(
+        f"SELECT m.rowid, f.bank, f.file, m.name, m.description, f.type,"
+        f" highlight(memories, 1, '{_OPEN}', '{_CLOSE}'), highlight(memories, 2, '{_OPEN}', '{_CLOSE}')"
+        f" FROM memories m JOIN files f ON f.id = m.rowid"
+        f" WHERE memories MATCH ? AND m.rowid IN ({','.join('?' * len(ids))})", [either, *ids]).fetchall()
     found = {}
     for row_id, bank_name, file, name, description, kind, marked_description, marked_body in rows:
         number, line = _matching_line(name, marked_description, marked_body)

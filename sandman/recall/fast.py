@@ -34,7 +34,7 @@ import time
 import _json
 import _sqlite3
 
-from sandman.banks.query import RELATED, terms as meaningful
+from sandman.banks.query import corrections, enough, group, terms as meaningful, weight
 from sandman.fastjson import parse
 
 FALLBACK = None
@@ -48,8 +48,9 @@ MOMENT_MAX_MEMORIES = 3
 PROMPT_CANDIDATES = 12
 PROMPT_MAX_TERMS = 16
 PROMPT_RANK_MAX_MATCHES = 1_000
-PROMPT_MIN_SHARED = 2
-PROMPT_MIN_SHARED_FRACTION = 0.25
+PROMPT_MIN_SHARED = 1
+PROMPT_MIN_COVERAGE = 0.3
+PROMPT_MIN_RARITY = 0.7
 # index.py's
 WEIGHTS = "10.0, 4.0, 1.0"
 BUSY_TIMEOUT_S = 0.25
@@ -191,21 +192,31 @@ def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[s
     return "\n".join(lines) + "\n", shown
 
 
-def _groups(words: list[str]) -> list[str]:
-    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
-                        for word in (term, *RELATED.get(term, ()))) for term in words]
+def matches(connection, banks: list[str], prompt: str, held: set[str] | frozenset = frozenset(),
+            limit: int = MOMENT_MAX_MEMORIES,
+            floor: tuple[int, float, float] = (PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE, PROMPT_MIN_RARITY),
+            ) -> tuple[list, int, str | None]:
+    """The memories of ``banks`` relevant enough to ``prompt``, best first, at most ``limit``, none of
+    ``held``, each as its index row ``(id, path, bank, file, name, description, body, score)``
+    (what index.Found reads); the prompt's count of meaningful words; and why none was found when
+    none was (``no-words``, ``too-common``, ``below-floor``, ``held``) or None. The one
+    implementation of the prompt's match: moments.prompt_matches is this on a ``sqlite3``
+    connection, the fast path on a ``_sqlite3`` one (both only ``execute``).
 
-
-def _enough(shared: int, terms: int) -> bool:
-    return shared >= min(PROMPT_MIN_SHARED, terms) and shared >= PROMPT_MIN_SHARED_FRACTION * terms
-
-
-def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[list, int, str | None]:
-    """moments.prompt_matches on a ``_sqlite3`` connection (index.py's SQL). Raises _sqlite3.Error."""
+    The prompt's meaningful words (banks/query.py ``terms``, at most PROMPT_MAX_TERMS), a word no
+    memory holds corrected to the nearest the index holds (``corrections``), each with its
+    forms and related words (``group``), are counted in the index; only the rarest, as many as
+    together match at most PROMPT_RANK_MAX_MATCHES memories, rank the candidates by bm25 (a
+    prompt whose rarest word alone matches more says too little: ``too-common``). A candidate
+    is relevant when it clears ``floor`` (query.enough: ``(shared terms at least, weighted
+    share at least, a lone term's rarity at least)``; docs/recall.md, "The relevance floor").
+    A one-word prompt must find its word in a memory's name or description. Raises
+    sqlite3.Error (or ``_sqlite3``'s)."""
     words = meaningful(prompt, PROMPT_MAX_TERMS)
     if not words:
         return [], 0, "no-words"
-    groups = _groups(words)
+    corrected = corrections(connection, words)
+    groups = [group(term, corrected) for term in words]
     if len(words) == 1:
         groups = ["{name description} : (" + groups[0] + ")"]
     cap = PROMPT_RANK_MAX_MATCHES
@@ -214,7 +225,8 @@ def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[
         return connection.execute("SELECT count(*) FROM (SELECT 1 FROM memories WHERE memories MATCH ? LIMIT ?)",
                                   [expression, cap + 1]).fetchone()[0]
 
-    counts = sorted((count(group), n) for n, group in enumerate(groups))
+    holding_each = [count(expression) for expression in groups]
+    counts = sorted((found, n) for n, found in enumerate(holding_each))
     chosen, total = [], 0
     for found, n in counts:
         if found and total + found > cap:
@@ -225,29 +237,38 @@ def matches(connection, banks: list[str], prompt: str, held: set[str]) -> tuple[
     if not chosen:
         return [], len(words), "too-common" if counts[-1][0] else "below-floor"
     marks = ",".join("?" * len(banks))
-    limit = PROMPT_CANDIDATES + len(held)
+    window = PROMPT_CANDIDATES + len(held)
     ranked = connection.execute(
         f"WITH best AS (SELECT rowid AS id, bm25(memories, {WEIGHTS}) AS score FROM memories"
         " WHERE memories MATCH ? ORDER BY score LIMIT ?)"
         " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score"
         f" FROM best JOIN files f ON f.id = best.id JOIN memories m ON m.rowid = best.id"
         f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
-        [" OR ".join(f"({group})" for group in chosen), RANK_WINDOW * limit, *banks, limit]).fetchall()
+        [" OR ".join(f"({group})" for group in chosen), RANK_WINDOW * window, *banks, window]).fetchall()
     candidates = [row for row in ranked if row[1] not in held][:PROMPT_CANDIDATES]
     holding = [row for row in ranked if row[1] in held]
     ids = [row[0] for row in candidates + holding]
-    shared = dict.fromkeys(ids, 0)
+    memories = connection.execute("SELECT count(*) FROM files").fetchone()[0]
+    weights = [weight(found, memories) for found in holding_each]
+    shared = {row: [0, 0.0] for row in ids}
     if ids:
         id_marks = ",".join("?" * len(ids))
-        for group in groups:
+        for n, expression in enumerate(groups):
             for (row,) in connection.execute(
-                    f"SELECT rowid FROM memories WHERE memories MATCH ? AND rowid IN ({id_marks})", [group, *ids]):
-                shared[row] += 1
-    relevant = [row for row in candidates if _enough(shared[row[0]], len(words))][:MOMENT_MAX_MEMORIES]
+                    f"SELECT rowid FROM memories WHERE memories MATCH ? AND rowid IN ({id_marks})",
+                    [expression, *ids]):
+                shared[row][0] += 1
+                shared[row][1] += weights[n]
+    whole = sum(weights)
+
+    def clears(row) -> bool:
+        return enough(shared[row[0]][0], shared[row[0]][1], len(words), whole, memories, floor)
+
+    relevant = [row for row in candidates if clears(row)][:limit]
     if relevant:
         return relevant, len(words), None
-    # Nothing new: "held" when a memory the session holds clears the floor (moments.prompt_matches).
-    return [], len(words), "held" if any(_enough(shared[row[0]], len(words)) for row in holding) else "below-floor"
+    # Nothing new: "held" when a memory the session holds clears the floor (the prompt repeated).
+    return [], len(words), "held" if any(clears(row) for row in holding) else "below-floor"
 
 
 def _stamp() -> tuple[str, str]:

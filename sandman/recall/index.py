@@ -134,16 +134,6 @@ def count(connection: sqlite3.Connection, expression: str, cap: int) -> int:
                               [expression, cap + 1]).fetchone()[0]
 
 
-def matching(connection: sqlite3.Connection, expression: str, ids: list[int]) -> set[int]:
-    """Return which of the rows ``ids`` match the FTS5 ``expression``. Raises sqlite3.Error."""
-    if not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    rows = connection.execute(f"SELECT rowid FROM memories WHERE memories MATCH ? AND rowid IN ({marks})",
-                              [expression, *ids])
-    return {row[0] for row in rows}
-
-
 def main() -> int:
     """``python -m sandman.recall.index``: bring the index of ``$SANDMAN_ROOT`` up to date (build it when
     missing); the detached child of ``refresh_soon``. Returns the exit status."""

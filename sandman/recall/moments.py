@@ -187,68 +187,18 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
 # --- the prompt --------------------------------------------------------------------
 
 
-def _groups(terms: list[str]) -> list[str]:
-    """Each term of the prompt as an FTS5 alternative of it and its related words (banks/query.py)."""
-    from sandman.banks.query import RELATED
-
-    return [" OR ".join('"' + word.replace("_", " ").replace('"', " ") + '"'
-                        for word in (term, *RELATED.get(term, ()))) for term in terms]
-
-
-def enough(shared: int, terms: int) -> bool:
-    """The relevance floor: a memory sharing ``shared`` of a prompt's ``terms`` meaningful words
-    (each counted once with its related words) is relevant when it shares at least
-    ``config.PROMPT_MIN_SHARED`` of them (all, for a shorter prompt) and at least
-    ``config.PROMPT_MIN_SHARED_FRACTION`` of them (docs/recall.md, "The relevance floor")."""
-    return (shared >= min(config.PROMPT_MIN_SHARED, terms)
-            and shared >= config.PROMPT_MIN_SHARED_FRACTION * terms)
-
-
 def prompt_matches(connection, banks: list[str], prompt: str, held: set[str] | frozenset = frozenset(),
                    limit: int = config.MOMENT_MAX_MEMORIES) -> tuple[list[index.Found], int, str | None]:
-    """The memories of ``banks`` relevant enough to ``prompt`` (``enough``), best first, at most
-    ``limit``, none of ``held``; the prompt's count of meaningful words; and why none was found
-    when none was (``no-words``, ``too-common``, ``below-floor``, ``held``) or None.
+    """The memories of ``banks`` relevant enough to ``prompt``, best first, at most ``limit``, none of
+    ``held``; the prompt's count of meaningful words; and why none was found when none was
+    (``no-words``, ``too-common``, ``below-floor``, ``held``) or None: sandman/recall/fast.py's
+    ``matches`` (the one implementation), with config's floor (``config.PROMPT_MIN_SHARED``,
+    ``config.PROMPT_MIN_COVERAGE``, ``config.PROMPT_MIN_RARITY``). Raises sqlite3.Error."""
+    from sandman.recall.fast import matches
 
-    The work is bounded whatever the banks hold: the prompt's words (at most
-    ``config.PROMPT_MAX_TERMS``, each with its related words) are counted in the index, and
-    only the rarest, as many as together match at most ``config.PROMPT_RANK_MAX_MATCHES``
-    memories, rank the candidates by bm25; a prompt whose rarest word alone matches more
-    says too little to pick a memory out (``too-common``). A one-word prompt must find its
-    word in a memory's name or description. Raises sqlite3.Error."""
-    from sandman.banks.query import terms as meaningful
-
-    terms = meaningful(prompt, config.PROMPT_MAX_TERMS)
-    if not terms:
-        return [], 0, "no-words"
-    groups = _groups(terms)
-    if len(terms) == 1:
-        groups = ["{name description} : (" + groups[0] + ")"]
-    cap = config.PROMPT_RANK_MAX_MATCHES
-    counts = sorted((index.count(connection, group, cap), n) for n, group in enumerate(groups))
-    chosen, total = [], 0
-    for count, n in counts:
-        if count and total + count > config.PROMPT_RANK_MAX_MATCHES:
-            break
-        total += count
-        if count:
-            chosen.append(groups[n])
-    if not chosen:
-        return [], len(terms), "too-common" if counts[-1][0] else "below-floor"
-    ranked = index.ranked(connection, " OR ".join(f"({group})" for group in chosen), banks,
-                          config.PROMPT_CANDIDATES + len(held))
-    candidates = [found for found in ranked if found.path not in held][: config.PROMPT_CANDIDATES]
-    holding = [found for found in ranked if found.path in held]
-    ids = [found.id for found in candidates + holding]
-    shared = dict.fromkeys(ids, 0)
-    for group in groups:
-        for row in index.matching(connection, group, ids):
-            shared[row] += 1
-    relevant = [found for found in candidates if enough(shared[found.id], len(terms))][:limit]
-    if relevant:
-        return relevant, len(terms), None
-    # Nothing new: "held" when a memory the session holds clears the floor (the prompt repeated).
-    return [], len(terms), "held" if any(enough(shared[found.id], len(terms)) for found in holding) else "below-floor"
+    found, terms, why = matches(connection, banks, prompt, held, limit,
+                                (config.PROMPT_MIN_SHARED, config.PROMPT_MIN_COVERAGE, config.PROMPT_MIN_RARITY))
+    return [index.Found(row) for row in found], terms, why
 
 
 def prompt_hook(layout: Layout, payload: bytes) -> str | None:
