@@ -54,9 +54,8 @@ def memories(layout: Layout, repo: str, query: str,
     ``id`` is
     ``<bank>/<file>``. An index that cannot be opened ranks nothing (the label says so)."""
     from sandman.banks import listing
-    from sandman.banks.query import terms
+    from sandman.banks.query import group, terms
     from sandman.recall import index
-    from sandman.recall.moments import _groups
 
     banks = _chain(layout, repo)
     if not banks:
@@ -73,7 +72,7 @@ def memories(layout: Layout, repo: str, query: str,
         if words:
             connection = open_index(layout)
             try:
-                ranked = index.ranked(connection, " OR ".join(f"({group})" for group in _groups(words)), banks,
+                ranked = index.ranked(connection, " OR ".join(f"({group(word)})" for word in words), banks,
                                       RANKED_MAX)
             finally:
                 connection.close()
