@@ -4,7 +4,7 @@
 SessionStart launcher (sandman/fasthook.py, sandman/recall/served.py) and the backstop's
 check (sandman/archive/missed.py) use these instead, built-in modules only (``os``,
 ``time``, ``_json``; JSON is sandman/fastjson.py's). Each does what the sandman function it
-names does, in the plain case only; sandman/recall/fast.py holds the prompt hook's own copies of the same.
+names does, in the plain case only; sandman/recall/fast.py (the prompt and file hooks) uses them too.
 tests/test_recall_served.py checks them against their sources.
 """
 
@@ -65,16 +65,22 @@ def now_iso() -> tuple[str, str]:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", now), time.strftime("%Y-%m-%d", now)
 
 
+def open_append(path: str) -> int:
+    """A descriptor of ``path`` open for appending, the file and its folder made when missing.
+    Raises OSError."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return os.open(path, flags, 0o644)
+
+
 def append(path: str, data: bytes) -> bool:
     """One write on an O_APPEND descriptor of ``path``, its folder made on the first line; False
     when it could not be written. Never raises."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     try:
-        try:
-            fd = os.open(path, flags, 0o644)
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, flags, 0o644)
+        fd = open_append(path)
         try:
             os.write(fd, data)
         finally:

@@ -34,6 +34,7 @@ import time
 import _json
 import _sqlite3
 
+from sandman import plainhook
 from sandman.banks.query import corrections, enough, group, terms as meaningful, weight
 from sandman.fastjson import parse
 
@@ -58,39 +59,6 @@ RANK_WINDOW = 20
 # banks/names.py's
 USER_BANK, ROOT_BANK, MAX_NAME_CHARS = "_user", "_root", 200
 _KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
-# ledger.py's _SESSION: [A-Za-z0-9][A-Za-z0-9._:\-]{0,127}, no ".."
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-_SESSION_CHARS = _ALNUM | frozenset("._:-")
-# journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
-_BARE = _ALNUM | frozenset("_.,:/@+-~#%")
-MAX_VALUE_CHARS = 500
-
-
-def _session_ok(session: object) -> bool:
-    return (isinstance(session, str) and 0 < len(session) <= 128 and session[0] in _ALNUM
-            and all(char in _SESSION_CHARS for char in session) and ".." not in session)
-
-
-def root() -> str | None:
-    """config.root() as a string, or None when it is not the plain case."""
-    value = os.environ.get("SANDMAN_ROOT", "")
-    if not value:
-        home = os.path.expanduser("~")
-        if not _plain(home):
-            return None
-        path = home.rstrip("/") + "/.sandman"
-    else:
-        if not _plain(value):
-            return None
-        path = value
-    if path == "/" or os.path.lexists(path) and not os.path.isdir(path):
-        return None
-    return path
-
-
-def _plain(path: str) -> bool:
-    """True when ``path`` is absolute and ``pathlib`` would print it as it is."""
-    return path.startswith("/") and not path.startswith("//") and (path == "/" or os.path.normpath(path) == path)
 
 
 def bank_name(path: str) -> str | None:
@@ -131,7 +99,7 @@ def chain(cwd: str) -> list[tuple[str, str]] | None:
             return None
         break
     home = os.path.expanduser("~")
-    if not _plain(home):
+    if not plainhook.plain(home):
         return None
     if home in folders:
         folders = folders[: folders.index(home) + 1]
@@ -271,53 +239,9 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
     return [], len(words), "held" if any(clears(row) for row in holding) else "below-floor"
 
 
-def _stamp() -> tuple[str, str]:
-    now = time.gmtime()
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", now), time.strftime("%Y-%m-%d", now)
-
-
-def _open_append(path: str) -> int:
-    """A descriptor of ``path`` open for appending, the file and its folder made when missing.
-    Raises OSError."""
-    try:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-
-def _append(path: str, data: bytes) -> None:
-    """One write on an O_APPEND descriptor, making the folder on the first line; never raises."""
-    try:
-        fd = _open_append(path)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
-
-
-def _value(value: object) -> str:
-    """journal._value for the values written here: None, bool, int and str."""
-    if value is None:
-        text = "-"
-    elif value is True or value is False:
-        return "true" if value else "false"
-    elif isinstance(value, int):
-        text = str(value)
-    else:
-        text = value
-    if len(text) > MAX_VALUE_CHARS:
-        text = text[:MAX_VALUE_CHARS] + "…"
-    return text if text and all(char in _BARE for char in text) else _json.encode_basestring(text)
-
-
 def journal(root: str, decision: str, **facts: object) -> None:
     """journal.write(layout, "recall", decision, hook=True, **facts)."""
-    moment, day = _stamp()
-    parts = [moment, "recall", decision, "hook=true", *(f"{key}={_value(value)}" for key, value in facts.items())]
-    _append(f"{root}/.trace/recall-{day}.log", (" ".join(parts) + "\n").encode("utf-8", "backslashreplace"))
+    plainhook.journal(root, "recall", decision, hook=True, **facts)
 
 
 def held(root: str, session: str) -> set[str]:
@@ -344,14 +268,14 @@ def prompt_hook(payload: bytes) -> str | None:
     written), or FALLBACK (None) when this is not the usual case: run the full hook then."""
     if os.environ.get(PIPELINE_ENV, "") == "1":
         return ""
-    base = root()
+    base = plainhook.root()
     if base is None or len(payload) > HOOK_PAYLOAD_MAX_BYTES:
         return FALLBACK
     data = parse(payload)
     if data is None or data.get("hook_event_name") != EVENT:
         return FALLBACK
     session, cwd, prompt = data.get("session_id"), data.get("cwd"), data.get("prompt")
-    if (not _session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
+    if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
             or not isinstance(prompt, str) or not prompt.strip()):
         return FALLBACK
     memories = base + "/memories"
@@ -379,7 +303,7 @@ def _lock(path: str) -> int:
 
     fd = -1
     try:
-        fd = _open_append(path)
+        fd = plainhook.open_append(path)
         fcntl.flock(fd, fcntl.LOCK_EX)
         return fd
     except OSError:
@@ -417,9 +341,9 @@ def _prompt_reply(base: str, session: str, prompt: str, banks: list, memories: s
     if not shown:
         journal(base, "nothing", event=EVENT, session=session, terms=count, reason=why or "budget")
         return ""
-    stamp, _ = _stamp()
+    stamp, _ = plainhook.now_iso()
     rows = "".join(f"{stamp}\tprompt\t{path}\n" for path in shown if "\n" not in path and "\t" not in path)
-    _append(f"{base}/.delivered/{session}.tsv", rows.encode("utf-8", "surrogateescape"))
+    plainhook.append(f"{base}/.delivered/{session}.tsv", rows.encode("utf-8", "surrogateescape"))
     journal(base, "prompt-added", session=session, terms=count, memories=",".join(shown), units=utf16_units(text))
     return ('{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": '
             + _json.encode_basestring(text) + "}}\n")
