@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sandman.errors import InputError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the guard runs on every tool call)
 if TYPE_CHECKING:
     from sandman.layout import Layout
 
