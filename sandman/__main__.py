@@ -20,34 +20,6 @@ MOMENT_FLAGS = ("--prompt-hook", "--file-hook")
 MAX_PAYLOAD_BYTES = 1 << 20  # hook.MAX_PAYLOAD_BYTES: the same cut, before hook.py is imported
 
 
-def _detach() -> bool:
-    """Fork; return True in the parent, which has nothing left to do, False in the child.
-
-    Claude Code gives a plugin's SessionEnd hook about 1.5 s whatever timeout
-    the plugin declares, and a take on a loaded machine can need more
-    (docs/hooks.md, "The plugin's SessionEnd budget"). So the parent forks as
-    soon as it has the payload, before importing anything of sandman's, and
-    exits; the child leaves the hook's session (``setsid``: a cancellation of
-    the hook does not reach it), puts its standard streams on /dev/null (Claude
-    Code's pipes close when the parent exits) and does the take. When the fork
-    fails the take runs here, in the hook, as without ``--detach``.
-    """
-    import os
-
-    try:
-        pid = os.fork()
-    except OSError:
-        return False
-    if pid:
-        return True
-    os.setsid()
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
-    return False
-
-
 def _leave(code: int) -> None:
     """End a hook process at once: flush the standard streams, then ``os._exit(code)``.
 
@@ -82,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
     # Exactly what Claude Code runs; any other argument goes to the CLI, which checks it.
     if args == DETACHED_TAKE:
         payload = _read_payload()
-        if _detach():
+        from sandman.hookfork import fork_detached  # built-ins only, like everything before the fork
+
+        if fork_detached():
             _leave(0)
         from sandman import hook
 

@@ -195,10 +195,10 @@ def take(
         from sandman import hook as hook_entry
 
         if detach:
-            from sandman.__main__ import _detach
+            from sandman.hookfork import fork_detached
 
             payload = hook_entry.read_payload()
-            raise typer.Exit(0 if _detach() else hook_entry.main(["take", "--hook"], payload))
+            raise typer.Exit(0 if fork_detached() else hook_entry.main(["take", "--hook"], payload))
         raise typer.Exit(hook_entry.main(["take", "--hook"]))
     if session is None:
         raise fail("take needs a session id (or --hook, or --all)", 2)

@@ -57,8 +57,8 @@ from sandman import __version__, journal
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import SandmanError
 from sandman.layout import Layout
-from sandman.mcp_handshake import (CLIENT_ENVELOPE, HANDSHAKE_FILE, LISTEN_ACK, LISTEN_NOTIFICATIONS, LISTS,
-                                   PROTOCOL_VERSION, SUBSCRIPTION, SUBSCRIPTION_ID, Discard, handshake_frame)
+from sandman.mcp_wire import (CLIENT_ENVELOPE, HANDSHAKE_FILE, LISTEN_ACK, LISTEN_NOTIFICATIONS, LISTS,
+                              PROTOCOL_VERSION, SUBSCRIPTION, SUBSCRIPTION_ID, Discard, handshake_frame)
 
 # A JSON escape of a surrogate code point; only then can a line hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

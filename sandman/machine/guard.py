@@ -19,7 +19,8 @@ and wrappers (``env X=1``, ``command``, ``exec``, ``nohup``, ``time``, ``nice``,
 options (``-C DIR``, ``-c k=v``, ``--git-dir`` …) are read, ``cd``/``pushd`` move the directory a
 later git command runs in, and an unknown git subcommand (an alias) is refused.
 
-Stdlib only at import, so a call costs one short Python start; the trail is imported on a deny.
+Stdlib and machine.owner (stdlib and sandman.errors) only at import, so a call costs one short
+Python start; the trail is imported on a deny.
 """
 
 from __future__ import annotations
@@ -32,11 +33,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandman.machine.owner import OWNER_KINDS
+
 RULE_MAX_INPUT_CHARS = 2_000  # what of a refused call the guard.deny event keeps
 GUARD_KIND = "guard.deny"
-
-# Owner decisions: the kinds only the owner's verbs write (docs/trail.md, "Owner decisions").
-OWNER_KINDS = ("revoke", "reconcile", "proposal.approve", "proposal.decline")
 
 CI_PATTERNS = (
     re.compile(r"(^|/)\.github/workflows(/|$)"), re.compile(r"(^|/)\.github/actions(/|$)"),
@@ -683,57 +683,6 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(hook(stdin, root, shift, pass_id))
     sys.stdout.flush()
     return 0
-
-
-# --- who is calling: the owner or a shift -------------------------------------------------------
-
-
-def _ancestors(pid: int) -> list[int]:
-    found = []
-    for _ in range(64):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            pid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-        if pid <= 1:
-            break
-        found.append(pid)
-    return found
-
-
-def shift_of_caller(root: Path) -> str | None:
-    """The shift this process runs in, or None when it is the owner's: ``$SANDMAN_SHIFT``; or a
-    Claude Code session id (``$CLAUDE_CODE_SESSION_ID``) that a shift recorded in its
-    ``meta.json``; or the open shift's session process (``shifts/.current.json`` ``pid``) among this
-    process's ancestors. A shift that unsets the variables is still a child of its session."""
-    named = os.environ.get("SANDMAN_SHIFT", "").strip()
-    if named:
-        return named
-    shifts = root / "shifts"
-    try:
-        current = json.loads((shifts / ".current.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        current = None
-    if isinstance(current, dict) and isinstance(current.get("pid"), int) and current["pid"] > 1 \
-            and current["pid"] in _ancestors(os.getpid()):
-        return str(current.get("shift") or "?")
-    session = os.environ.get("CLAUDE_CODE_SESSION_ID", "").strip()
-    if session:
-        if isinstance(current, dict) and current.get("session") == session:
-            return str(current.get("shift") or "?")
-        try:
-            folders = sorted(shifts.iterdir(), reverse=True)[:60]
-        except OSError:
-            folders = []
-        for folder in folders:
-            try:
-                meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(meta, dict) and meta.get("session") == session:
-                return folder.name
-    return None
 
 
 if __name__ == "__main__":

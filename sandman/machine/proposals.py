@@ -34,6 +34,7 @@ from sandman import config, journal
 from sandman.errors import InputError, SecretRefused
 from sandman.layout import Layout
 from sandman.marks import fence_ticks, holds_controls, refuse_controls
+from sandman.machine import shiftstate
 from sandman.machine import trail as trails
 
 OPEN, APPROVE, DECLINE = "proposal.open", "proposal.approve", "proposal.decline"
@@ -162,18 +163,16 @@ def _refuse_secrets(*texts: str) -> None:
 def open_shift(layout: Layout) -> dict:
     """The ``meta.json`` of the shift a proposal is filed in: ``$SANDMAN_SHIFT``, else the open one in
     ``shifts/.current.json``. Raises InputError: no shift, an unknown one, a closed one."""
-    from sandman.machine import shift as shifts
-
     ident = config.current_shift()
     if ident is None:
-        current = shifts.read_current(layout) or {}
+        current = shiftstate.read_current(layout) or {}
         ident = current.get("shift") if current.get("state") == "open" else None
     if ident is None:
         raise InputError("no shift is open: a proposal is filed by a shift session, inside its shift "
                          "($SANDMAN_SHIFT or `sandman shift status`)")
     if not trails.is_shift_id(ident):
         raise InputError(f"${config.SHIFT_ENV} {ident!r} is not a shift id (s-<yyyymmddTHHMM[SS]>Z)")
-    meta = shifts.read_meta(layout, ident)
+    meta = shiftstate.read_meta(layout, ident)
     if meta is None:
         raise InputError(f"shift {ident} has no readable meta.json; it never opened")
     if meta.get("outcome"):

@@ -32,6 +32,7 @@ from sandman.errors import InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
 from sandman.machine import brief as briefing
 from sandman.machine import pick as picking
+from sandman.machine.shiftstate import read_current, read_meta, write_current
 from sandman.machine import trail as trails
 from sandman.machine import week
 from sandman.marks import fence_ticks
@@ -46,30 +47,6 @@ UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 
 
 # --- the runtime record ------------------------------------------------------------------------
-
-
-def read_current(layout: Layout) -> dict | None:
-    """``shifts/.current.json`` as a dict, None when absent; an unreadable one is ``{"state": "broken"}``."""
-    try:
-        data = json.loads(layout.shift_current.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
-        return {"state": "broken"}
-    return data if isinstance(data, dict) else {"state": "broken"}
-
-
-def write_current(layout: Layout, data: dict) -> None:
-    write_atomic(layout.shift_current, json.dumps(data, indent=2) + "\n")
-
-
-def read_meta(layout: Layout, shift_id: str) -> dict | None:
-    path = layout.shift_dir(shift_id) / "meta.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def of_environment(layout: Layout) -> dict | None:

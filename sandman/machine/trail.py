@@ -56,6 +56,7 @@ from pathlib import Path
 from sandman import journal
 from sandman.errors import InputError
 from sandman.layout import Layout
+from sandman.machine.owner import refuse_owner_kind
 
 VERB = "trail"
 EVENT_ID = re.compile(r"ev-([0-9]{8})T([0-9]{6})Z-[0-9a-f]{6}")
@@ -288,8 +289,6 @@ def append(
     LockBusy, RepositoryError, ForeignRepository, LeftoverSecret; InputError for an owner
     decision's kind (machine.owner.OWNER_KINDS: their verbs write them).
     """
-    from sandman.machine.owner import refuse_owner_kind
-
     refuse_owner_kind(kind)
     event = new_event(kind, summary, parent=parent, shift=shift, repo=repo, model=model, cost_usd=cost_usd,
                       data=data)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pygit2
 from filelock import FileLock, Timeout
-from pygit2.enums import FileStatus
+from pygit2.enums import DiffOption, FileStatus
 
 from sandman import config
 from sandman.errors import ForeignRepository, LockBusy, RepositoryError
@@ -337,6 +337,23 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
         path.unlink(missing_ok=True)
 
 
+def tree_added_lines(repo: pygit2.Repository, old, new) -> list[tuple[str, str]]:
+    """Return ``(path, text)``: the lines tree ``new`` adds to each file of tree ``old`` (None: an
+    empty tree), joined by newlines. Every file is diffed as text (a binary-looking file too).
+    The one reading of "what a commit adds": sync's pre-push scan and the check every commit
+    sandman makes is held to (commit_paths' ``vet``)."""
+    if old is not None:
+        diff = repo.diff(old, new, flags=DiffOption.FORCE_TEXT)
+    else:
+        diff = new.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
+    found = []
+    for patch in diff:
+        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+        if lines:
+            found.append((patch.delta.new_file.path, "".join(lines)))
+    return found
+
+
 def commit_paths(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
     vet: Callable[[list[tuple[str, str]]], None] | None = None,
@@ -344,7 +361,7 @@ def commit_paths(
     """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
 
     ``vet``, when given, is called with ``(path, added lines)`` for every file
-    the commit changes (store.sync.tree_added_lines: what sync's pre-push scan
+    the commit changes (tree_added_lines: what sync's pre-push scan
     will read of this commit) before the commit is made; what it raises is
     raised, with the paths left staged (the caller resets the index).
 
@@ -369,8 +386,6 @@ def commit_paths(
         tree = index.write_tree()
         parents = [] if repo.head_is_unborn else [repo.head.target]
         if vet is not None:
-            from sandman.store.sync import tree_added_lines
-
             vet(tree_added_lines(repo, repo[parents[0]].tree if parents else None, repo[tree]))
         author = signature(repo)
         message = format_message(subject, trailers)

@@ -117,7 +117,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
             marked = 0
     finally:
         lock.release()
-    from sandman.verbs.recall import utf16_units
+    from sandman.recall.budget import utf16_units
 
     reply = {"systemMessage": person}
     if context:

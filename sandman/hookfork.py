@@ -1,0 +1,39 @@
+"""The detached take's fork: a SessionEnd hook leaves Claude Code at once and its take goes on alone.
+
+Used by ``sandman take --hook --detach`` in both its routes, sandman/__main__.py (the fast one,
+before anything else of sandman is imported) and sandman/cli.py, so it lives below both.
+Standard library only (``os``). Starting a separate ``sandman`` process detached is
+store.detach.spawn_detached; this forks the current one.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["fork_detached"]
+
+
+def fork_detached() -> bool:
+    """Fork; return True in the parent, which has nothing left to do, False in the child.
+
+    Claude Code gives a plugin's SessionEnd hook about 1.5 s whatever timeout
+    the plugin declares, and a take on a loaded machine can need more
+    (docs/hooks.md, "The plugin's SessionEnd budget"). So the parent forks as
+    soon as it has the payload, before importing anything of sandman's, and
+    exits; the child leaves the hook's session (``setsid``: a cancellation of
+    the hook does not reach it), puts its standard streams on /dev/null (Claude
+    Code's pipes close when the parent exits) and does the take. When the fork
+    fails the take runs here, in the hook, as without ``--detach``.
+    """
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid:
+        return True
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    return False
