@@ -38,12 +38,12 @@ import subprocess
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pygit2
-from pygit2.enums import CheckoutStrategy, CredentialType, DiffOption, FileMode
+from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
 
 from sandman import config
 from sandman.errors import InputError, SyncError
 from sandman.store.capture import EXITED, TIMEOUT, Capture
-from sandman.store.repo import format_message, signature
+from sandman.store.repo import format_message, signature, tree_added_lines
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
 FlatTree = dict[str, Entry]  # repo-relative POSIX path -> entry
@@ -553,21 +553,4 @@ def added_lines(repo: pygit2.Repository, commits: list[pygit2.Commit]) -> list[t
             continue
         parent = commit.parents[0].tree if commit.parents else None
         found += [(str(commit.id), path, text) for path, text in tree_added_lines(repo, parent, commit.tree)]
-    return found
-
-
-def tree_added_lines(repo: pygit2.Repository, old, new) -> list[tuple[str, str]]:
-    """Return ``(path, text)``: the lines tree ``new`` adds to each file of tree ``old`` (None: an
-    empty tree), joined by newlines. Every file is diffed as text (a binary-looking file too).
-    The one reading of "what a commit adds": sync's pre-push scan and the check every commit
-    sandman makes is held to (store.repo.commit_paths' ``vet``)."""
-    if old is not None:
-        diff = repo.diff(old, new, flags=DiffOption.FORCE_TEXT)
-    else:
-        diff = new.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
-    found = []
-    for patch in diff:
-        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
-        if lines:
-            found.append((patch.delta.new_file.path, "".join(lines)))
     return found

@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from sandman import journal, private
+from sandman import config, journal, private
 from sandman.banks.commit import Committed, bank_transaction
 from sandman.curators import retired
 from sandman.banks.index import cut, memory_files
@@ -119,12 +119,20 @@ def remember(
         body=clean_body(body.strip()) if body.strip() else "",
         source=[REMEMBER_SOURCE] + ([session] if session else []),
     )
-    from sandman.machine import shift as shifts
-    from sandman.machine import trail as trails
+    made_in = None
+    if config.current_shift() is not None:
+        # Inside a shift the commit carries its Event: and Shift:; the machine package is loaded
+        # only then (a plain remember's process start is the hot path, issue 29).
+        from sandman.machine import shift as shifts
+        from sandman.machine import trail as trails
 
-    made_in = shifts.of_environment(layout)  # inside a shift: the commit carries its Event: and Shift:
+        made_in = shifts.of_environment(layout)
+    # Outside a shift a remember writes its bank and, for a memory retired before, the ledger: its
+    # recovery looks there only (banks.commit.recover_scope), so it costs what the bank holds.
+    scope = None if made_in is not None else [layout.bank(bank_name(directory)), retired.path(layout)]
     try:
-        with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session) as tx:
+        with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session,
+                              scope=scope) as tx:
             # Under the commit lock: two identical remembers at once must not both write.
             existing = _same_memory(layout, directory, memory)
             if existing is None:
