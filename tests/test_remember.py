@@ -278,15 +278,20 @@ def test_a_hand_edit_in_the_bank_a_remember_writes_is_recovered_first(layout, tm
     assert (bank / "MEMORY.md").read_text() == render_index(bank)
 
 
-def test_remember_imports_neither_the_machine_nor_the_minds(layout, tmp_path: Path) -> None:
+def test_remember_imports_neither_the_machine_nor_the_minds(layout) -> None:
     """A plain remember (no ``$SANDMAN_SHIFT``) loads what it writes with: not the shift machinery,
-    the minds or sync (issue 29: each was part of its start)."""
+    the minds, sync, or the full secrets scan for plain words (issue 29: each was part of its start;
+    the scan loaded because every memory file's ``created`` time looked like a token to the
+    pre-check)."""
     probe = ("import sys\nfrom sandman import __main__\n"
              "try:\n    __main__.main(['remember', 'A fact.', '--cwd', sys.argv[1]])\n"
              "except SystemExit:\n    pass\n"
              "print(sorted(m for m in sys.modules if m.startswith(('sandman.machine', 'sandman.minds', "
-             "'sandman.store.sync', 'typer', 'pydantic'))))")
-    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True)
+             "'sandman.store.sync', 'typer', 'pydantic', 'betterleaks'))))")
+    # The root's creation scans the files it adopts; the remembers after it are what is measured.
+    assert sandman("remember", "The first fact.", "--cwd", "/home/user/src/project").returncode == 0
+    # A plain directory: pytest's tmp_path (``pytest-12/test_x_0``) holds runs the pre-check flags.
+    done = subprocess.run([sys.executable, "-c", probe, "/home/user/src/project"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
 

@@ -40,6 +40,19 @@ def test_the_hook_pre_check_never_clears_a_credential(kind: str, text: str) -> N
     assert secret_rules.suspected(text), kind
 
 
+def test_regression_the_pre_check_flagged_every_memory_file_by_its_times() -> None:
+    """``created: 2026-12-05T10:28:35Z`` is a run of 16 characters mixing letters with digits, so the
+    commit of every memory loaded and ran the full scan (about 150 ms, issue 29). A run that is a
+    time alone is cleared; a token glued to a time, or a credential word given a time, is not."""
+    from sandman.banks.memory import Memory
+
+    text = Memory(name="Build with make", description="Run make.", type="project", body="Run make.\n",
+                  created="2026-12-05T10:28:35Z", updated="2026-12-05T10:28:35.123456+00:00").text()
+    assert not secret_rules.suspected(text)
+    assert secret_rules.suspected("at 2026-12-05T10:28:35Zghp8f3k2j4h5g6")
+    assert secret_rules.suspected("token: 2026-12-05T10:28:35Z")
+
+
 @pytest.mark.parametrize(("kind", "text"), CREDENTIALS, ids=[kind for kind, _ in CREDENTIALS])
 def test_a_masked_credential_is_gone(kind: str, text: str) -> None:
     masked = mask_secrets(text)

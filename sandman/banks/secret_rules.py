@@ -208,6 +208,10 @@ def _random(body: str) -> bool:
 # credential word is bounded for the same reason: `keykeykey…` re-read the rest of the run from every
 # `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
+# A run that is one ISO 8601 time and nothing else (``2026-12-05T10:28:35Z``: the ``created`` and
+# ``updated`` of every memory file, which made every commit of a memory load the full scan) holds
+# two letters, T and Z, and no random body; a run with anything glued to the time is still checked.
+_TIME_RUN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
@@ -219,7 +223,8 @@ def suspected(text: str) -> bool:
     """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
 
     ``text`` is normalised first (as the full check does). False only for text
-    with no run of 16 or more characters mixing letters with digits, no
+    with no run of 16 or more characters mixing letters with digits (a run
+    that is an ISO 8601 time alone is not one), no
     credential word followed by a value, no URL with a user part, no key
     envelope and no command-line credential flag: no rule of the full check
     (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
@@ -230,7 +235,8 @@ def suspected(text: str) -> bool:
     text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
     if _SUSPECT.search(text):
         return True
-    return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
+    return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) and not _TIME_RUN.fullmatch(run.group(0))
+               for run in _SUSPECT_RUN.finditer(text))
 
 
 _PATH_RUN = re.compile(r"[A-Za-z0-9+=]{16,}")

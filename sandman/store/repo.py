@@ -310,17 +310,19 @@ def is_clean(repo: pygit2.Repository, path: str) -> bool:
                     pending.append((name + "/", entry))
                 else:
                     committed[name] = entry.id
-        seen = 0
-        for base, folders, files in os.walk(top_path):
-            folders[:] = [name for name in folders if not name.startswith(".")]
-            relative = Path(base).relative_to(top_path).as_posix()
-            for name in files:
-                file = os.path.join(base, name)
-                if name.startswith(".") or os.path.islink(file):
-                    continue
-                if committed.get(name if relative == "." else f"{relative}/{name}") != pygit2.hashfile(file):
-                    return False
-                seen += 1
+        seen, folders = 0, [("", str(top_path))] if top_path.is_dir() and not top_path.is_symlink() else []
+        while folders:
+            prefix, folder = folders.pop()
+            with os.scandir(folder) as entries:  # each entry's type without a stat of its own
+                for entry in entries:
+                    if entry.name.startswith(".") or entry.is_symlink():
+                        continue
+                    if entry.is_dir():
+                        folders.append((prefix + entry.name + "/", entry.path))
+                    elif committed.get(prefix + entry.name) != pygit2.hashfile(entry.path):
+                        return False
+                    else:
+                        seen += 1
         return seen == len(committed)
     except (pygit2.GitError, OSError) as error:
         raise RepositoryError(f"cannot read the status of {path} in {repo.workdir}: {error}") from None
