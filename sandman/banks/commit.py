@@ -203,10 +203,8 @@ class BankTransaction:
                 continue
             # Recovery has committed any hand edit, so the index is current for
             # every file this transaction did not touch: only those are re-read.
-            known = {
-                name: line for name, line in bank_index.current_lines(folder).items()
-                if folder / name not in self.changed
-            }
+            mine = {path.name for path in self.changed if path.parent == folder}
+            known = {name: line for name, line in bank_index.current_lines(folder).items() if name not in mine}
             text = bank_index.render_index(folder, directory, known)
             current = index.read_bytes() if index.exists() else None
             if text.encode("utf-8") != current:
@@ -307,7 +305,8 @@ def bank_transaction(
     adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
-        if scope is None or adopted:
+        # A root whose first commit was never made (its creation killed) is recovered whole.
+        if scope is None or adopted or store.head_id(repo) is None:
             recover(layout, repo)
         else:
             recover_scope(layout, repo, scope)

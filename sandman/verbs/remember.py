@@ -17,7 +17,7 @@ from pathlib import Path
 from sandman import config, journal, private
 from sandman.banks.commit import Committed, bank_transaction
 from sandman.curators import retired
-from sandman.banks.index import cut, memory_files
+from sandman.banks.index import cut, memory_names
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -60,9 +60,10 @@ def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
     """Return a live memory of the bank with the same type, name and body, if any."""
     folder = layout.bank(bank_name(directory))
     stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
-    for path in memory_files(folder):
-        if not path.stem.startswith(stem):
+    for name in memory_names(folder):
+        if not name.startswith(stem):
             continue
+        path = folder / name
         try:
             found = read_memory(path)
         except FormatError:
