@@ -53,6 +53,17 @@ def test_regression_the_pre_check_flagged_every_memory_file_by_its_times() -> No
     assert secret_rules.suspected("token: 2026-12-05T10:28:35Z")
 
 
+def test_regression_the_pre_check_flagged_every_index_line_of_a_name_with_a_digit() -> None:
+    """``(project_release_v2_notes.md)`` in a MEMORY.md line is a run mixing letters with digits, so
+    the commit of any memory named with a digit ran the full scan (issue 29). A run that is a memory
+    file name alone is cleared; the name beside it, in its own case, is still read."""
+    assert not secret_rules.suspected(
+        "- [Release 2 notes](project_release_2_notes.md) — The release 2 script reads pyproject.\n")
+    token = "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
+    assert secret_rules.suspected(f"- [Token {token}](project_token_{token.lower()}.md) — x\n")
+    assert secret_rules.suspected(f"see memories/bank/project_token_{token.lower()}.md")
+
+
 @pytest.mark.parametrize(("kind", "text"), CREDENTIALS, ids=[kind for kind, _ in CREDENTIALS])
 def test_a_masked_credential_is_gone(kind: str, text: str) -> None:
     masked = mask_secrets(text)
