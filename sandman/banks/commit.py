@@ -293,7 +293,7 @@ def bank_transaction(
     and re-raises. ``scope``, when given, lists the absolute bank folders and
     files the block may write: recovery then looks for leftovers there only
     (``recover_scope``), and a block that changes anything outside it raises
-    InputError, with nothing committed. Raises LockBusy after 120 s of waiting,
+    SandmanError, with nothing committed. Raises LockBusy after 120 s of waiting,
     RepositoryError, LeftoverSecret (a change left in the working tree carries
     a credential: nothing is done), ForeignRepository (store.repo.ensure_root).
     """
@@ -315,9 +315,9 @@ def bank_transaction(
         tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
         try:
             yield tx
-            tx._reindex()
             if scope is not None:
-                _within(layout, tx.changed, scope)
+                _within(layout, tx.changed, scope)  # before the indexes are written
+            tx._reindex()
             paths = store.dirty_among(repo, _relpaths(layout, tx.changed))
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
@@ -369,10 +369,11 @@ def _refresh_search(layout: Layout, banks: list[str]) -> None:
 
 
 def _within(layout: Layout, changed: set[Path], scope: Sequence[Path]) -> None:
-    """Raise InputError when a path of ``changed`` is neither one of ``scope`` nor inside one."""
+    """Raise SandmanError (a verb's bug, not the person's input) when a path of ``changed`` is
+    neither one of ``scope`` nor inside one."""
     outside = sorted(path for path in changed if not any(path == top or path.is_relative_to(top) for top in scope))
     if outside:
-        raise InputError(f"{_relpaths(layout, set(outside))[0]} is outside the transaction's scope "
+        raise SandmanError(f"{_relpaths(layout, set(outside))[0]} is outside the transaction's scope "
                          f"({', '.join(_relpaths(layout, set(scope)))}); nothing was committed")
 
 
