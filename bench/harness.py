@@ -239,7 +239,8 @@ def python_pass(env: dict[str, str]) -> Callable[[], float]:
 
 def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 1) -> list[float]:
     """Return the median seconds of each trial over ``runs`` rounds (``Seconds``: each also carries
-    the median CPU time of the child processes the trial waited for, its set-up's children included).
+    the median CPU time of the child processes the trial waited for, its set-up's children included,
+    or, for a trial that returns ``timed``'s ``Seconds``, the CPU time it measured in this process).
 
     A trial does its own untimed set-up and returns the seconds it measured.
     The trials alternate within each round, so a busy neighbour slows them all
@@ -253,19 +254,29 @@ def interleaved(trials: Sequence[Callable[[], float]], runs: int, warmup: int = 
     for _ in range(runs):
         for i, trial in enumerate(trials):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            times[i].append(trial())
+            value = trial()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus[i].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+            times[i].append(float(value))
+            # A trial in this process (``timed``) carries its own CPU time; else its children's.
+            own = getattr(value, "cpu", None)
+            cpus[i].append(own if own is not None else after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     # No child CPU (an in-process trial): None, not a difference of float sums that rounds near zero.
     return [Seconds(statistics.median(values), cpu if (cpu := statistics.median(spent)) > 1e-4 else None)
             for values, spent in zip(times, cpus)]
 
 
-def timed(action: Callable[[], object]) -> float:
-    """Return the seconds ``action()`` took, in this process."""
-    start = time.perf_counter()
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this process and the children it waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(action: Callable[[], object]) -> Seconds:
+    """Return the wall seconds ``action()`` took in this process, carrying the CPU seconds it used
+    (this process's and its waited-for children's) as ``Seconds.cpu``."""
+    start, cpu = time.perf_counter(), _cpu_seconds()
     action()
-    return time.perf_counter() - start
+    return Seconds(time.perf_counter() - start, _cpu_seconds() - cpu)
 
 
 def import_profile(args: Sequence[str], env: dict[str, str], stdin: bytes = b"", top: int = 8) -> list[str]:

@@ -290,3 +290,17 @@ def test_regression_recovery_committed_stray_files_of_no_sandman_format(layout: 
     assert moved == ["log/run-2026-12-05.log", f"memories/{bank.name}/notes.txt", "memories/stray.txt"]
     (after,) = [c for c in doctor().checks if c.name == "clean"]
     assert after.status == "warn" and "3 file(s) of no sandman format were moved into .strays/" in after.message
+
+
+def test_a_scoped_transaction_that_writes_outside_its_scope_commits_nothing(layout: Layout) -> None:
+    """A scope (remember's: its bank and the retired ledger) is what its recovery looked at; a write
+    elsewhere could carry a hand edit it never checked, so the transaction is refused and undone."""
+    from sandman.errors import SandmanError
+
+    commit_memory(layout, memory(), directory=PROJECT, verb="remember")
+    head = git(layout.root, "rev-parse", "HEAD")
+    with pytest.raises(SandmanError, match=r"is outside the transaction's scope"):
+        with bank_transaction(layout, verb="remember", subject="stray", scope=[layout.bank(bank_name(PROJECT))]) as tx:
+            tx.write_memory(bank_name("/home/user/other"), memory("Elsewhere"), directory="/home/user/other")
+    assert git(layout.root, "rev-parse", "HEAD") == head
+    assert_consistent(layout)

@@ -218,3 +218,118 @@ def test_a_secret_in_session_or_cwd_is_refused_not_committed(layout, tmp_path: P
     if (layout.root / ".git").exists():
         log = git(layout.root, "log", "--all", "--format=%B", "--name-only")
         assert GITHUB_TOKEN not in log and AWS_KEY_ID not in log
+
+
+# --- issue 29: a remember costs what its bank holds, not what the root holds ---------------------
+
+
+def test_regression_remember_scanned_the_whole_root_for_hand_edits(layout, tmp_path: Path) -> None:
+    """A remember looked at every file of the root (two whole-tree ``status`` scans), so its cost
+    grew with the root. It now recovers its own bank alone: a hand edit in another bank is left for
+    the next transaction without a scope, which commits it as ``recover`` as before."""
+    from sandman.banks.commit import commit_memory, settle
+    from sandman.banks.memory import Memory
+    from sandman.banks.names import bank_name
+
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    commit_memory(layout, Memory(name="Other fact", description="d.", type="project", body="B.\n"),
+                  directory=str(other), verb="remember")
+    edited = layout.bank(bank_name(other)) / "project_other_fact.md"
+    edited.write_text(edited.read_text() + "Edited by hand.\n")
+    done = sandman("remember", "A fact of mine.", "--cwd", str(mine))
+    assert done.returncode == 0, done.stderr
+    assert git(layout.root, "log", "--format=%s", "-1") == "remember: A fact of mine.\n"
+    assert git(layout.root, "show", "--name-only", "--format=", "HEAD").split() == [
+        f"memories/{bank_name(mine)}/MEMORY.md", f"memories/{bank_name(mine)}/project_a_fact_of_mine.md"]
+    assert git(layout.root, "status", "--porcelain") == f" M {edited.relative_to(layout.root).as_posix()}\n"
+    assert settle(layout) is not None  # the next unscoped transaction commits the hand edit on its own
+    assert git(layout.root, "log", "--format=%s", "-1") == "recover: commit changes left in the working tree\n"
+    assert git(layout.root, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("edit", ["changed", "deleted", "added", "index"])
+def test_a_hand_edit_in_the_bank_a_remember_writes_is_recovered_first(layout, tmp_path: Path, edit: str) -> None:
+    """The guarantee the whole-root recovery gave a remember holds for its own bank: a change left
+    there (a memory changed, deleted or added by hand, MEMORY.md edited) is committed as ``recover``
+    before the remember, and MEMORY.md lists what the folder holds (a hand edit of MEMORY.md alone
+    is undone by its regeneration, as the whole-root recovery did: nothing is left to recover)."""
+    from sandman.banks.index import render_index
+    from sandman.banks.memory import Memory
+    from sandman.banks.names import bank_name
+
+    project = tmp_path / "proj"
+    assert sandman("remember", "First fact.", "--cwd", str(project)).returncode == 0
+    bank = layout.bank(bank_name(project))
+    first = bank / "project_first_fact.md"
+    if edit == "changed":
+        first.write_text(first.read_text().replace("First fact.\n", "First fact, edited.\n"))
+    elif edit == "deleted":
+        first.unlink()
+    elif edit == "added":
+        (bank / "project_by_hand.md").write_text(
+            Memory(name="By hand", description="Typed.", type="project", body="Typed.\n").text())
+    else:
+        (bank / "MEMORY.md").write_text((bank / "MEMORY.md").read_text() + "- a line by hand\n")
+    done = sandman("remember", "Second fact.", "--cwd", str(project))
+    assert done.returncode == 0, done.stderr
+    before = "remember: First fact." if edit == "index" else "recover: commit changes left in the working tree"
+    assert git(layout.root, "log", "--format=%s", "-2").splitlines() == ["remember: Second fact.", before]
+    assert git(layout.root, "status", "--porcelain") == ""
+    assert (bank / "MEMORY.md").read_text() == render_index(bank)
+
+
+def test_remember_imports_neither_the_machine_nor_the_minds(layout) -> None:
+    """A plain remember (no ``$SANDMAN_SHIFT``) loads what it writes with: not the shift machinery,
+    the minds, sync, or the full secrets scan for plain words (issue 29: each was part of its start;
+    the scan loaded because every memory file's ``created`` time looked like a token to the
+    pre-check)."""
+    probe = ("import sys\nfrom sandman import __main__\n"
+             "try:\n    __main__.main(['remember', 'A fact.', '--cwd', sys.argv[1]])\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted(m for m in sys.modules if m.startswith(('sandman.machine', 'sandman.minds', "
+             "'sandman.store.sync', 'typer', 'pydantic', 'betterleaks'))))")
+    # The root's creation scans the files it adopts; the remembers after it are what is measured.
+    assert sandman("remember", "The first fact.", "--cwd", "/home/user/src/project").returncode == 0
+    # A plain directory: pytest's tmp_path (``pytest-12/test_x_0``) holds runs the pre-check flags.
+    done = subprocess.run([sys.executable, "-c", probe, "/home/user/src/project"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_added_lines_of_the_paths_a_commit_changes_are_those_of_its_tree_diff(tmp_path: Path) -> None:
+    """The secrets vet of a commit reads the lines each changed path adds (``added_lines_of``); it
+    must read exactly what sync's pre-push scan reads of the commit (``tree_added_lines``): new,
+    changed and deleted files, a file without a final newline, bytes that are not UTF-8."""
+    import random
+
+    import pygit2
+
+    from sandman.store.repo import added_lines_of, tree_added_lines
+
+    repo = pygit2.init_repository(str(tmp_path / "r"))
+    person = pygit2.Signature("t", "t@example.invalid")
+    rng, parent = random.Random(29), None
+    for _ in range(80):
+        changed = []
+        for _ in range(rng.randint(1, 4)):
+            name = f"d{rng.randint(0, 2)}/f{rng.randint(0, 6)}.md"
+            path = tmp_path / "r" / name
+            if rng.random() < 0.2 and path.exists():
+                path.unlink()
+            else:
+                path.parent.mkdir(exist_ok=True)
+                lines = [rng.choice(["a", "b", "ç é", "x" * rng.randint(1, 5), "last"]) for _ in range(rng.randint(0, 5))]
+                data = ("\n".join(lines) + ("\n" if rng.random() < 0.7 else "")).encode()
+                path.write_bytes(data + (b"\xff\xfe" if rng.random() < 0.1 else b""))
+            changed.append(name)
+        index = repo.index
+        for name in changed:
+            if (tmp_path / "r" / name).exists():
+                index.add(name)
+            elif name in index:
+                index.remove(name)
+        index.write()
+        tree = repo[index.write_tree()]
+        old = repo[parent].tree if parent else None
+        assert sorted(added_lines_of(repo, old, tree, changed)) == sorted(tree_added_lines(repo, old, tree))
+        parent = repo.create_commit("HEAD", person, person, "m", tree.id, [parent] if parent else [])

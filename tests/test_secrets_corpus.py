@@ -40,6 +40,30 @@ def test_the_hook_pre_check_never_clears_a_credential(kind: str, text: str) -> N
     assert secret_rules.suspected(text), kind
 
 
+def test_regression_the_pre_check_flagged_every_memory_file_by_its_times() -> None:
+    """``created: 2026-12-05T10:28:35Z`` is a run of 16 characters mixing letters with digits, so the
+    commit of every memory loaded and ran the full scan (about 150 ms, issue 29). A run that is a
+    time alone is cleared; a token glued to a time, or a credential word given a time, is not."""
+    from sandman.banks.memory import Memory
+
+    text = Memory(name="Build with make", description="Run make.", type="project", body="Run make.\n",
+                  created="2026-12-05T10:28:35Z", updated="2026-12-05T10:28:35.123456+00:00").text()
+    assert not secret_rules.suspected(text)
+    assert secret_rules.suspected("at 2026-12-05T10:28:35Zghp8f3k2j4h5g6")
+    assert secret_rules.suspected("token: 2026-12-05T10:28:35Z")
+
+
+def test_regression_the_pre_check_flagged_every_index_line_of_a_name_with_a_digit() -> None:
+    """``(project_release_v2_notes.md)`` in a MEMORY.md line is a run mixing letters with digits, so
+    the commit of any memory named with a digit ran the full scan (issue 29). A run that is a memory
+    file name alone is cleared; the name beside it, in its own case, is still read."""
+    assert not secret_rules.suspected(
+        "- [Release 2 notes](project_release_2_notes.md) — The release 2 script reads pyproject.\n")
+    token = "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
+    assert secret_rules.suspected(f"- [Token {token}](project_token_{token.lower()}.md) — x\n")
+    assert secret_rules.suspected(f"see memories/bank/project_token_{token.lower()}.md")
+
+
 @pytest.mark.parametrize(("kind", "text"), CREDENTIALS, ids=[kind for kind, _ in CREDENTIALS])
 def test_a_masked_credential_is_gone(kind: str, text: str) -> None:
     masked = mask_secrets(text)

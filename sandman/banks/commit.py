@@ -11,6 +11,12 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
    holds only its own files. A new file that is none of sandman's formats
    (layout.owns) is never committed: it is moved into ``.strays/``. A leftover file that carries a credential stops
    the transaction before anything is committed (errors.LeftoverSecret).
+   A transaction that names its ``scope`` (the bank folders and files it may
+   write: ``remember``'s) looks for leftovers there only, comparing those files
+   with HEAD, and runs the whole recovery only when it finds one: a hand edit
+   elsewhere waits for the next transaction without a scope (take, dream,
+   reflect, forget...), so a remember costs what its bank holds, not what the
+   root holds (issue 29).
 3. The verb's operations run, each recorded in the undo log before it is made:
    a memory written (slug, collision suffix, secrets ban, atomic write), a
    replaced file moved into ``_archive/``, a file archived or (for forget alone)
@@ -27,7 +33,7 @@ transaction returns, ``git status`` in the root is clean.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -197,10 +203,8 @@ class BankTransaction:
                 continue
             # Recovery has committed any hand edit, so the index is current for
             # every file this transaction did not touch: only those are re-read.
-            known = {
-                name: line for name, line in bank_index.current_lines(folder).items()
-                if folder / name not in self.changed
-            }
+            mine = {path.name for path in self.changed if path.parent == folder}
+            known = {name: line for name, line in bank_index.current_lines(folder).items() if name not in mine}
             text = bank_index.render_index(folder, directory, known)
             current = index.read_bytes() if index.exists() else None
             if text.encode("utf-8") != current:
@@ -279,15 +283,19 @@ def bank_transaction(
     subject: str,
     session: str | None = None,
     trailers: dict[str, str] | None = None,
+    scope: Sequence[Path] | None = None,
 ) -> Iterator[BankTransaction]:
     """Run a block of bank operations as one commit under ``.commit.lock``.
 
     Yields a BankTransaction; on a clean exit regenerates the touched indexes
     and commits ``<verb>: <subject>`` (``tx.commit`` holds the id, None when
     nothing changed). On an exception, undoes what was done, commits nothing,
-    and re-raises. Raises LockBusy after 120 s of waiting, RepositoryError,
-    LeftoverSecret (a change left in the working tree carries a credential:
-    nothing is done), ForeignRepository (store.repo.ensure_root).
+    and re-raises. ``scope``, when given, lists the absolute bank folders and
+    files the block may write: recovery then looks for leftovers there only
+    (``recover_scope``), and a block that changes anything outside it raises
+    SandmanError, with nothing committed. Raises LockBusy after 120 s of waiting,
+    RepositoryError, LeftoverSecret (a change left in the working tree carries
+    a credential: nothing is done), ForeignRepository (store.repo.ensure_root).
     """
     # Refused before anything is touched; checked again at commit time for what the block adds.
     refuse_secrets(subject)  # the subject is the memory's name for most verbs: worded as for the text
@@ -297,12 +305,18 @@ def bank_transaction(
     adopted = store.ensure_root(layout)
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
-        recover(layout, repo)
+        # A root whose first commit was never made (its creation killed) is recovered whole.
+        if scope is None or adopted or store.head_id(repo) is None:
+            recover(layout, repo)
+        else:
+            recover_scope(layout, repo, scope)
         if adopted:
             _index_every_bank(layout, repo)
         tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
         try:
             yield tx
+            if scope is not None:
+                _within(layout, tx.changed, scope)  # before the indexes are written
             tx._reindex()
             paths = store.dirty_among(repo, _relpaths(layout, tx.changed))
             if paths:
@@ -354,15 +368,26 @@ def _refresh_search(layout: Layout, banks: list[str]) -> None:
         journal.write(layout, "search", "refresh-failed", error=str(error))
 
 
-def _sweep_temp_files(layout: Layout) -> None:
-    """Delete temp files a killed writer left in the banks and the log.
+def _within(layout: Layout, changed: set[Path], scope: Sequence[Path]) -> None:
+    """Raise SandmanError (a verb's bug, not the person's input) when a path of ``changed`` is
+    neither one of ``scope`` nor inside one."""
+    outside = sorted(path for path in changed if not any(path == top or path.is_relative_to(top) for top in scope))
+    if outside:
+        raise SandmanError(f"{_relpaths(layout, set(outside))[0]} is outside the transaction's scope "
+                         f"({', '.join(_relpaths(layout, set(scope)))}); nothing was committed")
+
+
+def _sweep_temp_files(layout: Layout, banks: Sequence[Path] | None = None) -> None:
+    """Delete temp files a killed writer left in the banks and the log (``banks`` given: in
+    those bank folders only).
 
     Every writer there holds ``.commit.lock``, as the caller does now, so any
     temp file present is an orphan. (``memories/.recent/`` is written without
     the lock by take and is left alone.)
     """
-    folders = [layout.log] + bank_folders(layout)
+    folders = [layout.log] + bank_folders(layout) if banks is None else [None, *banks]
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
+    folders = [folder for folder in folders if folder is not None]
     for folder in folders:
         for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
             if TEMP_NAME.fullmatch(orphan.name):
@@ -480,10 +505,30 @@ def set_strays_aside(layout: Layout, repo) -> list[str]:
     return moved
 
 
-def _roll_back_killed(layout: Layout, repo) -> int | None:
-    """Delete orphaned temp files and roll back a transaction a killed process left half done
-    (banks.undo.roll_back); the caller holds ``.commit.lock``."""
-    _sweep_temp_files(layout)
+def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> str | None:
+    """``recover`` for a transaction that writes only ``scope`` (absolute bank folders and
+    files); return a recover commit id, None when none was made.
+
+    A transaction a killed process left half done is rolled back, and orphaned
+    temp files in the scope's bank folders deleted; then each folder and file of
+    ``scope`` is compared with HEAD (store.repo.is_clean).
+    When one holds a leftover change, the whole ``recover`` runs (every hand
+    edit of the root committed, strays set aside, secrets refused) before the
+    block writes; else nothing else is read, and a hand edit elsewhere waits for
+    the next unscoped transaction. The caller holds ``.commit.lock``. Raises
+    what ``recover`` raises.
+    """
+    _roll_back_killed(layout, repo, [path for path in scope if path.is_dir()])
+    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix()) for path in scope):
+        return None
+    return recover(layout, repo)
+
+
+def _roll_back_killed(layout: Layout, repo, banks: Sequence[Path] | None = None) -> int | None:
+    """Delete orphaned temp files (of ``banks`` alone when given, see ``_sweep_temp_files``) and
+    roll back a transaction a killed process left half done (banks.undo.roll_back); the caller
+    holds ``.commit.lock``."""
+    _sweep_temp_files(layout, banks)
     head = store.head_id(repo)
     undone = roll_back(layout, head)
     if undone is not None:

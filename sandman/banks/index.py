@@ -79,9 +79,10 @@ def render_index(bank: Path, directory: str | None = None, known: dict[str, str]
     """
     known = known or {}
     lines = []
-    for path in memory_files(bank):
-        line = known.get(path.name)
+    for name in memory_names(bank):
+        line = known.get(name)
         if line is None:
+            path = bank / name  # a Path only for a file read (a bank of thousands is indexed at every commit)
             try:
                 memory = read_memory(path)
                 line = index_line(path.name, memory.name, memory.description)

@@ -230,6 +230,15 @@ def _random(body: str) -> bool:
 # `key` in it (79 s on 64 KiB).
 _SUSPECT_RUN = re.compile(r"[\w\-+/=.~:@]{16,}")
 _LETTER_RUN = re.compile(r"[A-Za-z_\-]{16,}")
+# A run that is one ISO 8601 time and nothing else (``2026-12-05T10:28:35Z``: the ``created`` and
+# ``updated`` of every memory file, which made every commit of a memory load the full scan) holds
+# two letters, T and Z, and no random body; a run with anything glued to the time is still checked.
+_TIME_RUN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?")
+# Nor is a run that is a memory file name alone (``project_release_v2_notes.md``, the link of every
+# MEMORY.md line): its slug is the memory's name lowercased, and the name stands beside it, in its
+# own case, in the same line (the link text), where the check reads it. A digit in a name made every
+# commit of its memory run the full scan.
+_FILE_RUN = re.compile(r"(?:user|feedback|project|reference)_[a-z0-9]+(?:_[a-z0-9]+)*\.md")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
@@ -241,7 +250,8 @@ def suspected(text: str) -> bool:
     """True unless ``text`` plainly holds no secret: a cheap pre-check for the hook paths.
 
     ``text`` is normalised first (as the full check does). False only for text
-    with no run of 16 or more characters mixing letters with digits or
+    with no run of 16 or more characters mixing letters with digits (a run
+    that is an ISO 8601 time alone, or a memory file name alone, is not one) or
     letters of both cases drawn at random (``_random_letters``), no
     credential word followed by a value, no URL with a user part, no key
     envelope and no command-line credential flag: no rule of the full check
@@ -255,7 +265,8 @@ def suspected(text: str) -> bool:
         return True
     if any(_random_letters(run.group(0)) for run in _LETTER_RUN.finditer(text)):
         return True
-    return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
+    return any(_LETTER.search(run.group(0)) and _DIGIT.search(run.group(0)) and not _TIME_RUN.fullmatch(run.group(0))
+               and not _FILE_RUN.fullmatch(run.group(0)) for run in _SUSPECT_RUN.finditer(text))
 
 
 _PATH_RUN = re.compile(r"[A-Za-z0-9+=]{16,}")

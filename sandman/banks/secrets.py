@@ -20,7 +20,6 @@ reported by kind (a rule id such as ``github-pat``), never by value.
 
 from __future__ import annotations
 
-import difflib
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +148,8 @@ def added_lines(old: str, new: str) -> str:
     What a writer adds to a versioned file, read the way sync's pre-push scan
     reads a commit (the lines it adds to each file). ``old`` is "" for a new file.
     """
+    import difflib  # here: a commit of memories alone never diffs a file this way
+
     before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     return "".join(line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace")

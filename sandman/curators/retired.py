@@ -30,13 +30,16 @@ import hashlib
 import json
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from sandman.banks.memory import Memory, clean_body
 from sandman.banks.names import memory_filename
 from sandman.journal import iso, now_utc
 from sandman.layout import Layout
-from sandman.minds.evidence import Evidence, same
 from sandman.store.atomic import read_regular
+
+if TYPE_CHECKING:
+    from sandman.minds.evidence import Evidence
 
 
 def keys(memory: Memory) -> tuple[str, str]:
@@ -107,6 +110,9 @@ def retiring(layout: Layout, banks: Iterable[str], memory_type: str,
     name and description alone). A line written before the ledger kept descriptions
     is compared by its name.
     """
+    # Here, not at the top: remember asks ``retired`` alone, and the minds package costs a process start.
+    from sandman.minds.evidence import Evidence, same
+
     wanted = set(banks)
     for line in reversed(in_force(lines(layout))):
         name = line.get("name")

@@ -16,35 +16,26 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
-from filelock import FileLock, Timeout
-from pygit2.enums import DiffOption, FileStatus
+from pygit2.enums import DiffOption, FileStatus, Option
 
 from sandman import config
-from sandman.errors import ForeignRepository, LockBusy, RepositoryError
+from sandman.errors import ForeignRepository, RepositoryError
 from sandman.layout import GITIGNORE_LINES, GITIGNORE_SIGNATURE, Layout
+from sandman.store.lock import Lock
 
 DEFAULT_IDENTITY = ("sandman", "sandman@localhost")
 
 
-def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -> FileLock:
-    """Return the root's ``.commit.lock`` (a FileLock; enter it with ``with``)."""
-    return FileLock(str(layout.commit_lock), timeout=timeout)
+def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -> Lock:
+    """Return the root's ``.commit.lock`` (a store.lock.Lock; enter it with ``with``)."""
+    return Lock(str(layout.commit_lock), timeout=timeout)
 
 
-def locked(lock: FileLock):
-    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out.
-
-    Raises OSError (naming the lock file) at once when the lock file cannot be
-    created or opened.
-    """
-    # filelock polls until its timeout when opening the lock file fails with
-    # some errors (ENOENT, as under /proc/self), so a write would hang without
-    # a word: open it once here, so such a failure is raised now.
-    os.close(os.open(lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
-    try:
-        return lock.acquire()
-    except Timeout:
-        raise LockBusy(f"{lock.lock_file} is held by another sandman process; try again") from None
+def locked(lock: Lock) -> Lock:
+    """Take ``lock`` and return it, to be left with ``with``; raise LockBusy (naming the lock file)
+    when it times out, OSError (naming the lock file) at once when the lock file cannot be
+    created or opened (under /proc/self, say)."""
+    return lock.acquire()
 
 
 def is_repository(layout: Layout) -> bool:
@@ -241,24 +232,91 @@ def new_paths(repo: pygit2.Repository) -> set[str]:
             if flags & (FileStatus.WT_NEW | FileStatus.INDEX_NEW)}
 
 
-def dirty_among(repo: pygit2.Repository, paths: list[str]) -> list[str]:
-    """Return those of the repo-relative file ``paths`` that ``dirty_paths`` would name, in order.
+def _head_tree(repo: pygit2.Repository):
+    """HEAD's tree, None while HEAD is unborn."""
+    return None if repo.head_is_unborn else repo.head.peel(pygit2.Commit).tree
 
-    One status per path (``status_file``) instead of a scan of the whole working tree:
-    a transaction's commit asks only about the files it wrote, so its cost does not grow
-    with the root (issue 29). A path neither tracked nor present is not dirty. Raises
-    RepositoryError."""
-    found = []
-    for path in paths:
+
+def _blob_at(tree, path: str) -> pygit2.Oid | None:
+    """The id of the blob at repo-relative ``path`` in ``tree``, None when it holds none there."""
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return entry.id if entry.type_str == "blob" else None
+
+
+def dirty_among(repo: pygit2.Repository, paths: list[str]) -> list[str]:
+    """Return those of the repo-relative file ``paths`` whose working-tree file differs from HEAD's
+    (changed, new, or deleted), in order; git-ignored paths are left out, as ``dirty_paths`` leaves them.
+
+    Each path's file is hashed and compared with HEAD's blob: a transaction's commit asks only
+    about the files it wrote, so its cost does not grow with the root (issue 29; libgit2's
+    ``status_file`` reads the whole index at each call). A path neither in HEAD nor present is
+    not dirty. Raises RepositoryError."""
+    workdir = Path(repo.workdir)
+    try:
+        tree = _head_tree(repo)
+        found = []
+        for path in paths:
+            on_disk = workdir / path
+            present = on_disk.is_file() and not on_disk.is_symlink()
+            current = pygit2.hashfile(str(on_disk)) if present else None
+            if current != _blob_at(tree, path) and not repo.path_is_ignored(path):
+                found.append(path)
+        return found
+    except (pygit2.GitError, OSError) as error:
+        raise RepositoryError(f"cannot read the status of {paths} in {repo.workdir}: {error}") from None
+
+
+def is_clean(repo: pygit2.Repository, path: str) -> bool:
+    """True when the working tree holds exactly HEAD's content at ``path`` (repo-relative): the
+    same file, or a folder holding the same files (its subfolders too), or nothing where HEAD
+    holds nothing.
+
+    Each file is hashed and compared with HEAD's blob; in a folder, dotted names
+    (the git-ignored tier) and symbolic links (never committed) are left out. What
+    one bank costs, whatever the size of the root (issue 29: the recovery of a
+    remember looks at the bank it writes). Raises RepositoryError.
+    """
+    workdir = Path(repo.workdir)
+    top_path = workdir / path
+    try:
+        tree = _head_tree(repo)
         try:
-            flags = repo.status_file(path)
+            top = tree[path] if tree is not None else None
         except KeyError:
-            continue  # neither in HEAD, the index nor the working tree
-        except pygit2.GitError as error:
-            raise RepositoryError(f"cannot read the status of {path} in {repo.workdir}: {error}") from None
-        if flags != FileStatus.CURRENT and not flags & FileStatus.IGNORED:
-            found.append(path)
-    return found
+            top = None
+        if (top is not None and top.type_str == "blob") or (top_path.is_file() and not top_path.is_symlink()):
+            return path not in dirty_among(repo, [path])
+        committed: dict[str, pygit2.Oid] = {}
+        pending = [("", top)] if top is not None and top.type_str == "tree" else []
+        while pending:
+            prefix, node = pending.pop()
+            for entry in node:
+                name = prefix + entry.name
+                if entry.type_str == "tree":
+                    pending.append((name + "/", entry))
+                else:
+                    committed[name] = entry.id
+        seen, folders = 0, [("", str(top_path))] if top_path.is_dir() and not top_path.is_symlink() else []
+        while folders:
+            prefix, folder = folders.pop()
+            with os.scandir(folder) as entries:  # each entry's type without a stat of its own
+                for entry in entries:
+                    if entry.name.startswith(".") or entry.is_symlink():
+                        continue
+                    if entry.is_dir():
+                        folders.append((prefix + entry.name + "/", entry.path))
+                    elif committed.get(prefix + entry.name) != pygit2.hashfile(entry.path):
+                        return False
+                    else:
+                        seen += 1
+        return seen == len(committed)
+    except (pygit2.GitError, OSError) as error:
+        raise RepositoryError(f"cannot read the status of {path} in {repo.workdir}: {error}") from None
 
 
 def committable_paths(repo: pygit2.Repository) -> list[str]:
@@ -337,23 +395,6 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
         path.unlink(missing_ok=True)
 
 
-def tree_added_lines(repo: pygit2.Repository, old, new) -> list[tuple[str, str]]:
-    """Return ``(path, text)``: the lines tree ``new`` adds to each file of tree ``old`` (None: an
-    empty tree), joined by newlines. Every file is diffed as text (a binary-looking file too).
-    The one reading of "what a commit adds": sync's pre-push scan and the check every commit
-    sandman makes is held to (commit_paths' ``vet``)."""
-    if old is not None:
-        diff = repo.diff(old, new, flags=DiffOption.FORCE_TEXT)
-    else:
-        diff = new.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
-    found = []
-    for patch in diff:
-        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
-        if lines:
-            found.append((patch.delta.new_file.path, "".join(lines)))
-    return found
-
-
 def commit_paths(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
     vet: Callable[[list[tuple[str, str]]], None] | None = None,
@@ -361,9 +402,10 @@ def commit_paths(
     """Stage exactly ``paths`` (added, changed or deleted) and commit them; return the id.
 
     ``vet``, when given, is called with ``(path, added lines)`` for every file
-    the commit changes (tree_added_lines: what sync's pre-push scan
+    the commit changes (``added_lines_of``: what sync's pre-push scan
     will read of this commit) before the commit is made; what it raises is
-    raised, with the paths left staged (the caller resets the index).
+    raised, with the paths staged in the repository's index in memory, not
+    on disk (the caller resets the index).
 
     The caller holds ``.commit.lock``. The lock files a killed sandman commit
     leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
@@ -382,14 +424,61 @@ def commit_paths(
                 index.add(path)
             elif path in index:
                 index.remove(path)
-        index.write()
-        tree = index.write_tree()
+        # The tree first, then the index written once: it then keeps the tree cache, so the next
+        # commit rebuilds only the trees of the paths it stages, not every tree of the root. libgit2's
+        # check that each entry of a rebuilt tree exists (a stat per entry) is off meanwhile: every
+        # entry comes from the index, whose blobs index.add has just written (issue 29).
+        pygit2.option(Option.ENABLE_STRICT_OBJECT_CREATION, False)
+        try:
+            tree = index.write_tree()
+        finally:
+            pygit2.option(Option.ENABLE_STRICT_OBJECT_CREATION, True)
         parents = [] if repo.head_is_unborn else [repo.head.target]
         if vet is not None:
-            vet(tree_added_lines(repo, repo[parents[0]].tree if parents else None, repo[tree]))
+            vet(added_lines_of(repo, repo[parents[0]].tree if parents else None, repo[tree], paths))
+        index.write()
         author = signature(repo)
         message = format_message(subject, trailers)
         oid = repo.create_commit("HEAD", author, author, message, tree, parents)
     except (pygit2.GitError, KeyError, OSError) as error:
         raise RepositoryError(f"cannot commit {subject!r} in {repo.workdir}: {error}") from None
     return str(oid)
+
+
+def tree_added_lines(repo: pygit2.Repository, old, new) -> list[tuple[str, str]]:
+    """Return ``(path, text)``: the lines tree ``new`` adds to each file of tree ``old`` (None: an
+    empty tree), joined by newlines. Every file is diffed as text (a binary-looking file too).
+    The one reading of "what a commit adds": sync's pre-push scan and the check every commit
+    sandman makes is held to (store.repo.commit_paths' ``vet``)."""
+    if old is not None:
+        diff = repo.diff(old, new, flags=DiffOption.FORCE_TEXT)
+    else:
+        diff = new.diff_to_tree(swap=True, flags=DiffOption.FORCE_TEXT)
+    found = []
+    for patch in diff:
+        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
+        if lines:
+            found.append((patch.delta.new_file.path, "".join(lines)))
+    return found
+
+
+def added_lines_of(repo: pygit2.Repository, old, new, paths: list[str]) -> list[tuple[str, str]]:
+    """``tree_added_lines`` for a commit known to change only ``paths`` (repo-relative files): each
+    path's blob in tree ``old`` (None: an empty tree) diffed with its blob in ``new``, as text.
+
+    The same ``(path, text)`` pairs, in path order, for a cost that grows with what the commit
+    changes; libgit2's diff of two trees walks every entry of both (issue 29).
+    """
+    found = []
+    for path in sorted(set(paths)):
+        before, after = _blob_at(old, path), _blob_at(new, path)
+        if after is None or before == after:
+            continue
+        if before is None:  # a new file: all of it, the "-" side of its diff against nothing
+            patch, origin = repo[after].diff_to_buffer(None, DiffOption.FORCE_TEXT), "-"
+        else:
+            patch, origin = repo[before].diff(repo[after], DiffOption.FORCE_TEXT), "+"
+        lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == origin]
+        if lines:
+            found.append((path, "".join(lines)))
+    return found

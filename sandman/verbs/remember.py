@@ -14,10 +14,10 @@ import os
 import re
 from pathlib import Path
 
-from sandman import journal, private
+from sandman import config, journal, private
 from sandman.banks.commit import Committed, bank_transaction
 from sandman.curators import retired
-from sandman.banks.index import cut, memory_files
+from sandman.banks.index import cut, memory_names
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -60,9 +60,10 @@ def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
     """Return a live memory of the bank with the same type, name and body, if any."""
     folder = layout.bank(bank_name(directory))
     stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
-    for path in memory_files(folder):
-        if not path.stem.startswith(stem):
+    for name in memory_names(folder):
+        if not name.startswith(stem):
             continue
+        path = folder / name
         try:
             found = read_memory(path)
         except FormatError:
@@ -119,12 +120,20 @@ def remember(
         body=clean_body(body.strip()) if body.strip() else "",
         source=[REMEMBER_SOURCE] + ([session] if session else []),
     )
-    from sandman.machine import shift as shifts
-    from sandman.machine import trail as trails
+    made_in = None
+    if config.current_shift() is not None:
+        # Inside a shift the commit carries its Event: and Shift:; the machine package is loaded
+        # only then (a plain remember's process start is the hot path, issue 29).
+        from sandman.machine import shift as shifts
+        from sandman.machine import trail as trails
 
-    made_in = shifts.of_environment(layout)  # inside a shift: the commit carries its Event: and Shift:
+        made_in = shifts.of_environment(layout)
+    # Outside a shift a remember writes its bank and, for a memory retired before, the ledger: its
+    # recovery looks there only (banks.commit.recover_scope), so it costs what the bank holds.
+    scope = None if made_in is not None else [layout.bank(bank_name(directory)), retired.path(layout)]
     try:
-        with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session) as tx:
+        with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session,
+                              scope=scope) as tx:
             # Under the commit lock: two identical remembers at once must not both write.
             existing = _same_memory(layout, directory, memory)
             if existing is None:
