@@ -35,7 +35,7 @@ CHILD = textwrap.dedent("""
     from pathlib import Path
     from sandman.layout import Layout
     from sandman.verbs.remember import remember
-    import pygit2  # noqa: F401 - loaded before the go, as in a running sandman
+    import pygit2, filelock  # noqa: F401 - loaded before the go, as in a running sandman
     print("ready", flush=True)
     sys.stdin.readline()
     remember(Layout(Path(sys.argv[1])), "Deploys go through the release script.", cwd=sys.argv[2])

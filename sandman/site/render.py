@@ -25,6 +25,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
 from sandman.layout import Layout, resource
@@ -35,7 +37,6 @@ from sandman.site.markup import environment
 from sandman.site.pages import (LOG_FAMILY, Page, PageBuilder, family_inputs, family_of, live_keys, log_inputs,
                                 root_of)
 from sandman.store.atomic import TEMP_NAME, remove_wrong_kind, write_atomic
-from sandman.store.lock import Lock
 from sandman.store.repo import locked
 from sandman.store.history import DiffReader
 
@@ -284,7 +285,7 @@ def render_site(layout: Layout) -> RenderStats:
     remove_wrong_kind(layout.site_state, folder=True)
     layout.site_state.mkdir(parents=True, exist_ok=True)
     remove_wrong_kind(layout.site_lock, folder=False)
-    lock = Lock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
+    lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
     locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
     # A render allocates hundreds of thousands of small dicts and lists (the caches, the
     # contexts) that all live until it ends: the cyclic collector would walk them again and

@@ -16,26 +16,35 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
+from filelock import FileLock, Timeout
 from pygit2.enums import DiffOption, FileStatus, Option
 
 from sandman import config
-from sandman.errors import ForeignRepository, RepositoryError
+from sandman.errors import ForeignRepository, LockBusy, RepositoryError
 from sandman.layout import GITIGNORE_LINES, GITIGNORE_SIGNATURE, Layout
-from sandman.store.lock import Lock
 
 DEFAULT_IDENTITY = ("sandman", "sandman@localhost")
 
 
-def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -> Lock:
-    """Return the root's ``.commit.lock`` (a store.lock.Lock; enter it with ``with``)."""
-    return Lock(str(layout.commit_lock), timeout=timeout)
+def commit_lock(layout: Layout, timeout: float = config.COMMIT_LOCK_TIMEOUT_S) -> FileLock:
+    """Return the root's ``.commit.lock`` (a FileLock; enter it with ``with``)."""
+    return FileLock(str(layout.commit_lock), timeout=timeout)
 
 
-def locked(lock: Lock) -> Lock:
-    """Take ``lock`` and return it, to be left with ``with``; raise LockBusy (naming the lock file)
-    when it times out, OSError (naming the lock file) at once when the lock file cannot be
-    created or opened (under /proc/self, say)."""
-    return lock.acquire()
+def locked(lock: FileLock):
+    """Enter ``lock``; raise LockBusy (naming the lock file) when it times out.
+
+    Raises OSError (naming the lock file) at once when the lock file cannot be
+    created or opened.
+    """
+    # filelock polls until its timeout when opening the lock file fails with
+    # some errors (ENOENT, as under /proc/self), so a write would hang without
+    # a word: open it once here, so such a failure is raised now.
+    os.close(os.open(lock.lock_file, os.O_RDWR | os.O_CREAT, 0o644))
+    try:
+        return lock.acquire()
+    except Timeout:
+        raise LockBusy(f"{lock.lock_file} is held by another sandman process; try again") from None
 
 
 def is_repository(layout: Layout) -> bool:
