@@ -944,7 +944,7 @@ def trail_show(
 def trail_today(
     json_: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """List today's events (the UTC day)."""
+    """List today's events (the machine's day, in its time zone)."""
     from sandman.verbs import trail as verb
 
     root = layout()
