@@ -1091,7 +1091,7 @@ def _move(action: str, breath_id: str, why: str | None) -> None:
 
 
 _WHY = Annotated[Optional[str], typer.Option("--why", metavar="TEXT", help="One line: why.")]
-_BREATH = Annotated[str, typer.Argument(metavar="BREATH", help="The breath id.")]
+_BREATH = Annotated[str, typer.Argument(metavar="BREATH", help="The breath id, or a unique suffix of it (4+ characters).")]
 
 
 @breathe_app.command("spike", cls=PlainUsage)
