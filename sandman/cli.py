@@ -572,25 +572,34 @@ def search(
         say(line)
 
 
+_NOTE_TEXT = Annotated[str, typer.Argument(metavar="NOTE", help="What the next session should know or do. '-' reads it from stdin.")]
+_NOTE_CWD = Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose next session gets it [default: current directory].")]
+_NOTE_ONCE = Annotated[bool, typer.Option("--once", help="Show it to the next session only [default: until replaced].")]
+_NOTE_SESSION = Annotated[Optional[str], typer.Option(metavar="ID", help="The session leaving it.")]
+
+
 @app.command(cls=BodyArgument)
-def handoff(
-    note: Annotated[str, typer.Argument(metavar="NOTE", help="What the next session should know or do. '-' reads it from stdin.")],
-    cwd: Annotated[Optional[str], typer.Option(metavar="DIR", help="Absolute directory whose next session gets it [default: current directory].")] = None,
-    once: Annotated[bool, typer.Option("--once", help="Show it to the next session only [default: until replaced].")] = False,
-    session: Annotated[Optional[str], typer.Option(metavar="ID", help="The session leaving it.")] = None,
-) -> None:
+def note(note: _NOTE_TEXT, cwd: _NOTE_CWD = None, once: _NOTE_ONCE = False, session: _NOTE_SESSION = None) -> None:
     """Leave a note the next session here reads first."""
     import os
 
-    from sandman.verbs.handoff import leave
+    from sandman.verbs.note import leave
 
     if note == "-":
-        data = sys.stdin.buffer.read(4 * config.HANDOFF_MAX_CHARS + 1)
+        data = sys.stdin.buffer.read(4 * config.NOTE_MAX_CHARS + 1)
         note = data.decode("utf-8", "surrogateescape")
     root = layout()
     written = run(lambda: leave(root, note, cwd=cwd or os.getcwd(), once=once, session=session))
-    say(f"handoff for {written.data['directory']}: {written.path}"
+    say(f"note for {written.data['directory']}: {written.path}"
         + (" (shown once)" if once else " (shown until replaced)"))
+
+
+@app.command("handoff", cls=BodyArgument, hidden=True)
+def handoff(note_: _NOTE_TEXT, cwd: _NOTE_CWD = None, once: _NOTE_ONCE = False, session: _NOTE_SESSION = None) -> None:
+    """The old name of `sandman note` (issue 33), kept for one release."""
+    say("sandman: `sandman handoff` is now `sandman note` (a handoff is a shift's); "
+        "the old name goes in the next release", file=sys.stderr)
+    note(note_, cwd=cwd, once=once, session=session)
 
 
 curate_app = typer.Typer(
@@ -667,7 +676,7 @@ def curate_apply(
 
 @app.command()
 def mcp() -> None:
-    """Serve recall, remember, search, handoff over stdio (MCP)."""
+    """Serve recall, remember, search, note over stdio (MCP)."""
     from sandman.mcp_handshake import serve
 
     root = layout()

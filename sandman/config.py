@@ -285,7 +285,7 @@ HOOK_CONTEXT_MAX_UTF16 = 10_000
 # the whole cap is its.
 REPORT_DIGEST_UTF16 = HOOK_CONTEXT_MAX_UTF16
 REPORT_MESSAGE_LINES = 20  # reports named in the person's systemMessage; past it, "and N more"
-HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
+NOTE_MAX_CHARS = 2_000  # a note for the next session (sandman note): short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200

@@ -163,7 +163,7 @@ class ForeignRepository(SandmanError):
     exit_code = 2
 
 
-# --- search, curators, handoff (issue 19) -------------------------------------
+# --- search, curators, notes (issue 19) ---------------------------------------
 class SearchIndexError(SandmanError):
     """The search index (``.search.sqlite``) could not be built or read; deleting it is safe."""
 

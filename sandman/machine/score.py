@@ -353,7 +353,8 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
             secret_kinds[f"{line.verb} refused"] += 1
         elif line.decision in ("highlight-refused", "cwd-masked"):
             secret_kinds[f"{line.verb} {line.decision}"] += 1
-    guarded = [line for line in lines if line.verb in ("take", "dream", "remember", "handoff")]
+    # "handoff": the note's journal before issue 33 named it so
+    guarded = [line for line in lines if line.verb in ("take", "dream", "remember", "note", "handoff")]
     numbers.append(Number(
         "memory.secrets", "Refused as secrets", "memory",
         float(sum(secret_kinds.values())) if guarded else None, "count", 0, "down",
