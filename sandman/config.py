@@ -188,11 +188,40 @@ def mind_timeout() -> float:
     return _positive_float("SANDMAN_MIND_TIMEOUT", MIND_TIMEOUT_S)
 
 
-def daily_budget_usd() -> float | None:
-    """Return ``$SANDMAN_DAILY_BUDGET_USD`` in US dollars, or None when unset (no cap)."""
-    if not os.environ.get("SANDMAN_DAILY_BUDGET_USD", ""):
+# The day's spend cap has one spelling, ``[machine] budget_usd_day`` (day_budget_usd); this
+# variable was dream's and reflect's own, and is read, when the setting is absent, for one release.
+OLD_DAY_BUDGET_VARIABLE = "SANDMAN_DAILY_BUDGET_USD"
+
+
+def old_daily_budget_usd() -> float | None:
+    """Return ``$SANDMAN_DAILY_BUDGET_USD`` (the old spelling of ``[machine] budget_usd_day``) in US
+    dollars, or None when unset. Raises ConfigError for a value that is not a finite number above 0."""
+    if not os.environ.get(OLD_DAY_BUDGET_VARIABLE, ""):
         return None
-    return _positive_float("SANDMAN_DAILY_BUDGET_USD", 0.0)
+    return _positive_float(OLD_DAY_BUDGET_VARIABLE, 0.0)
+
+
+def _budget_usd_day(section: dict, where: Path) -> float | None:
+    """``budget_usd_day`` of a ``[machine]`` table in US dollars; the old variable when the key is absent."""
+    if "budget_usd_day" not in section:
+        return old_daily_budget_usd()
+    value = section["budget_usd_day"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ConfigError(f"{where}: machine.budget_usd_day must be a number above 0 and at most inf, "
+                          f"not {value!r}")
+    return float(value)
+
+
+def day_budget_usd(layout: Layout) -> float | None:
+    """The day's spend cap in US dollars, one for dream, reflect, shifts and research (docs/shift.md,
+    "Configuration"): ``[machine] budget_usd_day`` of ``<root>/.settings.toml``; when that key is
+    absent, the old spelling ``$SANDMAN_DAILY_BUDGET_USD`` (doctor says to move it); None: no cap.
+
+    Reads only that key, so a mistake elsewhere in ``[machine]`` does not stop a dream. Raises
+    ConfigError: the settings file is not TOML, or either spelling holds a bad value.
+    """
+    section = settings(layout).get("machine", {})
+    return _budget_usd_day(section if isinstance(section, dict) else {}, layout.settings_file)
 
 
 def dream_due_pointers() -> int:
@@ -256,7 +285,7 @@ HOOK_CONTEXT_MAX_UTF16 = 10_000
 # the whole cap is its.
 REPORT_DIGEST_UTF16 = HOOK_CONTEXT_MAX_UTF16
 REPORT_MESSAGE_LINES = 20  # reports named in the person's systemMessage; past it, "and N more"
-HANDOFF_MAX_CHARS = 2_000  # a handoff note: short, shown first, inside the recall budget
+NOTE_MAX_CHARS = 2_000  # a note for the next session (sandman note): short, shown first, inside the recall budget
 RECALL_POINTER_HOURS = 72
 RECALL_MAX_POINTERS = 12
 TOOL_INDEX_MAX_CHARS = 1_200
@@ -526,7 +555,8 @@ class Machine(namedtuple("Machine", "roots exclude time_zone night shift_hours m
     ``min_window_minutes``: int; ``window_file``: Path or None; ``model``: str or None;
     ``week``: weekday (``Sunday``…) -> ``(theme, job)``, the spine moved to ``rest_day`` (week_themes)
     with ``[machine.week]`` over it; ``rest_day``: a weekday;
-    ``budget_usd_day``: US dollars or None (no cap); ``shift_budget_usd``: US dollars one shift
+    ``budget_usd_day``: US dollars or None (no cap), the day's one cap (day_budget_usd: the old
+    ``$SANDMAN_DAILY_BUDGET_USD`` when the key is absent); ``shift_budget_usd``: US dollars one shift
     session may spend before the tick stops it (``MACHINE_SHIFT_BUDGET_USD`` unless set);
     ``shifts_per_night``: int, the most shifts the tick opens in one night, one after another
     (``MACHINE_SHIFTS_PER_NIGHT`` unless set; the rest day holds one whatever it says);
@@ -653,7 +683,7 @@ def machine(layout: Layout) -> Machine:
         roots=folders("roots"), exclude=folders("exclude"), time_zone=zone, night=(start, end),
         shift_hours=number("shift_hours", MACHINE_SHIFT_HOURS, 0, 24), min_window_minutes=int(minutes),
         window_file=window_path, model=text("model"), week=week, rest_day=rest,
-        budget_usd_day=number("budget_usd_day", None, 0, float("inf")) if "budget_usd_day" in section else None,
+        budget_usd_day=_budget_usd_day(section, where),
         shift_budget_usd=number("shift_budget_usd", MACHINE_SHIFT_BUDGET_USD, 0, float("inf")),
         shifts_per_night=per_night, check=text("check"),
         check_timeout_seconds=number("check_timeout_seconds", MACHINE_CHECK_TIMEOUT_SECONDS, 0, 3600),

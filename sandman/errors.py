@@ -1,6 +1,6 @@
 """The exceptions sandman raises on purpose.
 
-They are turned into output in exactly two places: ``cli.py`` prints the message
+They are turned into output in exactly two places: ``sandman/cli/`` (common.run) prints the message
 as one line on stderr and exits with ``exit_code``; ``hook.py`` writes it as a
 journal line and exits 0, because a hook must never break Claude Code.
 
@@ -163,7 +163,7 @@ class ForeignRepository(SandmanError):
     exit_code = 2
 
 
-# --- search, curators, handoff (issue 19) -------------------------------------
+# --- search, curators, notes (issue 19) ---------------------------------------
 class SearchIndexError(SandmanError):
     """The search index (``.search.sqlite``) could not be built or read; deleting it is safe."""
 

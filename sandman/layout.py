@@ -15,7 +15,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .settings.toml             this machine's settings (sync automation); never versioned
     ├── .search.sqlite             the search index (derived: rebuilt from the banks when missing)
     ├── .search.refresh            touched when a prompt or file hook starts a refresh of a stale index
-    ├── .handoff/<bank>.json       the handoff note for the next session in a directory
+    ├── .notes/<bank>.json         the note for the next session in a directory (``sandman note``;
+    │                              the old ``.handoff/<bank>.json`` is read until a note replaces it)
     ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its link and its pointer (take, drain)
@@ -249,7 +250,7 @@ class Layout(namedtuple("Layout", "root")):
         """``.help/``: rendered ``--help`` pages, one folder per state of the code (sandman.dispatch); derived."""
         return self.root / ".help"
 
-    # -- search, handoff and curation (issue 19) --
+    # -- search, notes and curation (issue 19) --
     @property
     def search_index(self) -> Path:
         """``.search.sqlite``: the FTS5 index of every live memory (sandman.banks.search); derived."""
@@ -267,13 +268,18 @@ class Layout(namedtuple("Layout", "root")):
         return self.root / ".search.refresh"
 
     @property
-    def handoffs(self) -> Path:
-        """``.handoff/``: the handoff notes of this machine, one per bank (sandman.handoff)."""
-        return self.root / ".handoff"
+    def notes(self) -> Path:
+        """``.notes/``: the notes of this machine for each directory's next session, one per bank (sandman.note)."""
+        return self.root / ".notes"
 
-    def handoff(self, bank_name: str) -> Path:
-        """``.handoff/<bank>.json``: the note ``sandman handoff`` left for a directory's next session."""
-        return self.handoffs / f"{bank_name}.json"
+    def note(self, bank_name: str) -> Path:
+        """``.notes/<bank>.json``: the note ``sandman note`` left for a directory's next session."""
+        return self.notes / f"{bank_name}.json"
+
+    def old_handoff_note(self, bank_name: str) -> Path:
+        """``.handoff/<bank>.json``: where a note was kept before issue 33 (``sandman handoff``); read
+        until a new note replaces it, then removed (sandman.note)."""
+        return self.root / ".handoff" / f"{bank_name}.json"
 
     @property
     def curation(self) -> Path:

@@ -6,7 +6,7 @@ from elsewhere too. Shown as they are, a right-to-left override makes a line
 read as something it is not, and a terminal runs an escape sequence (``ESC
 ]52;`` writes the clipboard, ``ESC ] 0 ;`` retitles the window, ``ESC [2J``
 clears the screen). The site (sandman.site.markup), ``sandman recall`` and
-everything the CLI prints (sandman/cli.py) show each such character as a mark
+everything the CLI prints (sandman/cli/) show each such character as a mark
 instead, so the text stays legible and nothing acts. Standard library only:
 the recall hook imports this module.
 """

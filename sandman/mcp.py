@@ -8,7 +8,8 @@ re-implements the bank format:
 - ``banks(bank?)``: every bank with its directory, memory count and folder, or one
   bank's MEMORY.md lines (sandman.banks.listing);
 - ``search(query, bank?, type?, limit?)``: sandman.verbs.search, the hits as lines;
-- ``handoff(note, cwd, once?)``: sandman.verbs.handoff, the note for the next session;
+- ``note(note, cwd, once?)``: sandman.verbs.note, the note for the next session (``handoff``,
+  its old name, still answers for one release);
 - ``forget_memory(file)``: sandman.verbs.forget_memory, one memory out of its bank, retired;
 - ``trail_log(since?, kind?, repo?, shift?)`` and ``trail_show(id)``: the trail's
   read side, as ``sandman trail log`` and ``sandman trail show`` print it
@@ -81,6 +82,13 @@ def check_utf8(**arguments: str | None) -> None:
                 f"{label} is not valid UTF-8 (character {value.index(REPLACEMENT) + 1} arrived as U+FFFD: "
                 "bytes that are not UTF-8, or a lone surrogate escape); send it as UTF-8"
             )
+
+
+# The arguments of the note tool and of ``handoff``, its old name (one release).
+_NOTE = Annotated[str, Field(description="What the next session in this directory should know or do "
+                                         "(at most 2,000 characters).")]
+_CWD = Annotated[str, Field(description="Absolute directory whose next session reads it first.")]
+_ONCE = Annotated[bool, Field(description="Show it to the next session only (default: until replaced).")]
 
 
 def _journal(layout: Layout, tool: str, error: SandmanError | None, **facts: object) -> None:
@@ -197,27 +205,30 @@ def build_server(layout: Layout) -> MCPServer:
             return no_match(query)
         return "\n".join(search_lines(layout, hits))
 
-    @server.tool(structured_output=False)
-    def handoff(
-        note: Annotated[str, Field(description="What the next session in this directory should know or do "
-                                               "(at most 2,000 characters).")],
-        cwd: Annotated[str, Field(description="Absolute directory whose next session reads it first.")],
-        once: Annotated[bool, Field(description="Show it to the next session only (default: until replaced).")] = False,
-    ) -> str:
-        """Leave a handoff note, as `sandman handoff` does: the next session in `cwd` reads it first
-        in its recall. It replaces the directory's previous note."""
-        from sandman.verbs.handoff import leave as leave_handoff
+    def leave_note(tool: str, note: str, cwd: str, once: bool) -> str:
+        from sandman.verbs.note import leave
 
         check_utf8(note=note, cwd=cwd)
         try:
-            written = leave_handoff(layout, note, cwd=cwd, once=once)
+            written = leave(layout, note, cwd=cwd, once=once)
         except SandmanError as error:
-            _journal(layout, "handoff", error, cwd=cwd)
+            _journal(layout, tool, error, cwd=cwd)
             raise ToolError(str(error)) from None
         except OSError as error:
-            raise ToolError(f"handoff not written: {error.strerror or error}") from None
-        _journal(layout, "handoff", None, cwd=cwd, once=once)
-        return f"handoff for {written.data['directory']}: {written.path}"
+            raise ToolError(f"note not written: {error.strerror or error}") from None
+        _journal(layout, tool, None, cwd=cwd, once=once)
+        return f"note for {written.data['directory']}: {written.path}"
+
+    @server.tool(structured_output=False)
+    def note(note: _NOTE, cwd: _CWD, once: _ONCE = False) -> str:
+        """Leave a note, as `sandman note` does: the next session in `cwd` reads it first in its
+        recall. It replaces the directory's previous note."""
+        return leave_note("note", note, cwd, once)
+
+    @server.tool(structured_output=False)
+    def handoff(note: _NOTE, cwd: _CWD, once: _ONCE = False) -> str:
+        """Deprecated: the old name of the `note` tool, kept for one release; call `note`."""
+        return leave_note("handoff", note, cwd, once)
 
     @server.tool(structured_output=False)
     def forget_memory(

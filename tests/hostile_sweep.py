@@ -5,12 +5,12 @@ or a person would run it:
 
 - ``fuzz``: hook payloads (take, recall, report), verb arguments and stdin
   (remember, search, trail append --data, breathe file, shift handoff,
-  handoff, hooks install --settings with a hostile settings file, import
+  note, hooks install --settings with a hostile settings file, import
   claude-memory over hostile native files), transcripts taken by hand, and
   frames sent to one ``sandman mcp`` server. Counted: tracebacks (a
   ``Traceback`` on stderr), hangs (no exit within ``TIMEOUT_S``; an MCP
   request with an id left unanswered), hooks exiting non-zero.
-- ``kills``: a writing verb (remember, trail append, handoff, take, import)
+- ``kills``: a writing verb (remember, trail append, note, take, import)
   killed with SIGKILL at a seeded moment, then the root examined: broken
   (HEAD does not resolve, a git lock left, the next write fails or leaves
   the tree unclean), or left showing uncommitted changes after the kill and
@@ -170,7 +170,7 @@ def fuzz(home: Path, seed: int, cases: int) -> Counter:
     counts: Counter = Counter()
     run(env, "init")
     run(env, "remember", "The build uses make", "--cwd", str(home / "proj"))
-    kinds = ["take-hook", "recall-hook", "report-hook", "remember", "search", "trail", "breathe", "handoff",
+    kinds = ["take-hook", "recall-hook", "report-hook", "remember", "search", "trail", "breathe", "note",
              "shift-handoff", "settings", "take", "import"]
     for number in range(cases):
         kind = rng.choice(kinds)
@@ -214,8 +214,8 @@ def fuzz_case(rng: random.Random, home: Path, env: dict[str, str], kind: str,
         stdin = rng.choice([json.dumps(value(rng, home)).encode("utf-8", "surrogatepass"), deep(rng),
                             text(rng, home).encode("utf-8", "surrogatepass")])
         return run(env, "breathe", "file", stdin=stdin)
-    if kind == "handoff":
-        return run(env, "handoff", "--cwd", str(home / "proj"), "--", text(rng, home) or "x")
+    if kind == "note":
+        return run(env, "note", "--cwd", str(home / "proj"), "--", text(rng, home) or "x")
     if kind == "shift-handoff":
         return run(env, "shift", "handoff", *rng.choice([[], ["-"]]),
                    stdin=text(rng, home).encode("utf-8", "surrogatepass"))
@@ -280,7 +280,7 @@ def mcp_fuzz(home: Path, env: dict[str, str], rng: random.Random, frames: int) -
             elif roll < 0.4:
                 params = None
             else:
-                params = {"name": rng.choice(["recall", "remember", "search", "banks", "handoff", "x"]),
+                params = {"name": rng.choice(["recall", "remember", "search", "banks", "note", "x"]),
                           "arguments": value(rng, home)}
             frame = {"jsonrpc": "2.0", "id": ident, "method": method}
             if params is not None:
@@ -337,13 +337,13 @@ def kills(home: Path, seed: int, count: int) -> Counter:
     native.mkdir(parents=True, exist_ok=True)
     counts: Counter = Counter()
     for number in range(count):
-        kind = rng.choice(["remember", "trail", "handoff", "take", "import"])
+        kind = rng.choice(["remember", "trail", "note", "take", "import"])
         if kind == "remember":
             args = ["remember", f"Fact number {number} about the build", "--cwd", str(proj)]
         elif kind == "trail":
             args = ["trail", "append", "shift.commit", f"decision {number}"]
-        elif kind == "handoff":
-            args = ["handoff", f"note {number}", "--cwd", str(proj)]
+        elif kind == "note":
+            args = ["note", f"note {number}", "--cwd", str(proj)]
         elif kind == "take":
             sid = f"{number:08x}-2222-4000-8000-000000000000"
             path = home / ".claude" / "projects" / "p" / f"{sid}.jsonl"

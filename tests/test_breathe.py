@@ -301,6 +301,31 @@ def test_moves_follow_the_states_and_refuse_the_rest(world, layout):
     assert event.data["from"] == "filed" and event.data["to"] == "dropped"
 
 
+def test_regression_breath_ids_needed_the_full_id_where_proposal_ids_take_a_suffix(world, layout):
+    """Issue 33: `breathe spike|adopt|drop` take a unique id suffix of at least 4 characters, as
+    `report approve|decline` do (one resolver, machine.refs)."""
+    first = breath.file_breath(layout, doc(world), now=T0)
+    other = breath.file_breath(layout, doc(world, address="https://example.org/notes/2"), now=T0)
+    suffix = next(first.id[-n:] for n in range(4, len(first.id)) if not other.id.endswith(first.id[-n:]))
+    moved = cli("breathe", "spike", suffix, "--why", "try it")
+    assert moved.exit_code == 0, moved.output
+    assert moved.output == f"{first.id} spiked\n"
+    before = snapshot(layout)
+    for ref, words in ((first.id[-3:], "at least 4"), ("ffffffffff", "no breath ffffffffff"),
+                       ("../../etc", "is not an id")):
+        refused = cli("breathe", "adopt", ref)
+        assert refused.exit_code == 2 and refused.output.count("\n") == 1 and words in refused.output, refused.output
+    assert snapshot(layout) == before
+
+
+def test_one_suffix_ending_two_ids_is_ambiguous_and_names_them():
+    from sandman.machine import refs
+
+    with pytest.raises(InputError, match=r"breath 0abc is ambiguous: it ends 2 breaths \(b-1-10abc, b-2-20abc\)"):
+        refs.resolve("0abc", ["b-2-20abc", "b-1-10abc", "b-3-zzzz"], what="breath", listing="`sandman breathe list`")
+    assert refs.resolve("b-3-zzzz", ["b-3-zzzz", "b-13-zzzz"], what="breath", listing="x") == "b-3-zzzz"
+
+
 def test_attach_and_close_refuse_bad_ids_a_second_session_and_a_second_close(world, layout):
     made = breath.compose_pass(layout, now=T0)
     breath.attach(layout, made.id, "session-1", now=T0)

@@ -23,7 +23,7 @@ def test_help_lists_every_verb_with_its_whole_duty() -> None:
     commands = _commands()
     assert set(commands) == {"init", "remember", "take", "dream", "forget", "recall", "mcp", "sync",
                              "doctor", "site", "reflect", "hooks", "report", "trail", "reconcile", "import",
-                             "banks", "schedule", "breathe", "shift", "search", "handoff", "curate", "score",
+                             "banks", "schedule", "breathe", "shift", "search", "note", "curate", "score",
                              "statusline"}
     for name, duty in commands.items():
         assert not duty.endswith("..."), f"{name}'s one-line duty is cut in --help: {duty}"

@@ -528,6 +528,23 @@ def test_settings_that_parse_are_ok(healthy, monkeypatch):
     assert env.status == "ok" and "SANDMAN_MIND_TIMEOUT=60, SANDMAN_DAILY_BUDGET_USD=2.5" in env.message
 
 
+def test_the_old_spelling_of_the_days_budget_gets_a_note_and_yields_to_the_setting(healthy, monkeypatch):
+    """Issue 33: $SANDMAN_DAILY_BUDGET_USD is the old spelling of [machine] budget_usd_day."""
+    from sandman import config
+
+    monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", "2.5")
+    env = check(doctor(), "env")
+    assert env.status == "ok" and "SANDMAN_DAILY_BUDGET_USD is the old spelling of [machine] budget_usd_day" in env.message
+    assert config.day_budget_usd(healthy) == 2.5
+    healthy.settings_file.write_text("[machine]\nbudget_usd_day = 4\n")
+    env = check(doctor(), "env")
+    assert "SANDMAN_DAILY_BUDGET_USD is ignored: [machine] budget_usd_day is set" in env.message
+    assert config.day_budget_usd(healthy) == config.machine(healthy).budget_usd_day == 4.0
+    healthy.settings_file.write_text('[machine]\nbudget_usd_day = "lots"\n')
+    with pytest.raises(config.ConfigError, match="machine.budget_usd_day must be a number"):
+        config.day_budget_usd(healthy)
+
+
 @pytest.mark.parametrize("scope, settings_file", [("project", "settings.json"), ("local", "settings.local.json")])
 def test_regression_doctor_saw_only_user_scope_plugins(healthy, isolated, tmp_path, scope, settings_file):
     from conftest import REPO

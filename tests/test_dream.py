@@ -277,6 +277,24 @@ def test_budget_stops_new_minds(layout, fake_claude, cwd, monkeypatch):
     assert len(fake_claude.calls()) == 3
 
 
+@pytest.mark.parametrize("setting, variable", [("0.03", None), ("0.03", "100"), (None, "0.03")])
+def test_regression_the_days_cap_had_two_owners_dream_now_reads_machine_budget_usd_day(
+        layout, fake_claude, cwd, monkeypatch, setting, variable):
+    """Issue 33: dream read only $SANDMAN_DAILY_BUDGET_USD while shifts and research read
+    [machine] budget_usd_day. One cap now (config.day_budget_usd): the setting, and the old
+    variable only while the setting is absent."""
+    if setting is not None:
+        layout.settings_file.parent.mkdir(parents=True, exist_ok=True)
+        layout.settings_file.write_text(f"[machine]\nbudget_usd_day = {setting}\n")
+    if variable is not None:
+        monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", variable)
+    archive_session(layout, "s1", cwd, ended="2026-11-30T10:00:00Z")
+    archive_session(layout, "s2", cwd, ended="2026-11-30T11:00:00Z")
+    summary = dream(layout, now=True)  # three minds at 0.0123 each: 0.0369 spent after s1
+    assert len(fake_claude.calls()) == 3 and summary.stopped == "budget"
+    assert "machine.budget_usd_day" in summary.text()
+
+
 def test_unknown_costs_do_not_count_and_are_recorded_unknown(layout, fake_claude, cwd, monkeypatch):
     monkeypatch.setenv("SANDMAN_DAILY_BUDGET_USD", "0.01")
     for mind in ("fable", "opus", "sonnet"):

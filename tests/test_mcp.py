@@ -46,8 +46,10 @@ async def session(project: Path, layout: Layout) -> dict[str, object]:
         seen["search"] = await client.call_tool("search", {"query": "make"})
         seen["search-bad"] = await client.call_tool("search", {"query": '""'})
         seen["search-huge"] = await client.call_tool("search", {"query": HUGE_QUERY})
-        seen["handoff"] = await client.call_tool("handoff", {"note": "Next: ship it.", "cwd": str(project)})
-        seen["after-handoff"] = await client.call_tool("recall", {"cwd": str(project)})
+        seen["note"] = await client.call_tool("note", {"note": "Next: ship it.", "cwd": str(project)})
+        seen["after-note"] = await client.call_tool("recall", {"cwd": str(project)})
+        seen["handoff"] = await client.call_tool(  # the tool's old name, kept one release (issue 33)
+            "handoff", {"note": "Next: the old tool name.", "cwd": str(project.parent / "other")})
     return seen
 
 
@@ -78,8 +80,8 @@ def test_mcp_serves_the_trails_read_side(layout: Layout) -> None:
 def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     project = isolated / "proj"
     seen = anyio.run(session, project, layout)
-    assert seen["tools"] == ["banks", "forget_memory", "handoff", "recall", "remember", "search", "trail_log",
-                             "trail_show"]
+    assert seen["tools"] == ["banks", "forget_memory", "handoff", "note", "recall", "remember", "search",
+                             "trail_log", "trail_show"]
     assert text(seen["empty"]).startswith("no banks yet")
 
     assert not seen["remember"].is_error and text(seen["remember"]).startswith("remembered: ")
@@ -92,9 +94,10 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
     assert seen["search-bad"].is_error and "has no word to search for" in text(seen["search-bad"])
     assert len(HUGE_QUERY) > 1_000_000 and not seen["search-huge"].is_error
     assert text(seen["search-huge"]).splitlines()[1].endswith("project_the_build_runs_with_make.md:1: The build runs with make.")
-    assert not seen["handoff"].is_error and text(seen["handoff"]).startswith(f"handoff for {project}: ")
-    assert text(seen["after-handoff"]).startswith("## Handoff from the last session (")
-    assert layout.handoff(bank_name(project)).read_text().count('"delivered": 1') == 1
+    assert not seen["note"].is_error and text(seen["note"]).startswith(f"note for {project}: ")
+    assert text(seen["after-note"]).startswith("## Note from the last session (")
+    assert layout.note(bank_name(project)).read_text().count('"delivered": 1') == 1
+    assert not seen["handoff"].is_error and text(seen["handoff"]).startswith(f"note for {project.parent / 'other'}: ")
 
     assert seen["secret"].is_error, "a refused remember is a tool error"
     assert "contains a secret (aws-access-key-id)" in text(seen["secret"]) and AWS_KEY not in text(seen["secret"])
@@ -122,8 +125,8 @@ def test_mcp_round_trip_over_stdio(layout: Layout, isolated: Path) -> None:
         ("called", "banks"), ("called", "remember"), ("called", "remember"), ("refused", "remember"),
         ("refused", "recall"), ("called", "recall"), ("called", "recall"), ("called", "banks"), ("called", "banks"),
         ("called", "banks"), ("called", "banks"), ("called", "search"), ("refused", "search"), ("called", "search"),
-        ("called", "handoff"),
-        ("called", "recall")]
+        ("called", "note"),
+        ("called", "recall"), ("called", "handoff")]
     assert AWS_KEY not in "".join(path.read_text() for path in layout.trace.glob("mcp-*.log"))
 
 

@@ -157,7 +157,7 @@ def test_a_pointer_leaving_the_72_hour_window_expires_the_reply(project, layout,
 
 
 @pytest.mark.parametrize("unusual", ["resume", "compact", "clear", "no-session", "relative-cwd", "bad-json",
-                                     "other-event", "settings", "handoff", "other-home", "dream-setting"])
+                                     "other-event", "settings", "note", "old-handoff", "other-home", "dream-setting"])
 def test_an_unusual_start_goes_to_the_full_hook(project, layout, unusual, monkeypatch):
     from sandman.recall import served
 
@@ -176,8 +176,15 @@ def test_an_unusual_start_goes_to_the_full_hook(project, layout, unusual, monkey
         payload["hook_event_name"] = "UserPromptSubmit"
     elif unusual == "settings":
         layout.settings_file.write_text("[recall]\nprompt_hook = true\n")
-    elif unusual == "handoff":
-        assert sandman("handoff", "Finish the billing refactor", cwd=project).returncode == 0
+    elif unusual == "note":
+        assert sandman("note", "Finish the billing refactor", cwd=project).returncode == 0
+    elif unusual == "old-handoff":  # a note left where `sandman handoff` kept it before issue 33
+        from sandman.banks.names import bank_name
+
+        assert sandman("note", "Finish the billing refactor", cwd=project).returncode == 0
+        new = layout.note(bank_name(str(project)))
+        new.parent.with_name(".handoff").mkdir()
+        new.rename(layout.old_handoff_note(bank_name(str(project))))
     elif unusual == "other-home":
         monkeypatch.setenv("SANDMAN_ROOT", os.environ["SANDMAN_ROOT"])
         monkeypatch.setenv("HOME", str(Path(os.environ["HOME"]) / "code"))
@@ -186,10 +193,10 @@ def test_an_unusual_start_goes_to_the_full_hook(project, layout, unusual, monkey
     assert served.serve(raw if raw is not None else json.dumps(payload).encode()) is served.FALLBACK
 
 
-def test_a_handoff_note_is_delivered_by_the_full_hook_and_no_reply_is_kept(project, layout):
+def test_a_note_is_delivered_by_the_full_hook_and_no_reply_is_kept(project, layout):
     from sandman.recall import served
 
-    assert sandman("handoff", "Finish the billing refactor", cwd=project).returncode == 0
+    assert sandman("note", "Finish the billing refactor", cwd=project).returncode == 0
     first, names = _served(_payload(project, "h1"))
     assert b"Finish the billing refactor" in first and "sandman.recall.compose" in names
     assert not layout.start_reply(served.key(str(project))).exists()

@@ -357,6 +357,28 @@ def test_trail_lines_from_both_sides_are_kept_and_the_merge_carries_its_own_even
     assert_clean(world.b)
 
 
+def test_regression_trail_log_after_a_sync_merge_lists_oldest_first(tmp_path):
+    """Issue 33: a merged day file holds this machine's lines, then the remote's; `trail log` listed
+    them in that order, not oldest first as docs/trail.md says."""
+    from datetime import datetime, timezone
+
+    from sandman.machine import trail
+    from sandman.verbs import trail as verb
+
+    world = make_world(tmp_path)
+    day = datetime.now(timezone.utc).replace(microsecond=0)
+    older = trail.new_event("shift.commit", "a's earlier decision", now=day.replace(hour=1, minute=0, second=0))
+    newer = trail.new_event("shift.commit", "b's later decision", now=day.replace(hour=2, minute=0, second=0))
+    trail.append_event(world.a, older)
+    trail.append_event(world.b, newer)
+    sync(world.a)
+    assert sync(world.b).action == "merged"
+    listed = [event.id for event in verb.log(world.b, kind="shift")[0].events]
+    assert listed == [older.id, newer.id]
+    lines = sandman("trail", "log", "--kind", "shift", env={"SANDMAN_ROOT": str(world.b.root)}).stdout.decode().splitlines()
+    assert [line.split()[1] for line in lines] == [older.id, newer.id]
+
+
 @pytest.mark.parametrize("initial", ["master", "trunk"])
 def test_setup_to_a_fresh_bare_remote_makes_a_git_clone_of_it_work(tmp_path, layout, initial):
     """Issue 20, fault 5: a bare remote made by `git init --bare` names refs/heads/master as its

@@ -231,3 +231,22 @@ def test_trail_append_refuses_an_escape_instead_of_dropping_it_silently(layout):
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr.decode() == "sandman: the summary holds a NUL or control character; write plain text\n"
     assert trail.read(layout).events == []
+
+
+@pytest.mark.calendar
+def test_regression_trail_today_counted_the_utc_day_not_the_machines(layout, pinned_clock):
+    """Issue 33: `[machine] time_zone` sets the days, yet `trail today` listed the UTC day's events."""
+    from datetime import datetime, timezone
+
+    layout.settings_file.parent.mkdir(parents=True, exist_ok=True)
+    layout.settings_file.write_text('[machine]\nroots = []\ntime_zone = "Asia/Tokyo"\n')
+    # 1 January, 23:00 and 2 January, 01:00 in Tokyo: one UTC day, two Tokyo days
+    yesterday = trail.new_event("shift.commit", "late on the 1st",
+                                now=datetime(2027, 1, 1, 14, 0, tzinfo=timezone.utc))
+    today = trail.new_event("shift.commit", "early on the 2nd", now=datetime(2027, 1, 1, 16, 0, tzinfo=timezone.utc))
+    trail.append_event(layout, yesterday)
+    trail.append_event(layout, today)
+    pinned_clock(datetime(2027, 1, 1, 20, 0, tzinfo=timezone.utc))  # 05:00 on the 2nd in Tokyo
+    result = CliRunner().invoke(app, ["trail", "today"], env={"SANDMAN_ROOT": str(layout.root)})
+    assert result.exit_code == 0, result.output
+    assert [line.split()[1] for line in result.output.splitlines()] == [today.id]

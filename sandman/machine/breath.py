@@ -41,7 +41,7 @@ from sandman import config, journal
 from sandman.errors import InputError, PassRefused, SecretRefused
 from sandman.layout import Layout
 from sandman.marks import refuse_controls
-from sandman.machine import trail
+from sandman.machine import refs, trail
 
 VERB = "breathe"
 STATES = ("filed", "spiked", "adopted", "dropped")
@@ -457,23 +457,25 @@ def file_breath(layout: Layout, document: dict, *, now: datetime | None = None) 
     return breath
 
 
-def _check_breath_id(breath_id: str) -> str:
-    if not isinstance(breath_id, str) or not BREATH_ID.fullmatch(breath_id):
-        raise InputError(f"breath id {breath_id!r} is not b-YYYYMMDD-<10 hex digits> (`sandman breathe list`)")
-    return breath_id
+def resolve_breath_id(layout: Layout, ref: str) -> str:
+    """The id of the breath ``ref`` names: its whole id or a unique suffix of at least 4 characters
+    (machine.refs, as proposal ids). Raises InputError: a malformed, unknown or ambiguous ref."""
+    folder = layout.breath_breaths
+    ids = [path.stem for path in folder.glob("b-*.json") if BREATH_ID.fullmatch(path.stem)] if folder.is_dir() else []
+    return refs.resolve(ref, ids, what="breath", listing="`sandman breathe list`")
 
 
 def move(layout: Layout, breath_id: str, action: str, *, why: str | None = None,
          shift: str | None = None, now: datetime | None = None) -> Breath:
     """``spike``, ``adopt`` or ``drop`` a breath: its state moves and a ``breath.<action>`` event is committed.
 
-    Raises InputError: an unknown id, or a move its state does not allow
+    ``breath_id`` is the whole id or a unique suffix of it (``resolve_breath_id``). Raises
+    InputError: an unknown, ambiguous or malformed id, or a move its state does not allow
     (adopted and dropped are final; spike only from filed).
     """
     to, allowed = MOVES[action]
-    path = layout.breath_record(_check_breath_id(breath_id))
-    if not path.exists():
-        raise InputError(f"breath {breath_id} does not exist (`sandman breathe list`)")
+    breath_id = resolve_breath_id(layout, breath_id)
+    path = layout.breath_record(breath_id)
     breath = _read_breath(path)
     if breath.state not in allowed:
         raise InputError(f"breath {breath_id} is {breath.state}; {action} needs it {' or '.join(allowed)}")

@@ -25,7 +25,6 @@ The API: ``Proposal``, ``proposals(layout)``, ``from_trail(trail)``, ``propose``
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +33,7 @@ from sandman import config, journal
 from sandman.errors import InputError, SecretRefused
 from sandman.layout import Layout
 from sandman.marks import fence_ticks, holds_controls, refuse_controls
-from sandman.machine import shiftstate
+from sandman.machine import refs, shiftstate
 from sandman.machine import trail as trails
 
 OPEN, APPROVE, DECLINE = "proposal.open", "proposal.approve", "proposal.decline"
@@ -42,10 +41,8 @@ STATES = ("open", "approved", "declined", "taken")
 TITLE_MAX_CHARS = 200
 BODY_MAX_CHARS = 4_000
 WHY_MAX_CHARS = 300
-SUFFIX_MIN_CHARS = 4  # the shortest id suffix ``approve``/``decline`` take
 BRIEF_BODY_MAX_CHARS = 2_000  # what of each approved proposal's body the brief carries
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators (a title is one line).
-_REF = re.compile(r"[A-Za-z0-9-]+")
 
 
 @dataclass
@@ -117,23 +114,19 @@ def of_shift(trail: trails.Trail, shift_id: str) -> list[Proposal]:
 
 def resolve(trail: trails.Trail, ref: str) -> trails.Event:
     """The ``proposal.open`` event ``ref`` names: a full event id or a suffix of at least 4
-    characters matching one proposal. Raises InputError: a malformed ref, an event that is not a
-    proposal, an unknown or ambiguous ref, a revoked proposal."""
-    ref = (ref or "").strip()
-    if not _REF.fullmatch(ref) or len(ref) < SUFFIX_MIN_CHARS:
-        raise InputError(f"proposal {ref!r} is not an event id or an id suffix of at least "
-                         f"{SUFFIX_MIN_CHARS} letters and digits (`sandman report proposals` lists them)")
-    matches = [event for event in trail.events if event.id.endswith(ref)]
-    proposed = [event for event in matches if event.kind == OPEN]
-    if not proposed:
-        if matches:
-            raise InputError(f"{matches[0].id} is a {matches[0].kind} event, not a proposal "
-                             "(`sandman report proposals` lists them)")
-        raise InputError(f"no proposal {ref} on the trail (`sandman report proposals` lists them)")
-    if len({event.id for event in proposed}) > 1:
-        shown = ", ".join(sorted({event.id for event in proposed})[:3])
-        raise InputError(f"proposal {ref} is ambiguous: it ends {len(proposed)} proposals ({shown}); give more of the id")
-    event = proposed[0]
+    characters matching one proposal (machine.refs, as breath ids). Raises InputError: a malformed
+    ref, an event that is not a proposal, an unknown or ambiguous ref, a revoked proposal."""
+    listing = "`sandman report proposals`"
+    proposed = {event.id: event for event in trail.events if event.kind == OPEN}
+    try:
+        ident = refs.resolve(ref, proposed, what="proposal", listing=listing)
+    except refs.NoMatch:
+        ref = ref.strip()
+        other = next((event for event in trail.events if event.id.endswith(ref)), None)
+        if other is not None:
+            raise InputError(f"{other.id} is a {other.kind} event, not a proposal ({listing} lists them)") from None
+        raise InputError(f"no proposal {ref} on the trail ({listing} lists them)") from None
+    event = proposed[ident]
     if trail.revoked_by(event) is not None:
         raise InputError(f"proposal {event.id} was revoked; there is nothing to decide")
     return event

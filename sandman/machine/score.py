@@ -261,7 +261,8 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 # --- the memory engine ------------------------------------------------------------------------
 
 
-def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail, tables: list[Table]) -> list[Number]:
+def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail, tables: list[Table],
+            cap: float | None) -> list[Number]:
     minds = set(config.MINDS)
     pointers = [line for line in lines if line.verb == "dream" and line.decision in ("routed", "queued")]
     dreamt = [line for line in pointers if any(mind in line.facts for mind in minds)]
@@ -313,7 +314,6 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
                 else:
                     known += 1
                 spend[line.at.date().isoformat()] += dollars
-    cap = config.daily_budget_usd()
     total = sum(spend.values())
     peak_day, peak = max(spend.items(), key=lambda kv: kv[1]) if spend else (None, 0.0)
     cost_detail = (f"${total:.2f} this week on {sum(calls.values())} mind call(s)"
@@ -324,7 +324,7 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
         None if cap is None or not known else peak / cap, "share", 1.0, "down",
         detail=(f"not measured: all {unknown} call(s) reported no cost" if spend and not known else
                 (cost_detail + f" (budget ${cap:.2f} a UTC day)") if cap is not None and spend else
-                (cost_detail + "; no $SANDMAN_DAILY_BUDGET_USD set" if spend else "no mind ran this week"))))
+                (cost_detail + "; no machine.budget_usd_day set" if spend else "no mind ran this week"))))
     if known:
         tables.append(Table("memory.cost_by_day", "Mind cost by UTC day", ["day", "USD"],
                             [[day, round(value, 4)] for day, value in sorted(spend.items())]))
@@ -353,7 +353,8 @@ def _memory(lines: list[_Line], events: list[trails.Event], trail: trails.Trail,
             secret_kinds[f"{line.verb} refused"] += 1
         elif line.decision in ("highlight-refused", "cwd-masked"):
             secret_kinds[f"{line.verb} {line.decision}"] += 1
-    guarded = [line for line in lines if line.verb in ("take", "dream", "remember", "handoff")]
+    # "handoff": the note's journal before issue 33 named it so
+    guarded = [line for line in lines if line.verb in ("take", "dream", "remember", "note", "handoff")]
     numbers.append(Number(
         "memory.secrets", "Refused as secrets", "memory",
         float(sum(secret_kinds.values())) if guarded else None, "count", 0, "down",
@@ -608,7 +609,7 @@ def compute(layout: Layout, week: str) -> Score:
     score.sources = [f"trail: {len(in_week)} event(s) this week", f"journals: {len(lines)} line(s) this week",
                      f"shifts: {len(metas)} meta.json of this week"]
 
-    numbers = _memory(lines, in_week, trail, score.tables)
+    numbers = _memory(lines, in_week, trail, score.tables, settings.budget_usd_day)
     if settings.on:
         numbers += _machine(layout, settings, metas, in_week, before, trail, score.tables, notes, score.findings)
     numbers += _breath(layout, in_week, end, score.tables, notes)

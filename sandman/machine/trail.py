@@ -448,7 +448,9 @@ def check_day(value: str) -> str:
 
 def select(trail: Trail, *, since: str | None = None, kind: str | None = None, repo: str | None = None,
            shift: str | None = None) -> Trail:
-    """The events of an already read ``trail`` that pass ``log``'s filters (``since`` already checked)."""
+    """The events of an already read ``trail`` that pass ``log``'s filters (``since`` already checked),
+    oldest first: by ``at``, file order breaking ties. A day file is in time order until a sync
+    merges one (this machine's lines, then the remote's: banks/merge.py), so file order is not enough."""
     wanted = os.path.normpath(repo) if repo else None
     events = [
         event for event in trail.events
@@ -457,6 +459,7 @@ def select(trail: Trail, *, since: str | None = None, kind: str | None = None, r
         and (wanted is None or event.repo == wanted)
         and (shift is None or event.shift == shift)
     ]
+    events.sort(key=lambda event: event.at)
     return Trail(events, trail.skipped)
 
 

@@ -2,8 +2,8 @@
 
 Every verb that runs a mind journals its cost as ``cost_<mind>=<US dollars>``
 (``unknown`` when the CLI reported none). The spend of a UTC day is the sum of
-those facts over every journal file of that day; ``$SANDMAN_DAILY_BUDGET_USD``
-is compared against it. The journal is the only record: nothing else counts
+those facts over every journal file of that day; the day's budget
+(config.day_budget_usd, ``[machine] budget_usd_day``) is compared against it. The journal is the only record: nothing else counts
 money, so the figure survives crashes and is the one an operator can audit.
 Standard library only.
 """

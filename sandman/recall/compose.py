@@ -25,7 +25,7 @@ import os
 from collections import namedtuple
 from datetime import datetime, timezone
 
-from sandman import config, handoff, journal
+from sandman import config, journal, note as notes
 from sandman.banks.listing import Bank, memory_body
 from sandman.banks.names import normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -371,7 +371,7 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
     budget of at most 9,000 characters, the banks are read through the recall cache
     (``.recall/``, rewritten when missing or stale); the text is the same without it.
 
-    The directory's handoff note (sandman.handoff) comes first, inside the
+    The directory's note (sandman.note) comes first, inside the
     budget; ``deliver`` records this as one delivery of it (to ``session``).
     """
     budget = check_budget(budget)
@@ -382,11 +382,11 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
 
         roll_back_if_killed(layout)
     directory = str(bank_directory(layout, normalize_directory(cwd)))
-    note = handoff.read(layout, directory)
-    head = handoff.render(note, budget) if note is not None and note.shown else ""
+    note = notes.read(layout, directory)
+    head = notes.render(note, budget) if note is not None and note.shown else ""
     if head and deliver:
-        handoff.delivered(layout, note, session)
-        journal.write(layout, VERB, "handoff-delivered", cwd=directory, session=session,
+        notes.delivered(layout, note, session)
+        journal.write(layout, VERB, "note-delivered", cwd=directory, session=session,
                       times=note.data["delivered"] + 1)
     if not head:
         return _compose(layout, directory, budget, now, cache)
@@ -398,7 +398,7 @@ def recall(layout: Layout, cwd: str | os.PathLike[str], budget: int | None = Non
 
 
 def _compose(layout: Layout, directory: str, budget: int, now: datetime | None, cache: bool) -> Recalled:
-    """The four surfaces of ``directory`` within ``budget`` UTF-16 units (``recall`` without the handoff)."""
+    """The four surfaces of ``directory`` within ``budget`` UTF-16 units (``recall`` without the note)."""
     now = now or datetime.now(timezone.utc)
     if cache and budget <= config.RECALL_BUDGET_UTF16:
         heads = bank_heads(layout, directory, config.RECALL_BUDGET_UTF16)

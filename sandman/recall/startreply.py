@@ -6,11 +6,11 @@ sandman/recall/served.py serves at the next start in the same cwd while every in
 it was. The inputs are recorded, not listed by hand: while the recall is composed, an
 audit hook (``sys.addaudithook``) notes every file opened and every folder listed, with its
 stat at that moment; the folders and files whose absence or place the composing decides
-on by a stat alone (the banks of the chain, ``.git`` up to the nearest, the handoff note,
+on by a stat alone (the banks of the chain, ``.git`` up to the nearest, the note,
 the settings file, ``.commit.undo``) are added by name. A reply is kept only when every
 input read the same at the end as when it was first seen (no write raced the composing;
 the recall cache recall itself rewrites is recorded as it ends), none is a symbolic link,
-and no handoff note was there to deliver.
+and no note was there to deliver.
 
 ``expires``: the first moment the same inputs compose another text, the time alone having
 changed: a recent pointer leaving the 72 h window, or a failed dream's wait ending (the
@@ -85,12 +85,13 @@ def _audit(event: str, args: tuple) -> None:
 
 def _named_inputs(layout: Layout, cwd: str, directory: str) -> list[str] | None:
     """What the composing decides on by a stat alone: the banks of ``directory``'s chain and their
-    MEMORY.md, ``.git`` from ``cwd`` up to the nearest (banks/worktrees.py), the handoff note, the
+    MEMORY.md, ``.git`` from ``cwd`` up to the nearest (banks/worktrees.py), the note (and its old place), the
     settings file, ``.commit.undo``, ``memories/.recent`` and ``log/``. None when the nearest
     ``.git`` is not a folder (a linked worktree's file: its banks are decided by files outside the
     root, so its recall is composed every time). Raises OSError."""
     names = [str(layout.memories), str(layout.settings_file), str(layout.commit_undo), str(layout.recent),
-             str(layout.log), str(layout.handoff(bank_name(directory)))]
+             str(layout.log), str(layout.note(bank_name(directory))),
+             str(layout.old_handoff_note(bank_name(directory)))]
     for folder in [normalize_directory(cwd), *normalize_directory(cwd).parents]:
         git = folder / ".git"
         names.append(str(git))
@@ -148,7 +149,8 @@ def recall_and_keep(layout: Layout, cwd: str, session: str | None, *, deliver: b
     finally:
         _Recorder.current = None
     inputs = _inputs(named, recorder)
-    if inputs is None or named[str(layout.handoff(bank_name(directory)))] is not None:
+    bank = bank_name(directory)
+    if inputs is None or any(named[str(path)] is not None for path in (layout.note(bank), layout.old_handoff_note(bank))):
         return recalled
     bodies, lines = recalled.given or ([], [])
     kept = {"format": served.FORMAT, "cwd": cwd, "root": str(layout.root), "home": str(config.user_home()),

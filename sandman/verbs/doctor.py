@@ -41,7 +41,7 @@ PRIORITY = ("root", "repository", "clean", "hooks", "claude", "env", "sync", "er
 # ConfigError on a bad value): the same parse the verbs run, never a copy of it.
 ENV_SETTINGS = (
     ("SANDMAN_MIND_TIMEOUT", config.mind_timeout),
-    ("SANDMAN_DAILY_BUDGET_USD", config.daily_budget_usd),
+    (config.OLD_DAY_BUDGET_VARIABLE, config.old_daily_budget_usd),
 )
 
 
@@ -128,7 +128,7 @@ def doctor(now: datetime | None = None) -> Report:
     checks.append(_guarded("hooks", _hooks))
     checks.append(_guarded("claude", _claude))
     checks.append(_guarded("memory", _auto_memory, checks))
-    checks.append(_env())
+    checks.append(_env(layout))
     if layout is None:
         names = ("queue", "pending", "take", "dream", "reflect", "worktrees", "schedule", "errors", "remote", "sync", "machine")
         checks += [Check(name, WARN, "not checked: the root does not resolve") for name in names]
@@ -166,8 +166,9 @@ def _guarded(name: str, check, *args) -> Check:
         return _failed(name, error)
 
 
-def _env() -> Check:
-    """Parse every SANDMAN_* setting that holds a value (not a name or a path) as the verbs do."""
+def _env(layout: Layout | None = None) -> Check:
+    """Parse every SANDMAN_* setting that holds a value (not a name or a path) as the verbs do; note
+    an old spelling (``$SANDMAN_DAILY_BUDGET_USD``: ``[machine] budget_usd_day``, config.day_budget_usd)."""
     values = {name: os.environ.get(name) for name, _ in ENV_SETTINGS}
     bad = []
     for name, read in ENV_SETTINGS:
@@ -179,7 +180,22 @@ def _env() -> Check:
     if bad:
         return Check("env", FAIL, "; ".join(bad) + ": dream and reflect fail until it is fixed or unset", details)
     shown = ", ".join(f"{name}={value}" for name, value in values.items() if value) or "defaults"
-    return Check("env", OK, f"SANDMAN_* settings parse ({shown})", details)
+    return Check("env", OK, f"SANDMAN_* settings parse ({shown})" + _old_budget_note(layout, values), details)
+
+
+def _old_budget_note(layout: Layout | None, values: dict) -> str:
+    """The note on ``$SANDMAN_DAILY_BUDGET_USD``, the day's cap's old spelling (read one more release)."""
+    if not values.get(config.OLD_DAY_BUDGET_VARIABLE):
+        return ""
+    try:
+        section = config.settings(layout).get("machine", {}) if layout is not None else {}
+    except ConfigError:
+        section = {}
+    if isinstance(section, dict) and "budget_usd_day" in section:
+        return (f"; {config.OLD_DAY_BUDGET_VARIABLE} is ignored: [machine] budget_usd_day is set, "
+                "and it is the day's one cap; unset the variable")
+    return (f"; {config.OLD_DAY_BUDGET_VARIABLE} is the old spelling of [machine] budget_usd_day: "
+            "put budget_usd_day in .settings.toml and unset it (it is read only while that key is absent)")
 
 
 def _machine(layout: Layout) -> Check:

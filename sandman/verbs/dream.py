@@ -74,7 +74,7 @@ def _run_locked(layout: Layout, dream_run, *, now: bool, interactive: bool):
             journal.write(layout, "dream", "failed", reason="no-claude", queued=depth, error=str(error))
             raise ClaudeNotFound(f"{error}; {depth} pointer(s) stay queued") from None
         try:
-            config.mind_timeout(), config.daily_budget_usd()
+            config.mind_timeout(), config.day_budget_usd(layout)
         except ConfigError as error:
             # A detached dream's stderr is only its log: the journal is where doctor looks.
             journal.write(layout, "dream", "failed", reason="config", queued=depth, error=str(error))

@@ -17,7 +17,7 @@ every pick and no pointer tried twice in a run:
 5. the pointer is stamped ``"dreamed": "<ISO time>"`` and a journal line
    records the counts and each mind's cost.
 
-``$SANDMAN_DAILY_BUDGET_USD`` is checked before each pointer's minds start.
+The day's budget (config.day_budget_usd) is checked before each pointer's minds start.
 Before the first, mind transcripts a killed run left in Claude Code's
 projects folder are moved into ``.dream/orphans/`` (``sweep_leftovers``).
 """
@@ -101,7 +101,7 @@ class RunSummary:
         if self.total("tripped"):
             line += f"; {self.total('tripped')} refused as retired by a curator, upkeep or forget"
         if self.stopped == "budget":
-            line += "; stopped: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent"
+            line += "; stopped: the day's budget (machine.budget_usd_day) is spent"
         return line
 
 
@@ -128,10 +128,10 @@ def run_queue(
     when it is due again. The caller holds the run lock. ``on_pointer(pointer, planned)`` is called
     before each pointer with the number of pointers the run now expects to try
     (the progress bar). Raises ConfigError for a bad ``$SANDMAN_MIND_TIMEOUT``
-    or ``$SANDMAN_DAILY_BUDGET_USD``, before any mind starts.
+    or day's budget (config.day_budget_usd), before any mind starts.
     """
     timeout = config.mind_timeout()
-    cap = config.daily_budget_usd()
+    cap = config.day_budget_usd(layout)
     sweep_leftovers(layout)
     summary = RunSummary()
     tried: set[str] = set()

@@ -116,7 +116,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
 
             recalled = recall_and_keep(layout, cwd, session)
         else:
-            # a compaction is the same session: its handoff note is shown again (the context lost it), not counted
+            # a compaction is the same session: its note is shown again (the context lost it), not counted
             recalled = recall(layout, cwd, deliver=source != "compact", session=session)
         text, trims = recalled.text, recalled.trims
         if session is not None:

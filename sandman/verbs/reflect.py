@@ -113,7 +113,7 @@ class ReflectSummary:
                 "kept": "kept: its sources did not change",
                 "quiet": "no entry: no memory landed that day",
                 "abstained": f"not written: the log mind abstained ({entry.reason}); the next reflect asks again",
-                "deferred": "not written: the daily budget ($SANDMAN_DAILY_BUDGET_USD) is spent",
+                "deferred": "not written: the day's budget (machine.budget_usd_day) is spent",
             }[entry.decision]
             lines.append(f"voyage {entry.day}: {text}")
         if self.swept:
@@ -146,7 +146,7 @@ def reflect(layout: Layout, *, day: str | None = None, now: datetime | None = No
         from sandman.verbs.init import init
 
         init(layout)  # the first use creates the root, as every verb that writes does
-    timeout, cap = config.mind_timeout(), config.daily_budget_usd()
+    timeout, cap = config.mind_timeout(), config.day_budget_usd(layout)
     lock = RunLock(layout.reflect_lock)
     if not lock.acquire():
         holder = lock.holder() or {}

@@ -79,10 +79,24 @@ def log(layout: Layout, *, since: str | None = None, kind: str | None = None, re
 
 
 def today(layout: Layout) -> tuple[Trail, Trail]:
-    """Today's events (the UTC day), and the whole trail."""
-    day = journal.now_utc().strftime("%Y-%m-%d")
-    filtered, whole = log(layout, since=day)
-    return Trail([event for event in filtered.events if event.day == day], filtered.skipped), whole
+    """Today's events and the whole trail. Today is the machine's day: midnight to midnight in
+    ``[machine] time_zone`` (the system's zone when unset; docs/shift.md, "Configuration"), the
+    zone that sets the days, weeks and the night. Raises ConfigError for unreadable settings."""
+    from datetime import datetime, timedelta, timezone
+
+    local = journal.now_utc().astimezone(config.machine(layout).zone())
+    start = local.replace(hour=0, minute=0, second=0, microsecond=0).astimezone(timezone.utc)
+    end = (local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)).astimezone(timezone.utc)
+    filtered, whole = log(layout, since=start.strftime("%Y-%m-%d"))
+
+    def within(event: Event) -> bool:
+        try:
+            moment = datetime.fromisoformat(event.at.replace("Z", "+00:00"))
+        except ValueError:
+            return False
+        return moment.tzinfo is not None and start <= moment < end
+
+    return Trail([event for event in filtered.events if within(event)], filtered.skipped), whole
 
 
 def line(event: Event, trail: Trail) -> str:

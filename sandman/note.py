@@ -1,6 +1,10 @@
-"""The handoff note: what one session leaves for the next in the same directory.
+"""The note: what one session leaves for the next in the same directory.
 
-``sandman handoff "<what's next>"`` writes ``.handoff/<bank>.json`` (dotted:
+(Called "the handoff note" until issue 33: "handoff" is now a shift's only, a
+shift's ``handoff.md``. A record in the old ``.handoff/<bank>.json`` is still
+read, and delivered, until a new note replaces it.)
+
+``sandman note "<what's next>"`` writes ``.notes/<bank>.json`` (dotted:
 this machine's, never versioned, like claude-remember's delivery record), the
 bank being the directory's (banks.names.bank_name)::
 
@@ -10,7 +14,7 @@ bank being the directory's (banks.names.bank_name)::
 
 recall shows the note first, inside its budget (docs/recall.md). A note with
 ``once`` is shown to one session and then no more; otherwise it is shown until
-a new ``handoff`` replaces it, and every delivery after the first says how
+a new ``note`` replaces it, and every delivery after the first says how
 many times it was already delivered, so a stale note is never read as news. A
 delivery is a new session's SessionStart (or an MCP ``recall``); a ``sandman
 recall`` run by hand shows it without counting it, and so does a compaction
@@ -27,6 +31,7 @@ rewritten whole, atomically, without a lock): the count is a floor.
 from __future__ import annotations
 
 import json
+import os
 from collections import namedtuple
 
 from sandman.banks.names import bank_name
@@ -38,7 +43,8 @@ KEPT_SESSIONS = 20
 
 
 class Note(namedtuple("Note", "path data")):
-    """A handoff record: ``path`` (the ``.handoff/<bank>.json`` file) and its ``data`` (a dict)."""
+    """A note's record: ``path`` (its ``.notes/<bank>.json`` file, or the old ``.handoff/<bank>.json``)
+    and its ``data`` (a dict)."""
 
     __slots__ = ()
 
@@ -49,9 +55,13 @@ class Note(namedtuple("Note", "path data")):
 
 
 def read(layout: Layout, directory: str) -> Note | None:
-    """Return the handoff record of ``directory`` (absolute, normalised), None when there is
-    none or it is unreadable (a broken record never stops recall)."""
-    path = layout.handoff(bank_name(directory))
+    """Return the note of ``directory`` (absolute, normalised), None when there is none or it is
+    unreadable (a broken record never stops recall). Without a ``.notes/`` record, one left in the
+    old ``.handoff/`` folder is read (and its deliveries recorded there) until a note replaces it."""
+    bank = bank_name(directory)
+    path = layout.note(bank)
+    if not os.path.lexists(path):
+        path = layout.old_handoff_note(bank)
     try:
         data = json.loads(read_regular(path).decode("utf-8"))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
@@ -64,15 +74,21 @@ def read(layout: Layout, directory: str) -> Note | None:
 
 
 def write(layout: Layout, directory: str, note: str, *, once: bool, session: str | None) -> Note:
-    """Write (or replace) the handoff note of ``directory``; the delivery count starts at 0.
+    """Write (or replace) the note of ``directory``; the delivery count starts at 0. A record in
+    the old ``.handoff/`` folder is removed: the new note replaces it.
 
-    The caller has checked ``note`` (sandman.verbs.handoff). Raises OSError.
+    The caller has checked ``note`` (sandman.verbs.note). Raises OSError.
     """
     data = {"directory": directory, "note": note, "at": iso(now_utc()), "session": session, "once": once,
             "delivered": 0, "first_delivered": None, "last_delivered": None, "sessions": []}
-    path = layout.handoff(bank_name(directory))
+    bank = bank_name(directory)
+    path = layout.note(bank)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    try:
+        os.unlink(layout.old_handoff_note(bank))
+    except FileNotFoundError:
+        pass
     return Note(path, data)
 
 
@@ -84,12 +100,12 @@ def _units(text: str) -> int:
 def render(note: Note, budget: int) -> str:
     """Return the note as recall's first lines, at most ``budget`` UTF-16 code units ("" when none fit).
 
-    ``## Handoff from the last session (<at>)``, a line saying how often it was
+    ``## Note from the last session (<at>)``, a line saying how often it was
     already delivered when it was, the note, one blank line. A note wider than
-    the budget is cut at a line and marked ``[handoff cut at N UTF-16 units]``.
+    the budget is cut at a line and marked ``[note cut at N UTF-16 units]``.
     """
     data = note.data
-    head = [f"## Handoff from the last session ({data.get('at') or 'undated'})"]
+    head = [f"## Note from the last session ({data.get('at') or 'undated'})"]
     if data["delivered"]:
         times = "once" if data["delivered"] == 1 else f"{data['delivered']} times"
         head.append(f"(already delivered {times} since {data.get('first_delivered') or 'an unknown time'}: "
@@ -97,7 +113,7 @@ def render(note: Note, budget: int) -> str:
     text = "\n".join(head + [data["note"].rstrip(), "", ""])
     if _units(text) <= budget:
         return text
-    marker = f"\n[handoff cut at {budget:,} UTF-16 units]\n\n"
+    marker = f"\n[note cut at {budget:,} UTF-16 units]\n\n"
     room = budget - _units(marker)
     if room <= _units(head[0]):
         return ""
