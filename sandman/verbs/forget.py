@@ -382,7 +382,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
         raise InputError(f"{REMEMBER_SOURCE!r} marks memories remembered by hand; it is not a session id")
     result = Forgotten()
     # The pointer goes first: a dream still running on this session checks for it,
-    # under the commit lock, before each commit (sandman/verbs/dream_run.py).
+    # under the commit lock, before each commit (sandman/dream/run.py).
     archived = sorted(_archived(layout, session_id))  # the pointer names the archived copies
     pointer = layout.pointer(session_id)
     if _remove(pointer):

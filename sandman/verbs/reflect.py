@@ -88,7 +88,7 @@ class ReflectSummary:
     day: str
     drained: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
-    dream: object | None = None  # dream_run.RunSummary, None when a dream was running already
+    dream: object | None = None  # sandman.dream.run.RunSummary, None when a dream was running already
     entry: EntryOutcome | None = None
     swept: list[str] = field(default_factory=list)
     upkeep: list = field(default_factory=list)  # upkeep.BankOutcome
