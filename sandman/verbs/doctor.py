@@ -353,7 +353,7 @@ def _read_json(path: Path) -> object:
 
 
 def _plugin_installs(settings: dict) -> list[tuple[str, str | None]]:
-    from sandman.verbs.hooks import sandman_plugins
+    from sandman.claudecode.settings import sandman_plugins
 
     return sandman_plugins(settings)
 
@@ -379,7 +379,7 @@ def _report_hook_registered() -> bool:
     """True when Claude Code's settings or an enabled sandman plugin (whose hooks file cannot be
     read counts) registers ``sandman report --hook`` on SessionStart; an unreadable settings file
     counts too: the hooks check names it."""
-    from sandman.verbs.hooks import is_sandman_hook
+    from sandman.claudecode.settings import is_sandman_hook
 
     try:
         settings = _read_json(config.claude_settings_file())
@@ -406,7 +406,7 @@ _HOOK_LOSS = {"SessionEnd": "every session end would archive nothing",
 
 
 def _hooks() -> Check:
-    from sandman.verbs.hooks import is_sandman_hook, missing_executables
+    from sandman.claudecode.settings import is_sandman_hook, missing_executables
 
     path = config.claude_settings_file()
     try:
@@ -467,7 +467,7 @@ def _hooks() -> Check:
 
 def _auto_memory(checks: list[Check]) -> Check:
     """WARN when Claude Code's native auto memory and sandman's recall both start every session."""
-    from sandman.verbs.hooks import auto_memory
+    from sandman.claudecode.settings import auto_memory
 
     enabled, why = auto_memory()
     hooks = next((check for check in checks if check.name == "hooks"), None)

@@ -108,7 +108,7 @@ def check_at(text: str) -> tuple[int, int]:
 
 
 def _command(*args: str) -> list[str]:
-    from sandman.verbs.hooks import executable
+    from sandman.claudecode.settings import executable
 
     return [*executable(), *args]
 
