@@ -487,7 +487,7 @@ def _auto_memory(checks: list[Check]) -> Check:
 def _schedule(layout: Layout, now: datetime) -> Check:
     """Whether the nightly reflect, report serve and (machine on) the shift tick are installed for
     this platform's scheduler (``details["files"]`` lists each file), and when reflect last ran."""
-    from sandman.verbs import schedule
+    from sandman.schedule import jobs as schedule
 
     kind = schedule.detect()
     files = schedule.installed(layout, kind)
