@@ -36,6 +36,7 @@ skips counted by reason.
 
 ``start`` and everything it imports are standard library only: it runs on the
 SessionStart hook's path.
+
 The substance is one floor down, in sandman/archive/backstop.py (the start
 record, the spawn, the live sessions, the candidates) and
 sandman/archive/backfill.py (the survey, the take of one item); this module is
