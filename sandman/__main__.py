@@ -1,6 +1,6 @@
 """The ``sandman`` executable: hook calls go to the stdlib-only hook.py, remember, search, mcp and help pages
 to the thin dispatcher (dispatch.py; a help page once rendered is kept in ``<root>/.help/``), the
-rest to cli.py.
+rest to sandman/cli.
 
 Claude Code runs ``sandman take --hook``, ``sandman recall --hook`` and ``sandman report
 --hook`` on every session end and start, and ``sandman recall --prompt-hook`` and ``--file-hook``

@@ -22,7 +22,7 @@ typer and click (about 35 ms). Three kinds of command are too frequent to pay it
 Anything else, or any shape this module is unsure of (an unknown option, a
 repeated one, ``--``, a body starting with ``-``), returns ``None`` and goes to
 typer, which parses it and words the error. Output and exit codes are
-cli.py's: ``sandman: <what>`` on stderr, 2 for bad input, 1 otherwise.
+sandman/cli's: ``sandman: <what>`` on stderr, 2 for bad input, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def parse_search(args: list[str]) -> dict | None:
 
 def search_command(query: str, bank: str | None, memory_type: str | None, limit: int, json: bool,
                    reindex: bool) -> int:
-    """Run ``sandman search`` as cli.py's ``search`` does: the hits as lines (or a JSON array with
+    """Run ``sandman search`` as sandman/cli's ``search`` does: the hits as lines (or a JSON array with
     ``json``), ``no_match``'s line and 1 when none; 2 for bad input, 1 otherwise, the error on stderr."""
     from sandman import config
     from sandman.errors import SandmanError

@@ -10,7 +10,7 @@ morning, from the nightly reflect. take and dream both ask ``due_reason``
 (never count files themselves) so the trigger and the run cannot disagree,
 and take asks ``is_running`` so it never spawns a second dream. Standard
 library only: take --hook imports it. Imported by the dream verb
-(sandman/verbs/dream.py) and its run (dream_run.py); it imports neither.
+(sandman/verbs/dream.py) and its run (sandman/dream/run.py); it imports neither.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def fake_api():
 
 # The modules that bind ``from sandman.journal import now_utc``: imported before a clock is pinned,
 # so none binds the pinned clock and keeps it after the test.
-_CLOCK_READERS = ("sandman.verbs.doctor", "sandman.banks.commit", "sandman.note", "sandman.curators.apply",
+_CLOCK_READERS = ("sandman.doctor.checks", "sandman.banks.commit", "sandman.note", "sandman.curators.apply",
                   "sandman.curators.retired", "sandman.curators.propose")
 
 

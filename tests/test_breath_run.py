@@ -19,7 +19,7 @@ from sandman.layout import Layout
 from sandman.machine import breath, reading, tick
 from sandman.machine import guard
 from sandman.machine import trail as trails
-from sandman.verbs import schedule
+from sandman.schedule import jobs as schedule
 from sandman.verbs.init import init
 
 READING_WORK = Path(__file__).resolve().parent / "fakes" / "reading_work.py"

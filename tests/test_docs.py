@@ -42,7 +42,7 @@ def test_the_readme_set_up_says_how_a_mind_is_found(monkeypatch, tmp_path) -> No
     """Issue 20, fault 9: nothing before docs/dream.md told a new user about SANDMAN_CLAUDE_BIN, the
     model variables, or what doctor's `FAIL claude … not found` means for them."""
     from sandman import config
-    from sandman.verbs import doctor
+    from sandman.doctor import checks as doctor
 
     readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
     setup = readme.split("## Install and run", 1)[1].split("\n## ", 1)[0]

@@ -1,4 +1,4 @@
-"""sandman dream (sandman/verbs/dream.py, dream_run.py) with the fake claude."""
+"""sandman dream (sandman/verbs/dream.py, sandman/dream/run.py) with the fake claude."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from sandman.banks.names import bank_name
 from sandman.errors import LockBusy
 from sandman.pointers import read_pointer
 from sandman.store.runlock import RunLock
-from sandman.verbs import dream_run
+from sandman.dream import run as dream_run
 from sandman.verbs.dream import dream, queue, queue_depth, retry_after_s
 
 SID = "9b0c1d2e-8f7a-4b6c-9d0e-1f2a3b4c5d6e"

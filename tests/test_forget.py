@@ -332,7 +332,7 @@ def test_a_prefix_or_suffix_leaves_another_sessions_host_files(layout: Layout, i
 
 @pytest.mark.parametrize("chunk", [7, 16, 37, 1 << 20])
 def test_whole_token_matching_holds_across_read_chunks(tmp_path: Path, monkeypatch, chunk: int):
-    from sandman.verbs import forget as module
+    from sandman.forget import session as module
 
     monkeypatch.setattr(module, "_READ_CHUNK", chunk)
     cases = {f"{'x' * 50} {SID}6 {SID[1:]}": False, f'{"y" * 40}{{"model": "{SID}"}}': False,

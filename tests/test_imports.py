@@ -192,7 +192,7 @@ def imported_sandman_modules(module: str) -> set[str]:
 
 
 def test_hook_take_dream_and_cli_imports_run_one_way() -> None:
-    for upper, lower in (("sandman.hook", "sandman.verbs.take"), ("sandman.verbs.dream", "sandman.verbs.dream_run"),
+    for upper, lower in (("sandman.hook", "sandman.verbs.take"), ("sandman.verbs.dream", "sandman.dream.run"),
                          ("sandman.cli", "sandman.dispatch")):
         assert upper not in imported_sandman_modules(lower), (lower, upper)
     assert "sandman.verbs.dream" not in imported_sandman_modules("sandman.verbs.take")

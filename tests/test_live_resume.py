@@ -17,7 +17,7 @@ from live_claude import run_print, texts, write_settings
 from sandman.archive import parts
 from sandman.layout import Layout
 from sandman.pointers import read_pointer
-from sandman.verbs.dream_run import run_queue
+from sandman.dream.run import run_queue
 
 FIRST = "Remember this: deploys go through make release"
 SECOND = "And the staging server listens on port 8443"

@@ -244,15 +244,17 @@ def test_the_sweep_deletes_only_dreamed_pointers_ended_over_72_hours_ago(layout,
 def test_the_sweep_puts_back_a_pointer_rewritten_as_it_was_set_aside(layout, monkeypatch):
     layout.root.mkdir(parents=True)
     _pointer(layout, SID, "2026-11-01T00:00:00Z", True)
-    real_move = reflect_module.move_no_replace
+    from sandman.reflect import sweep as sweep_module
+
+    real_move = sweep_module.move_no_replace
 
     def take_meanwhile(source, target):
         if target == layout.sweeping_pointer(SID):
             _pointer(layout, SID, "2026-11-01T00:00:00Z", False)  # take wrote it again, undreamed
         real_move(source, target)
 
-    monkeypatch.setattr(reflect_module, "move_no_replace", take_meanwhile)
-    assert reflect_module.sweep(layout, NOW) == []
+    monkeypatch.setattr(sweep_module, "move_no_replace", take_meanwhile)
+    assert sweep_module.sweep(layout, NOW) == []
     assert json.loads(layout.pointer(SID).read_text()).get("dreamed") is None
     assert not layout.sweeping_pointer(SID).exists()
 
@@ -262,7 +264,8 @@ def test_the_sweep_puts_back_a_pointer_rewritten_as_it_was_set_aside(layout, mon
 
 def test_the_pass_runs_drain_dream_entry_sweep_upkeep_then_the_site(layout, minds, day_memories, monkeypatch):
     from sandman.site import render
-    from sandman.verbs import take, upkeep
+    from sandman.reflect import upkeep
+    from sandman.verbs import take
 
     order = []
 

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import sandman
 from sandman.layout import Layout
-from sandman.verbs import schedule
+from sandman.schedule import jobs as schedule
 from sandman.verbs.doctor import doctor
 from sandman.verbs.remember import remember
 

@@ -226,7 +226,7 @@ def test_shifts_per_night_defaults_to_three(layout):
 
 
 def test_doctor_warns_when_the_nights_cannot_hold_every_repository_once_a_week(layout, isolated, code):
-    from sandman.verbs.doctor import _machine
+    from sandman.doctor.checks import _machine
 
     repositories(isolated, code, [f"repo{n}" for n in range(7)])
     write_machine(layout, roots=[str(code)], time_zone="UTC", shifts_per_night=1, budget_usd_day=5.0)

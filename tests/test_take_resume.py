@@ -23,7 +23,7 @@ from sandman.archive import parts
 from sandman.errors import ArchiveChanged, NothingNew
 from sandman.layout import Layout
 from sandman.pointers import read_pointer
-from sandman.verbs.dream_run import run_queue
+from sandman.dream.run import run_queue
 from sandman.verbs.forget import forget
 from sandman.verbs.take import take
 from sandman.verbs.take_all import backfill

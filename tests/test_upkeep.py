@@ -1,4 +1,4 @@
-"""Bank upkeep (sandman/verbs/upkeep.py): the due gate, the plan, conflicts, merges, with the fake claude."""
+"""Bank upkeep (sandman/reflect/upkeep.py): the due gate, the plan, conflicts, merges, with the fake claude."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
 from sandman.banks.memory import read_memory
 from sandman.layout import BANK_ARCHIVE, BANK_REFLECT, Layout
-from sandman.verbs import upkeep as upkeep_module
+from sandman.reflect import upkeep as upkeep_module
 from sandman.verbs.reflect import reflect
-from sandman.verbs.upkeep import due, upkeep
+from sandman.reflect.upkeep import due, upkeep
 
 assert minds  # a fixture, used by name below
 

@@ -120,7 +120,7 @@ def test_regression_a_linked_worktrees_start_kept_a_reply_checked_against_the_ma
 
 
 def test_dream_files_a_worktree_session_under_the_main_worktree(layout, repo):
-    from sandman.verbs.dream_run import _material
+    from sandman.dream.run import _material
 
     main, feature, _ = repo
     remember(layout, "Anything.", cwd=str(main))

@@ -103,3 +103,20 @@ def bank_directory(layout, directory: str | os.PathLike[str]) -> Path:
     except ConfigError:
         share = True
     return shared_directory(path) if share else path
+
+
+def worktree_banks(layout) -> list[tuple[object, Path]]:
+    """Return ``(Bank, Path)`` pairs: the banks of ``layout`` (a Layout) holding memories whose directory lies inside a linked git worktree, with
+    the main worktree's directory that now serves it (``shared_directory``); doctor's worktrees check."""
+    from sandman.banks.index import memory_files
+    from sandman.banks.listing import list_banks
+
+    found = []
+    for bank in list_banks(layout):
+        if bank.directory is None or not bank.directory.startswith("/") or not memory_files(bank.folder):
+            continue
+        directory = Path(bank.directory)
+        shared = shared_directory(directory)
+        if shared != directory:
+            found.append((bank, shared))
+    return found

@@ -32,7 +32,7 @@ from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout
 from sandman.minds import budget, prompts
 from sandman.minds.runner import run_mind
 from sandman.pointers import list_pointers
-from sandman.verbs.upkeep_plan import Listed, read_listing
+from sandman.curators.upkeep_plan import Listed, read_listing
 
 VERB = "curate"
 LISTING_MAX_CHARS = 60_000

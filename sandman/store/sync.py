@@ -1,6 +1,6 @@
 """The memory root's traffic with a git remote, through pygit2 (never a ``git`` subprocess).
 
-sync (sandman/verbs/sync.py) is built from these pieces:
+sync (sandman/sync/run.py) is built from these pieces:
 
 - ``fetch`` and ``push`` talk to the remote. Credentials come from the usual
   places, through pygit2's RemoteCallbacks: the SSH agent (``$SSH_AUTH_SOCK``)

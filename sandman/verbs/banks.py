@@ -19,14 +19,15 @@ from pathlib import Path
 from sandman import journal
 from sandman.banks.commit import bank_transaction
 from sandman.banks.index import memory_files
-from sandman.banks.listing import Bank, find_bank, list_banks
+from sandman.banks.listing import find_bank
 from sandman.banks.memory import Memory, read_memory
 from sandman.banks.names import bank_name, normalize_directory
-from sandman.banks.worktrees import shared_directory
+from sandman.banks.worktrees import worktree_banks
 from sandman.errors import FormatError, InputError
 from sandman.layout import Layout
 
 VERB = "banks"
+__all__ = ["Merged", "merge", "worktree_banks"]  # worktree_banks: sandman/banks/worktrees.py, by its old path
 
 
 @dataclass
@@ -41,20 +42,6 @@ class Merged:
     unreadable: list[str] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
     commit: str | None = None
-
-
-def worktree_banks(layout: Layout) -> list[tuple[Bank, Path]]:
-    """Return the banks holding memories whose directory lies inside a linked git worktree, with
-    the main worktree's directory that now serves it (banks/worktrees.py)."""
-    found = []
-    for bank in list_banks(layout):
-        if bank.directory is None or not bank.directory.startswith("/") or not memory_files(bank.folder):
-            continue
-        directory = Path(bank.directory)
-        shared = shared_directory(directory)
-        if shared != directory:
-            found.append((bank, shared))
-    return found
 
 
 def _target(layout: Layout, key: str) -> tuple[str, str | None]:

@@ -1,9 +1,9 @@
 """``sandman dream``: route short-term pointers into banks by 2-of-3 consensus (design, station ④).
 
 The queue (which pointers are queued and due, whether a dream runs) is
-sandman/dreamqueue.py, re-exported here; the run's substance lives in
-``dream_run`` and is imported when a run starts. The imports run one way:
-dream -> dream_run -> dreamqueue.
+sandman/dreamqueue.py, re-exported here; the run's substance lives one floor
+down in ``sandman.dream.run`` and is imported when a run starts. The imports
+run one way: dream -> sandman.dream.run -> dreamqueue.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def dream(layout: Layout, *, now: bool = False, interactive: bool = False):
     ClaudeNotFound (journalled; the queue untouched) when the minds' binary is
     missing.
     """
-    from sandman.verbs import dream_run
+    from sandman.dream import run as dream_run
 
     lock = RunLock(layout.dream_lock)
     inherited = config.inherited_dream_lock()

@@ -99,7 +99,7 @@ def forget_memory(layout: Layout, given: str | os.PathLike[str]) -> ForgottenMem
         tx.delete(bank, file)
         retired.append(tx, layout, [retired.entry(bank, file, memory, f"forget {event.id}")])
         trail.write(tx, event)  # `trail revoke` + `reconcile` bring the memory back
-    from sandman.verbs.forget import forget_derived
+    from sandman.forget.session import forget_derived
 
     forget_derived(layout)
     return ForgottenMemory(bank=bank, file=file, name=memory.name, commit=tx.commit, event=event.id)

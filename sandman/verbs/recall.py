@@ -103,7 +103,7 @@ def hook(layout: Layout, payload: bytes) -> str | None:
     if source != "compact":
         # Every session start but a compaction (the same session going on) runs the backstop,
         # a resume included: it records the starting session so the backstop never takes it.
-        from sandman.verbs.take_missed import start as backstop
+        from sandman.archive.backstop import start as backstop
 
         backstop(layout, session)
     if source in CONTEXT_KEPT:

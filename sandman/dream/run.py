@@ -1,6 +1,6 @@
 """The dream run: route queued pointers into banks (design, station ④; docs/dream.md).
 
-``sandman.verbs.dream.dream`` holds the run lock and calls ``run_queue``. For
+``sandman.verbs.dream.dream`` (the verb) holds the run lock and calls ``run_queue``. For
 each pointer, oldest ended first, at most 20 per run, the queue re-read before
 every pick and no pointer tried twice in a run:
 

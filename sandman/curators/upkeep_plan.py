@@ -11,7 +11,7 @@ and answers a plan of at most ``config.UPKEEP_MAX_OPS`` operations::
 
 A plan is validated whole: any fault rejects it entire. Each merge's body then
 comes from a second mind that reads the members whole and answers
-``{"body": "..."}``. sandman.verbs.upkeep decides when and applies.
+``{"body": "..."}``. sandman.reflect.upkeep decides when and applies.
 """
 
 from __future__ import annotations

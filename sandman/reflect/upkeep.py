@@ -24,7 +24,7 @@ passed since ``at``, or when the last pass applied all
 
 No model call runs under the commit lock. Every operation is net-non-increasing:
 upkeep never grows a bank. What the minds read and must answer (the listing,
-the prompts, the plan and merge contracts) is sandman.verbs.upkeep_plan.
+the prompts, the plan and merge contracts) is sandman.curators.upkeep_plan.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from sandman.machine import trail
 from sandman.minds import budget
 from sandman.minds.runner import MindResult, run_mind
 from sandman.pointers import parse_time
-from sandman.verbs.upkeep_plan import (
+from sandman.curators.upkeep_plan import (
     Listed, Operation, merge_prompt, parse_merge, parse_plan, plan_prompt, read_listing,
 )
 

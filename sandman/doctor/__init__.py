@@ -1,0 +1,1 @@
+"""doctor's checks and its report (``checks``), below the ``sandman doctor`` verb (docs/doctor.md)."""
