@@ -1,7 +1,7 @@
 """The detached take's fork: a SessionEnd hook leaves Claude Code at once and its take goes on alone.
 
 Used by ``sandman take --hook --detach`` in both its routes, sandman/__main__.py (the fast one,
-before anything else of sandman is imported) and sandman/cli.py, so it lives below both.
+before anything else of sandman is imported) and sandman/cli, so it lives below both.
 Standard library only (``os``). Starting a separate ``sandman`` process detached is
 store.detach.spawn_detached; this forks the current one.
 """
