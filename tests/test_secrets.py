@@ -311,6 +311,8 @@ def test_joined_names_check_does_not_backtrack_on_a_long_value() -> None:
     "- [sync: No credential is pushed](project_sync_no_credential_is_pushed.md) — remember refuses one",
     # a trail line whose data ends with a breath pass id: `"}}` was read as part of the value
     '{"kind": "breath.cost", "data": {"pass": "p-20261205T101700Z-3fa9"}}',
+    # prose where a password's description runs to a colon and a possessive (docs/secrets.md's own table)
+    "an Azure Container Registry password (42 base64 characters, `+ACR`, 6 more: Microsoft's signature)",
     # prose that says `pass` (a Python statement) before a colon
     "`python -c pass`: pygit2 58 ms, filelock 21 ms",
 ])
@@ -324,6 +326,7 @@ def test_regression_sandmans_own_names_and_escapes_are_not_credentials(text):
     "password: hunter22x",
     "- [Staging](reference_staging.md) — the staging password is Xk9#mQ2vLp](x",
     '{"data": {"password": "Xk9#mQ2vLp"}}',
+    "the admin password is: Xk9'mQ2vLp",
 ])
 def test_the_same_shapes_with_a_real_value_are_still_refused(text):
     assert find_secrets(text) != []

@@ -74,7 +74,8 @@ _QUOTES = "'\"`"
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
 _CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
-_WORDS = re.compile(r"^[A-Za-z]+(?:[-_.][A-Za-z]+)*$")
+# Words joined by - _ . or an apostrophe (a possessive, a contraction: `Microsoft's`, `isn't`).
+_WORDS = re.compile(r"^[A-Za-z]+(?:(?:[-_.]|['’](?=[a-z]{1,2}\b))[A-Za-z]+)*$")
 _PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
 
 
