@@ -48,10 +48,49 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
+
+# --- the scan text ---------------------------------------------------------------
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    """``char`` without its nonspacing marks: itself when it holds none, else its canonical decomposition (NFD)
+    less every character of category Mn (``ṕ`` becomes ``p``, U+FE0F and U+0301 alone become nothing)."""
+    if unicodedata.category(char) == "Mn":
+        return ""
+    parts = unicodedata.normalize("NFD", char)
+    if len(parts) == 1 or not any(unicodedata.category(part) == "Mn" for part in parts):
+        return char
+    return "".join(part for part in parts if unicodedata.category(part) != "Mn")
+
+
+def scan_text(text: str) -> str:
+    """Return the text the rules read, from ``text`` already without format characters and in NFKC.
+
+    Nonspacing marks (category Mn: combining accents, variation selectors such as U+FE0F) are dropped, and a
+    letter composed with one is read as its base letter: a mark inside a token (``ghp_…`` with U+0301 or U+FE0F
+    after a letter) hides it from every pattern and not from a reader who copies it, and NFKC composes
+    ``p`` + U+0301 into ``ṕ``. For the scan only: what is stored or shown keeps its marks
+    (sandman.banks.secrets.mask_secrets maps a finding back with ``scan_origin``). Same length or shorter.
+    """
+    return text if text.isascii() else _NON_ASCII.sub(lambda match: _fold_char(match.group(0)), text)
+
+
+def scan_origin(text: str) -> list[int]:
+    """Return, for each character of ``scan_text(text)``, the index in ``text`` of the character it comes from."""
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        origin.extend([index] * (1 if char.isascii() else len(_fold_char(char))))
+    return origin
+
 
 # --- values ------------------------------------------------------------------
 
@@ -243,7 +282,7 @@ _FILE_RUN = re.compile(r"(?:user|feedback|project|reference)_[a-z0-9]+(?:_[a-z0-
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
-    r"(?i:pass|pwd|secret|token|key|auth|credential|bearer|basic)[\w\-\"']{0,64}\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie)[\w\-\"']{0,64}\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
@@ -259,9 +298,7 @@ def suspected(text: str) -> bool:
     (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
     holds it to that on every credential kind.
     """
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+    text = scan_text(unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")))
     if _SUSPECT.search(text):
         return True
     if any(_random_letters(run.group(0)) for run in _LETTER_RUN.finditer(text)):
@@ -290,9 +327,7 @@ def suspected_path(path: str) -> bool:
     (``suspected``'s other alternatives). Not looked for: a secret whose every
     run of letters and digits is shorter than 16 characters or of one class.
     """
-    import unicodedata
-
-    path = unicodedata.normalize("NFKC", "".join(c for c in path if unicodedata.category(c) != "Cf"))
+    path = scan_text(unicodedata.normalize("NFKC", "".join(c for c in path if unicodedata.category(c) != "Cf")))
     for segment in path.split("/"):
         if _SUSPECT.search(segment) or "@" in segment:
             return True
@@ -395,7 +430,8 @@ def _vendor_value(value: str) -> bool:
 _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 # A password stated in prose: "the admin password for staging is <value>", "password for root: <value>".
-_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase|wd)|pwd)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
+# `pw` is the short form people type ("Jenkins admin pw: …", "db pw is …").
+_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase|wd)|pwd|pw)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
 # A credential in an XML element named for one: `<secret>…</secret>`, `<account_key>…</account_key>`.
 _XML_ELEMENT = re.compile(r"(?i)<([\w.:-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key"
                           r"|account[_-]?key|private[_-]?key|credential))>([^<]{6,400})</\1>")
@@ -409,15 +445,22 @@ _PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: [0-9a-f]+|\Z)",
 _URL_AUTH = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s:/@'\"`]*):(\S+)@[\w.\-]+")
 _URL_QUERY = re.compile(r"(?i)[?&;](?:[\w-]*(?:key|token|secret|sig|signature|password|passwd|auth|credential)s?)=([^&#\s'\"`]+)")
 _URL_PATH = re.compile(r"(?i)\bhttps?://[^\s/'\"`]+(/[^\s?#'\"`]*)")
-_NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
+_NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
          r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
 _ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
                        r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
-_STRONG_NAME = re.compile(r"(?i)pass|pwd|secret|credential|private")
+# "Set NAME to VALUE" says the same as `NAME=VALUE` ("set HEROKU_API_KEY to <uuid>").
+_SET_TO = re.compile(r"(?i)\bset[ \t]+[\"'`]?([\w.-]{0,64}?" + _NAME + r")[\"'`]?[ \t]+to[ \t]+([^\s,;]+)")
+_STRONG_NAME = re.compile(r"(?i)pass|pwd|pw$|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
+# A `Cookie:` or `Set-Cookie:` header: `name=value` pairs joined by `;`. A value holding a random run of 20 or more
+# characters is a session (`session=e4yU…`); `theme=dark`, `_ga=GA1.2.<digits>` are not.
+_COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\n]+)")
+_COOKIE_PAIR = re.compile(r"([\w.\-]{1,64})=[\"']?([^;\s\"',]+)")
+_COOKIE_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")
 _NETRC = re.compile(r"(?i)\blogin\s+\S+\s+password\s+(\S+)")
 _PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:(\S+)$")
 _FLAG = re.compile(r"(?i)(?<![\w-])--?(?:[\w-]*(?:password|passwd|passphrase|token|secret|api-?key|auth))(?:[ =])\s*(\S+)")
@@ -548,7 +591,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             if (re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0
                     and not _name_like(segment) and f"/d/{segment}" not in match.group(1)):
                 yield "url-credentials", segment
-    for match in _ASSIGNED.finditer(text):
+    for match in (*_ASSIGNED.finditer(text), *_SET_TO.finditer(text)):
         name, value = match.group(1), _strip(match.group(2).strip())
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
@@ -556,6 +599,12 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         if credential_like(value, 6 if strong else 12) and (strong or _random_letters(value)
                                                              or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
+    for match in _COOKIE.finditer(text):
+        for name, value in _COOKIE_PAIR.findall(match.group(1)):
+            if _NOT_SECRET_NAME.search(name) or placeholder(value):
+                continue
+            if any(_random(run) or _random_letters(run) for run in _COOKIE_RUN.findall(value)):
+                yield "session-cookie", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):
             if credential_like(match.group(1)):

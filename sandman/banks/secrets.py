@@ -13,7 +13,9 @@ lines and headers, and base64-wrapped credentials. Before either scans, the
 text is normalised: Unicode format characters (soft hyphen, zero-width
 characters, word joiner, BOM) are removed and compatibility forms folded
 (NFKC: fullwidth letters become ASCII), since one inside a token hides it from
-every pattern and not from a reader who copies it. Findings whose value is a
+every pattern and not from a reader who copies it. The rules then read the text
+without its nonspacing marks (combining accents, variation selectors), for the
+same reason; what is stored or shown keeps them. Findings whose value is a
 documentation placeholder (``user:password@``) are dropped. A finding is
 reported by kind (a rule id such as ``github-pat``), never by value.
 """
@@ -40,7 +42,10 @@ class Finding:
 
 def normalise(text: str) -> str:
     """Return ``text`` without Unicode format characters (category Cf) or lone surrogates (Cs: no
-    encoding holds them, and the scanner must encode the text) and in NFKC form."""
+    encoding holds them, and the scanner must encode the text) and in NFKC form.
+
+    The rules read this text with its nonspacing marks dropped too (``secret_rules.scan_text``); this
+    is the text ``mask_secrets`` returns, marks kept."""
     text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cs"))
     return unicodedata.normalize("NFKC", text)
 
@@ -57,8 +62,12 @@ def _betterleaks(text: str) -> list[Finding]:
 
 
 def scan(text: str) -> list[Finding]:
-    """Return every secret found in ``text`` once normalised (see ``normalise``), betterleaks' and sandman's."""
-    text = normalise(text)
+    """Return every secret found in ``text`` once normalised (see ``normalise``) and with its nonspacing marks
+    dropped (``secret_rules.scan_text``), betterleaks' and sandman's. A finding's value is scan text."""
+    return _scan(secret_rules.scan_text(normalise(text)))
+
+
+def _scan(text: str) -> list[Finding]:
     if not text.strip():
         return []
     found = _betterleaks(text)
@@ -90,10 +99,28 @@ def mask_secrets(text: str) -> str:
     masked first, so one inside another leaves no tail.
     """
     text = normalise(text)
-    values = sorted({item.value for item in scan(text)}, key=len, reverse=True)
+    folded = secret_rules.scan_text(text)
+    values = sorted({item.value for item in _scan(folded)}, key=len, reverse=True)
+    if folded == text:
+        for value in values:
+            text = text.replace(value, MASK)
+        return text
+    # The scan read the text without its nonspacing marks: each secret is masked where it stands in ``text``,
+    # the marks inside it with it.
+    origin = secret_rules.scan_origin(text)
+    taken: list[tuple[int, int]] = []
     for value in values:
-        text = text.replace(value, MASK)
-    return text
+        start = folded.find(value)
+        while start >= 0:
+            end = start + len(value)
+            if not any(start < stop and other < end for other, stop in taken):
+                taken.append((start, end))
+            start = folded.find(value, start + 1)
+    out, at = [], 0
+    for start, end in sorted(taken):
+        out += [text[at:origin[start]], MASK]
+        at = origin[end - 1] + 1
+    return "".join(out) + text[at:]
 
 
 def mask_found(text: str) -> str:
