@@ -245,6 +245,14 @@ def credentials(seed: int = SEED) -> list[tuple[str, str]]:
         # --- an AWS key id glued to other characters (a letter before, one upper-case character after) ---
         ("aws-key-id-glued-lower", f"the bucket key xAKIA{g(BASE32, 16)} was pasted without a space"),
         ("aws-key-id-glued-upper", f"AAKIA{g(BASE32, 16)} and AKIA{g(BASE32, 16)}Q came from the console"),
+        # --- found by a tester: a password labelled pw, a mark inside a token, a session cookie, set ... to ---
+        ("prose-pw", f"Jenkins admin pw: {g.password('#!', 12)}"),
+        ("pw-equals", f"pw={g.password('#!', 12)} for the staging box"),
+        ("variation-selector-in-token", f"token ghp_{g(ALNUM, 18)}\ufe0f{g(ALNUM, 18)} pushes tags"),
+        ("combining-mark-in-token", f"token ghp_{g(ALNUM, 18)}\u0301{g(ALNUM, 18)} pushes tags"),
+        ("session-cookie", f"Staging login needs Cookie: session={g(ALNUM, 40)}"),
+        ("set-cookie-header", f"Set-Cookie: sid={g(LOWER, 32)}; Path=/; HttpOnly"),
+        ("set-to-heroku-key", f"set HEROKU_API_KEY to {g.uuid()}"),
     ]
     return cases
 
@@ -328,4 +336,10 @@ def look_alikes(seed: int = SEED) -> list[tuple[str, str]]:
         # a long upper-case run that holds an AKIA-shaped stretch (a constant, a hash in capitals)
         ("upper-run-with-akia", f"ERRORCODE{g(UPPER, 6)}AKIA{g(BASE32, 16)}{g(UPPER, 8)} is the build's id"),
         ("base64-text", f"the fixture is {base64.b64encode(b'hello world, this is a test file').decode()}"),
+        # beside the tester's four: pw in prose, a harmless cookie, set ... to a level, marks in prose
+        ("pw-field-prose", "the pw field is required on the login form"),
+        ("cookie-preference", "Cookie: theme=dark; lang=en-US; _ga=GA1.2.1234567890.1698765432"),
+        ("set-to-level", "set LOG_LEVEL to debug and set the API_KEY to the staging value"),
+        ("emoji-variation-selector", "\u2714\ufe0f done, \u26a0\ufe0f two warnings left"),
+        ("combining-accents", "the cafe\u0301 and re\u0301sume\u0301 pages render their accents"),
     ]

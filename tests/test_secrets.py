@@ -446,3 +446,82 @@ def test_regression_a_lone_surrogate_neither_raises_nor_hides_a_secret():
     # find_secrets raised UnicodeEncodeError on "\ud83d" (the scanner encodes its text as UTF-8).
     assert find_secrets("half an emoji \ud83d here") == []
     assert find_secrets('api_key = "4f9a8b7c\ud83d6d5e4f3a2b1c0d9e8f7a6b5c"') != []
+
+
+# --- found by a tester: each was committed by `sandman remember`, in the memory's file name and the commit
+# subject (docs/secrets.md) ---
+
+_PW = "buf6PF" + "#!jodI"
+_GHP = "ghp_LV34ppkeQuPI" + "bw6YUgamIPLah5h3ytcRRrh6"
+_HEROKU = "0cf5e353-6efc-" + "456d-86c2-bf0e4efd0f80"
+
+
+@pytest.mark.parametrize("text", [f"Jenkins admin pw: {_PW}", f"pw={_PW}", f"PW: {_PW}", f"db pw is {_PW}",
+                                  f"DB_PW={_PW}"])
+def test_regression_a_password_labelled_pw_is_refused(text: str) -> None:
+    from sandman.banks import secret_rules
+
+    assert secret_rules.suspected(text)
+    assert find_secrets(text)  # sandman's assigned-credential, or betterleaks' generic-password for DB_PW=
+
+
+@pytest.mark.parametrize("mark", ["\ufe0f", "\ufe0e", "\u0301", "\u0308", "\u20d7"])
+def test_regression_a_nonspacing_mark_inside_a_token_does_not_hide_it(mark: str) -> None:
+    token = _GHP[:10] + mark + _GHP[10:]
+    assert find_secrets(f"token {token}") == ["github-pat"]
+    with pytest.raises(SecretRefused):
+        refuse_secrets("a name", f"body\n{token}\n")
+
+
+def test_regression_masking_a_token_with_a_mark_inside_keeps_the_marks_of_the_text_around_it() -> None:
+    from sandman.banks.secrets import mask_secrets
+
+    text = f"caf\u00e9 \u2714\ufe0f push with {_GHP[:10]}\u0301{_GHP[10:]} and {_GHP}, r\u00e9sum\u00e9"
+    assert mask_secrets(text) == "caf\u00e9 \u2714\ufe0f push with [secret] and [secret], r\u00e9sum\u00e9"
+
+
+@pytest.mark.parametrize("text", [
+    "Staging login needs Cookie: session=" + "e4yUkAn1ZW6QyaRg1HWqJ2ox5wyZ0Q2aDETWc6mc",
+    "Set-Cookie: sid=" + "mnou5vh6kxziyb9704eapf9glhv5dzrx" + "; Path=/; HttpOnly",
+    "curl -H 'Cookie: theme=dark; JSESSIONID=" + "9F3A7C1E5B2D8F4A6C0E3B7D9A1F5C2E" + "' https://app.internal",
+])
+def test_regression_a_session_cookie_in_a_cookie_header_is_refused(text: str) -> None:
+    assert find_secrets(text) == ["session-cookie"]
+
+
+def test_regression_set_a_credential_name_to_a_value_is_refused() -> None:
+    assert find_secrets(f"set HEROKU_API_KEY to {_HEROKU}") == ["assigned-credential"]
+    assert find_secrets(f"Set `DEPLOY_TOKEN` to {_PW} in CI") == ["assigned-credential"]
+    assert find_secrets(f"HEROKU_API_KEY={_HEROKU}")
+
+
+@pytest.mark.parametrize("text", [
+    "set LOG_LEVEL to debug",
+    "set the API_KEY to the staging value, then set TIMEOUT to 30s",
+    f"request {_HEROKU} failed; set RETRIES to 3",
+    "Cookie: theme=dark",
+    "Cookie: theme=dark; lang=en-US; _ga=GA1.2.1234567890.1698765432",
+    "Cookie: csrftoken=" + "Xr4Tn8Vb3Hy6Pm1Jc5FsqA7dZk2Lw9",
+    "the pw field is required",
+    "the pw field is empty on the login form",
+    "pw: see the team vault",
+    "\u2714\ufe0f done, \u26a0\ufe0f two warnings",
+    "the cafe\u0301 page and the re\u0301sume\u0301 template",
+])
+def test_regression_look_alikes_of_the_testers_four_pass(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize("text", [f"Jenkins admin pw: {_PW}", f"token {_GHP[:10]}\ufe0f{_GHP[10:]}",
+                                  "Staging login needs Cookie: session=e4yUkAn1ZW6QyaRg1HWqJ2ox5wyZ0Q2aDETWc6mc",
+                                  f"set HEROKU_API_KEY to {_HEROKU}"])
+def test_regression_remember_of_the_testers_four_leaves_no_trace(layout, tmp_path, text: str) -> None:
+    from sandman.verbs.remember import remember
+
+    with pytest.raises(SecretRefused):
+        remember(layout, text, cwd=str(tmp_path))
+    value = text.split()[-1].split("=")[-1].encode()
+    for path in layout.root.rglob("*"):
+        assert value not in path.name.encode(), path
+        if path.is_file():
+            assert value not in path.read_bytes(), path

@@ -461,6 +461,16 @@ _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\n]+)")
 _COOKIE_PAIR = re.compile(r"([\w.\-]{1,64})=[\"']?([^;\s\"',]+)")
 _COOKIE_RUN = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")
+
+
+def _cookie_random(run: str) -> bool:
+    """True when ``run`` (20 characters or more of a cookie's value) reads as a session: generated (``_random``,
+    ``_random_letters``), or letters with digits at 3.5 bits per character that are not words and numbers joined
+    (a session id in lower case and digits, ``mnou5vh6kxziyb9704eapf…``, which ``_random`` reads as a name)."""
+    return (_random(run) or _random_letters(run) or credential_like(run, 20) and entropy(run) >= 3.5
+            and not _name_like(run) and not _IDENTIFIER.fullmatch(run.lower()))
+
+
 _NETRC = re.compile(r"(?i)\blogin\s+\S+\s+password\s+(\S+)")
 _PGPASS = re.compile(r"(?m)^[\w.\-*]+:(?:\d+|\*):[\w.\-*]+:[\w.\-*]+:(\S+)$")
 _FLAG = re.compile(r"(?i)(?<![\w-])--?(?:[\w-]*(?:password|passwd|passphrase|token|secret|api-?key|auth))(?:[ =])\s*(\S+)")
@@ -603,7 +613,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         for name, value in _COOKIE_PAIR.findall(match.group(1)):
             if _NOT_SECRET_NAME.search(name) or placeholder(value):
                 continue
-            if any(_random(run) or _random_letters(run) for run in _COOKIE_RUN.findall(value)):
+            if any(_cookie_random(run) for run in _COOKIE_RUN.findall(value)):
                 yield "session-cookie", value
     for pattern in (_NETRC, _PGPASS, _SSHPASS, _LOGIN_P):
         for match in pattern.finditer(text):
