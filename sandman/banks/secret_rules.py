@@ -1,5 +1,7 @@
 """sandman's own secret rules: the classes of input betterleaks' rule set misses (docs/secrets.md).
 
+Every rule reads the scan text (``scan_text``: normalised, without nonspacing marks).
+
 Each rule is a class of input, not a list of providers:
 
 - ``prefixed-token``: a documented fixed prefix joined to a random body
@@ -13,19 +15,22 @@ Each rule is a class of input, not a list of providers:
 - ``url-credentials``: a password in a URL's authority, whatever characters
   it holds, and a credential in a query (``sig=``, ``api_key=``) or in a
   path segment (chat webhooks, bot URLs);
-- ``assigned-credential``: ``NAME=value`` / ``name: value`` where the name
-  says credential (``*_PASS``, ``*_APP_KEY``, ``SECRET_KEY``) and the value
+- ``assigned-credential``: ``NAME=value`` / ``name: value`` / ``set NAME to
+  value`` where the name says credential (``*_PASS``, ``*_APP_KEY``, ``SECRET_KEY``) and the value
   looks like one, ``.netrc`` and ``.pgpass`` lines;
 - ``command-line-credential``: ``--password v``, ``--token v``, ``-p<v>``,
   ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
 - ``authorization-header``: Basic and Bearer authorization values;
+- ``session-cookie``: a ``Cookie:`` / ``Set-Cookie:`` pair whose value holds a
+  random run of 20 characters or more;
 - ``encoded-*``: a base64 run whose decoded text holds a secret (a key inside
   a kubeconfig, ``user:password`` in a docker config);
 - ``vendor-token``: vendors' published formats (Google, Square, SendGrid,
   Databricks, Postman, Atlassian, Hugging Face, Twilio, signed JWTs) wherever
   the token ends, where betterleaks' rules want a space or a quote after it;
   ``twilio-auth-token``: 32 hex beside a Twilio account SID;
-- a password stated in prose ("the admin password for staging is …") and a
+- a password stated in prose ("the admin password for staging is …", "admin
+  pw: …") and a
   credential in an XML element named for one (``<secret>…</secret>``), as
   ``assigned-credential``.
 - ``vendor-token`` also: a JWT known by its header (``alg``/``typ``) whatever

@@ -101,7 +101,7 @@ def mask_secrets(text: str) -> str:
     text = normalise(text)
     folded = secret_rules.scan_text(text)
     values = sorted({item.value for item in _scan(folded)}, key=len, reverse=True)
-    if folded == text:
+    if folded == text or not values:
         for value in values:
             text = text.replace(value, MASK)
         return text
