@@ -450,7 +450,7 @@ _PUTTY = re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: [0-9a-f]+|\Z)",
 _URL_AUTH = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://([^\s:/@'\"`]*):(\S+)@[\w.\-]+")
 _URL_QUERY = re.compile(r"(?i)[?&;](?:[\w-]*(?:key|token|secret|sig|signature|password|passwd|auth|credential)s?)=([^&#\s'\"`]+)")
 _URL_PATH = re.compile(r"(?i)\bhttps?://[^\s/'\"`]+(/[^\s?#'\"`]*)")
-_NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
+_NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|(?<![a-z])pw|secret|token|credentials?|auth|api[_-]?key|apikey|access[_-]?key"
          r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
@@ -458,7 +458,7 @@ _ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
                        r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
 # "Set NAME to VALUE" says the same as `NAME=VALUE` ("set HEROKU_API_KEY to <uuid>").
 _SET_TO = re.compile(r"(?i)\bset[ \t]+[\"'`]?([\w.-]{0,64}?" + _NAME + r")[\"'`]?[ \t]+to[ \t]+([^\s,;]+)")
-_STRONG_NAME = re.compile(r"(?i)pass|pwd|pw$|secret|credential|private")
+_STRONG_NAME = re.compile(r"(?i)pass|pwd|(?<![a-z])pw$|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
 # A `Cookie:` or `Set-Cookie:` header: `name=value` pairs joined by `;`. A value holding a random run of 20 or more
