@@ -69,8 +69,9 @@ def _archived(layout: Layout, session: str = SID) -> list[Path]:
 
 
 def _intents(layout: Layout) -> list[Path]:
+    """The intent records in ``.taking/`` (not a session's lock a killed take left there)."""
     folder = layout.root / ".taking"
-    return sorted(folder.iterdir()) if folder.is_dir() else []
+    return sorted(p for p in folder.iterdir() if p.suffix != ".lock") if folder.is_dir() else []
 
 
 # A driver that takes a session through the real hook and dies (os._exit) at one chosen point.
@@ -193,11 +194,13 @@ def test_take_killed_before_the_link_leaves_the_transcript_live_and_drops_the_in
     live = _live(isolated)
     _killed_take("before-link", SID, live)
     assert live.exists() and len(_intents(layout)) == 1
+    assert layout.take_lock(SID).exists()  # the killed holder's lock: freed by the kernel, its file left
 
     _take_another(isolated)
 
     assert live.exists() and _archived(layout) == [] and read_pointer(layout.pointer(SID)) is None
     assert _intents(layout) == []
+    assert not layout.take_lock(SID).exists()  # the drain held it to settle the intent, and removed it
     assert ("intent-dropped", "not-moved") in [(d, f.get("reason")) for d, f in _journal(layout)]
 
 
