@@ -20,6 +20,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .help/<sources>/<page>.txt rendered `--help` pages (derived: typer renders a missing one)
     ├── curation/<set id>/         curators' proposal sets: proposals.json, REPORT.md (versioned)
     ├── .taking/<sid>.<pid>.json   a take between its link and its pointer (take, drain)
+    ├── .taking/<sid>.lock         held by the one take of a session from its plan to its take record
     ├── .takes/<sid>.json          what take archived of each session: name, length, SHA-256 (take, forget)
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
@@ -299,6 +300,12 @@ class Layout(namedtuple("Layout", "root")):
     def take_intent(self, session_id: str, pid: int) -> Path:
         """``.taking/<sid>.<pid>.json``: what the take of ``session_id`` by process ``pid`` is moving, and where."""
         return self.taking / f"{session_id}.{pid}.json"
+
+    def take_lock(self, session_id: str) -> Path:
+        """``.taking/<sid>.lock``: held (flock, store/runlock.py ``held``) by the take of ``session_id``
+        from planning its part to writing its take record, and by a drain finishing a killed take of
+        it; there only while held (docs/BANK-FORMAT.md, "Takes in progress")."""
+        return self.taking / f"{session_id}.lock"
 
     @property
     def takes(self) -> Path:

@@ -412,9 +412,11 @@ def test_forget_removes_the_intent_and_temp_files_a_killed_take_left(layout: Lay
             layout.recent / f".{SID}.json.{hexed}.tmp": '{"title": "the first prompt"}',
             layout.recent / f".{SID}.json.sweeping": '{"title": "the first prompt"}',
             layout.take_record(SID).with_name(f".{SID}.json.{hexed}.tmp"): "{}",
-            layout.pending_take(SID).with_name(f".{SID}.json.{hexed}.tmp"): "{}"}
+            layout.pending_take(SID).with_name(f".{SID}.json.{hexed}.tmp"): "{}",
+            layout.take_lock(SID): ""}  # the session's take lock, left by a take killed holding it
     other = json.dumps({"session": OTHER})
     kept = {layout.taking / f".{OTHER}.4242.json.{hexed}.tmp": other, layout.taking / f"{OTHER}.4242.json": other,
+            layout.take_lock(OTHER): "",
             layout.recent / f".{OTHER}.json.{hexed}.tmp": "{}"}
     for path, text in {**left, **kept}.items():
         path.parent.mkdir(parents=True, exist_ok=True)

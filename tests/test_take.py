@@ -10,7 +10,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -249,6 +251,74 @@ def test_concurrent_takes_archive_once(isolated: Path, layout: Layout):
         copies = [p for p in layout.archive.rglob(f"{session}.jsonl")]
         assert len(copies) == 1 and _sha(copies[0]) == digest
         assert os.path.samefile(live, copies[0])
+
+
+def test_a_take_that_plans_while_another_is_linking_keeps_one_archive_name(isolated: Path, layout: Layout,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """Four SessionEnd hooks and a take by hand at once once archived a session twice (1 run in ~10):
+    two takes both planned from the absent take record and linked names a second apart, a third
+    hard link the pointer and the record never named. Made deterministic here with two threads: A
+    stops after its plan; B runs until it would wait for A (the session's lock) or, without the
+    lock, until it has planned too; then A links at second t and B at t+1. Before the lock B
+    linked a second name; now B plans after A's record and finds nothing new."""
+    from sandman.archive import parts, taking
+    from sandman.errors import NothingNew
+    from sandman.transcripts import locate
+
+    live = _live(isolated)
+    source = locate.source(live)
+    moment = journal.now_utc()
+    monkeypatch.setattr(journal, "now_utc", lambda: moment + timedelta(seconds=threading.current_thread().name == "B"))
+    a_planned, go, a_done = threading.Event(), threading.Event(), threading.Event()
+    real_plan = parts.plan
+
+    def plan(*args, **kwargs):
+        if threading.current_thread().name == "A":
+            part = real_plan(*args, **kwargs)
+            a_planned.set()
+            assert go.wait(60), "B neither planned nor reached the session's lock"
+            return part
+        try:
+            return real_plan(*args, **kwargs)
+        finally:  # without the lock: B has planned from no record; A links first, then B
+            go.set()
+            assert a_done.wait(60)
+
+    monkeypatch.setattr(parts, "plan", plan)
+    real_held = getattr(taking, "held", None)
+    if real_held is not None:
+        def held(path):
+            if threading.current_thread().name == "B":
+                go.set()  # B is about to wait for the lock A holds
+            return real_held(path)
+
+        monkeypatch.setattr(taking, "held", held)
+    outcome: dict[str, object] = {}
+
+    def run(name: str) -> None:
+        try:
+            outcome[name] = taking.take_source(layout, SID, source, force=True, hook=True)
+        except Exception as error:  # noqa: BLE001 - asserted below
+            outcome[name] = error
+        finally:
+            if name == "A":
+                a_done.set()
+
+    a = threading.Thread(target=run, args=("A",), name="A")
+    a.start()
+    assert a_planned.wait(60)
+    b = threading.Thread(target=run, args=("B",), name="B")
+    b.start()
+    a.join()
+    b.join()
+    assert not isinstance(outcome["A"], Exception), outcome
+    names = sorted(p.relative_to(layout.root).as_posix() for p in layout.archive.rglob(f"{SID}.jsonl"))
+    assert names == [outcome["A"].archived.relative_to(layout.root).as_posix()]
+    assert isinstance(outcome["B"], NothingNew), outcome
+    assert live.stat().st_nlink == 2  # the live name and one archive name
+    assert parts.read_record(layout, SID).archived == names[0]
+    assert [fields["archived"] for event, fields in _journal(layout) if event == "archived"] == names
+    assert not list(layout.taking.iterdir())  # no intent left, and the lock file goes with its holding
 
 
 def test_take_by_hand_prints_and_exits(isolated: Path):

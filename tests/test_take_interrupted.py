@@ -69,8 +69,9 @@ def _archived(layout: Layout, session: str = SID) -> list[Path]:
 
 
 def _intents(layout: Layout) -> list[Path]:
+    """The intent records in ``.taking/`` (not a session's lock a killed take left there)."""
     folder = layout.root / ".taking"
-    return sorted(folder.iterdir()) if folder.is_dir() else []
+    return sorted(p for p in folder.iterdir() if p.suffix != ".lock") if folder.is_dir() else []
 
 
 # A driver that takes a session through the real hook and dies (os._exit) at one chosen point.
@@ -193,11 +194,13 @@ def test_take_killed_before_the_link_leaves_the_transcript_live_and_drops_the_in
     live = _live(isolated)
     _killed_take("before-link", SID, live)
     assert live.exists() and len(_intents(layout)) == 1
+    assert layout.take_lock(SID).exists()  # the killed holder's lock: freed by the kernel, its file left
 
     _take_another(isolated)
 
     assert live.exists() and _archived(layout) == [] and read_pointer(layout.pointer(SID)) is None
     assert _intents(layout) == []
+    assert not layout.take_lock(SID).exists()  # the drain held it to settle the intent, and removed it
     assert ("intent-dropped", "not-moved") in [(d, f.get("reason")) for d, f in _journal(layout)]
 
 
@@ -405,7 +408,9 @@ def test_recovery_after_a_later_take_linked_another_name_keeps_one_name(
         isolated: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch, point: str) -> None:
     # The killed take's intent was still in flight when the next take started (so that take
     # did not finish it and linked a name of its own): the drain must not point back at the
-    # killed take's name, and removes it (one file, no pointer or record naming it).
+    # killed take's name, and removes it (one file, no pointer or record naming it). Under the
+    # session's lock a killed take's intent looks in flight only when its pid was reused at
+    # once; a bank from before the lock may hold this state too.
     from datetime import timedelta
 
     live = _live(isolated, companion=True)
@@ -421,6 +426,7 @@ def test_recovery_after_a_later_take_linked_another_name_keeps_one_name(
     later = journal.now_utc() + timedelta(seconds=5)
     with monkeypatch.context() as patch:
         patch.setattr(taking, "finish_interrupted", lambda layout: [])  # the intent looked in flight
+        patch.setattr(intents, "finish_session", lambda layout, session: [])
         patch.setattr(journal, "now_utc", lambda: later)
         patch.setattr(take_module, "drain", lambda layout: [])
         take_module.take_source(layout, SID, take_module.locate.source(live), force=True)

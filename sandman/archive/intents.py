@@ -10,6 +10,7 @@ take --hook imports it.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import time
@@ -25,6 +26,7 @@ from sandman.errors import InputError, SandmanError
 from sandman.layout import Layout
 from sandman.pointers import check_session_id, parse_time, read_pointer, write_pointer
 from sandman.store.atomic import TEMP_NAME, is_real_dir, link_no_replace, write_atomic
+from sandman.store.runlock import held
 from sandman.transcripts import HOSTS, summarize
 from sandman.transcripts.locate import Source
 
@@ -118,7 +120,8 @@ def finish_interrupted(layout: Layout) -> list[str]:
     nothing was moved, or the transcript is gone, the record goes. Never
     raises: an unreadable record is dropped, any error keeps it; each is a
     journal line. Temp files a killed take left beside its intent record or
-    pointer go too.
+    pointer go too. Each record is settled under its session's lock, waiting
+    while a take of that session holds it; the caller must hold no take lock.
     """
     sweep_temp_files(layout)
     try:
@@ -155,8 +158,31 @@ def sweep_temp_files(layout: Layout) -> None:
                 pass
 
 
-def _finish(layout: Layout, path: Path) -> str | None:
-    """Settle one intent record; return its session when the take was finished here."""
+def finish_session(layout: Layout, session_id: str) -> list[str]:
+    """Finish the killed takes of ``session_id`` alone, by a caller that holds its lock
+    (``layout.take_lock``: take_source, before it plans); return ``[session_id]`` when a
+    pointer was written, else []. Never raises, like ``finish_interrupted``."""
+    try:
+        records = sorted(layout.taking.glob(f"{glob.escape(session_id)}.*.json"))
+    except OSError:
+        return []
+    recovered = []
+    for path in records:
+        try:
+            if _finish(layout, path, held_for=session_id) is not None:
+                recovered.append(session_id)
+        except Exception as error:  # noqa: BLE001 - a drain never fails its verb
+            journal.write(layout, VERB, "intent-kept", intent=path.name, reason="error",
+                          error=f"{type(error).__name__}: {error}")
+    return recovered
+
+
+def _finish(layout: Layout, path: Path, *, held_for: str | None = None) -> str | None:
+    """Settle one intent record; return its session when the take was finished here.
+
+    A record whose take is not running is settled under its session's lock
+    (``layout.take_lock``; ``held_for``: the session whose lock the caller holds), so no take of the
+    session plans meanwhile from the pointer and record not yet written."""
     try:
         intent = read(path)
     except (OSError, ValueError, RecursionError, InputError):
@@ -166,6 +192,16 @@ def _finish(layout: Layout, path: Path) -> str | None:
     if in_flight(intent):
         journal.write(layout, VERB, "intent-kept", session=intent.session, reason="in-flight", pid=intent.pid)
         return None
+    if intent.session == held_for:
+        return _settle(layout, path, intent)
+    with held(layout.take_lock(intent.session)):
+        if not os.path.lexists(path):
+            return None  # another drain settled it while this one waited
+        return _settle(layout, path, intent)
+
+
+def _settle(layout: Layout, path: Path, intent: Intent) -> str | None:
+    """Settle the record at ``path`` of a take no longer running, its session's lock held."""
     source, archived = intent.source, layout.root / intent.archived
     pointer = read_pointer(layout.pointer(intent.session))
     if pointer is not None and pointer.data.get("archived") == intent.archived \
@@ -175,12 +211,12 @@ def _finish(layout: Layout, path: Path) -> str | None:
     elif not os.path.lexists(archived):
         reason = "not-moved" if os.path.lexists(source.path) else "gone"
     else:
-        held = _held_elsewhere(layout, intent, archived, pointer)
-        if held is None:
+        elsewhere = _held_elsewhere(layout, intent, archived, pointer)
+        if elsewhere is None:
             recover(layout, intent, archived)
             drop(path)
             return intent.session
-        name, covered = held
+        name, covered = elsewhere
         removed = _remove_orphan(layout, intent, archived, layout.root / name, pointer)
         if intent.part is not None and covered < intent.part.bytes:
             recover(layout, intent, layout.root / name)  # the name the later take made, reused
@@ -214,13 +250,13 @@ def _held_elsewhere(layout: Layout, intent: Intent, archived: Path, pointer) -> 
     bytes or more: a later take got there first, and recovering the intent would point back
     at the killed take's name and part. None otherwise."""
     record = parts.read_record(layout, intent.session)
-    held = []
+    named = []
     if pointer is not None and isinstance(pointer.data.get("archived"), str) \
             and isinstance(pointer.data.get("bytes"), int):
-        held.append((pointer.data["archived"], pointer.data["bytes"]))
+        named.append((pointer.data["archived"], pointer.data["bytes"]))
     if record is not None:
-        held.append((record.archived, record.bytes))
-    for name, covered in held:
+        named.append((record.archived, record.bytes))
+    for name, covered in named:
         if name == intent.archived and (intent.part is None or covered < intent.part.bytes):
             continue  # the same name, behind the intent: recover as usual
         try:

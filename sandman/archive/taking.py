@@ -9,7 +9,10 @@ pointer it drops into ``memories/.recent/`` names the part to dream
 (sandman/archive/parts.py, pointer.py). An intent record
 (``.taking/<sid>.<pid>.json``, sandman/archive/intents.py) is written before the
 link and deleted once the pointer is written, so a take killed in between is
-finished by the next drain.
+finished by the next drain. The session's lock (``.taking/<sid>.lock``, held
+from the plan to the take record) makes concurrent takes of one session (four
+SessionEnd hooks and a take by hand) run one after the other: the later ones
+find nothing new, and the transcript keeps one archive name.
 
 Standard library only: take --hook imports it.
 """
@@ -29,6 +32,7 @@ from sandman.archive.root import ensure_repository, refuse_foreign_root
 from sandman.errors import InputError, SandmanError, TranscriptLive, TranscriptNotFound
 from sandman.layout import Layout
 from sandman.pointers import write_pointer
+from sandman.store.runlock import held
 from sandman.transcripts import Session, locate, summarize
 from sandman.transcripts.locate import Source
 
@@ -114,6 +118,10 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
                 cwd: str | None = None, hook: bool = False, reclaimed: bool = False) -> Taken:
     """Take one resolved transcript: live check, vet, plan the part, link, pointer, take record, journal line.
 
+    The plan, the link, the pointer and the take record run under the
+    session's lock (``layout.take_lock``), waiting while another take of the
+    session holds it (docs/BANK-FORMAT.md, "Takes in progress").
+
     Raises TranscriptLive (not ``force`` and written within the live window),
     InputError (``vet`` refused it), NothingNew (taken already, and nothing
     written since), ForeignRepository (the root is someone's own git
@@ -123,32 +131,38 @@ def take_source(layout: Layout, session_id: str, source: Source, *, force: bool,
     if not force:
         check_live(source.path)
     refuse_foreign_root(layout)
-    # A killed take of this session gets its pointer and record first, so this take plans from
-    # them and reuses its archive name: taking before the drain made a second name, orphaned
-    # when the drain then recovered the killed take's (BANK-FORMAT "Takes in progress").
-    finish_interrupted(layout)
+    finish_interrupted(layout)  # other sessions' killed takes; this session's are finished under its lock
     session = vet(layout, session_id, source)
-    try:
-        part = parts.plan(layout, session_id, source.path)
-    except FileNotFoundError:
-        raise TranscriptNotFound(f"transcript {source.path} is already gone") from None
-    intent = layout.take_intent(session_id, os.getpid())
+    # One take of a session at a time, from its plan to its take record: a second take plans from
+    # the first's record (nothing new, or only what was appended), where both once planned from
+    # none and linked two archive names a second apart (BANK-FORMAT "Takes in progress").
+    with held(layout.take_lock(session_id)):
+        # A killed take of this session gets its pointer and record first, so this take plans from
+        # them and reuses its archive name: taking before the drain made a second name, orphaned
+        # when the drain then recovered the killed take's. Under the lock none of this session's
+        # takes is running, so one killed while this take waited is finished here too.
+        intents.finish_session(layout, session_id)
+        try:
+            part = parts.plan(layout, session_id, source.path)
+        except FileNotFoundError:
+            raise TranscriptNotFound(f"transcript {source.path} is already gone") from None
+        intent = layout.take_intent(session_id, os.getpid())
 
-    def record(dst: Path) -> None:
-        intents.record(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
+        def record(dst: Path) -> None:
+            intents.record(layout, intent, session_id, source, dst, cwd=cwd, hook=hook, force=force, part=part)
 
-    try:
-        archived, companion, linked = archive(layout, source, journal.now_utc(), record, existing=part.archived)
-    except (SandmanError, OSError):
-        intents.drop(intent)  # nothing of this take was archived
-        raise
-    data, skipped = pointer_data(layout, source, archived, companion, cwd, session, part=part)
-    if not linked:
-        data["moved"] = True
-    earlier = earlier_parts(layout, session_id, data)
-    pointer = write_pointer(layout, session_id, data)
-    parts.write_record(layout, session_id, data, earlier)
-    intents.drop(intent)
+        try:
+            archived, companion, linked = archive(layout, source, journal.now_utc(), record, existing=part.archived)
+        except (SandmanError, OSError):
+            intents.drop(intent)  # nothing of this take was archived
+            raise
+        data, skipped = pointer_data(layout, source, archived, companion, cwd, session, part=part)
+        if not linked:
+            data["moved"] = True
+        earlier = earlier_parts(layout, session_id, data)
+        pointer = write_pointer(layout, session_id, data)
+        parts.write_record(layout, session_id, data, earlier)
+        intents.drop(intent)
     layout.pending_take(session_id).unlink(missing_ok=True)  # a debt paid
     ensure_repository(layout)
     journal.write(

@@ -211,8 +211,9 @@ def _leftovers(layout: Layout, session_id: str) -> set[Path]:
     (each holds the session's paths; a readable one naming another session is
     left), write_atomic's temp files ``.<name>.<32 hex>.tmp`` of each of them and
     of every file forget removes by name (the pointer, the take record, the
-    pending take, the deliveries ledger, dream's manifest), and a pointer
-    reflect's sweep set aside (``memories/.recent/.<id>.json.sweeping``).
+    pending take, the deliveries ledger, dream's manifest), a pointer
+    reflect's sweep set aside (``memories/.recent/.<id>.json.sweeping``), and
+    the session's take lock ``.taking/<id>.lock`` a killed take left.
     """
     found: set[Path] = set()
     intent = re.compile(rf"{re.escape(session_id)}\.\d+\.json")
@@ -238,6 +239,9 @@ def _leftovers(layout: Layout, session_id: str) -> set[Path]:
     sweeping = layout.sweeping_pointer(session_id)
     if os.path.lexists(sweeping):
         found.add(sweeping)
+    lock = layout.take_lock(session_id)  # empty, but named for the session: a killed take's holding left it
+    if os.path.lexists(lock):
+        found.add(lock)
     return found
 
 

@@ -12,6 +12,11 @@ A lock can be handed to a child process (``hand_over`` before the spawn,
 take takes the dream lock itself before it starts a detached dream, so between
 the spawn and the dream's first line no second take can see the lock free and
 start another (a burst of session endings once started one dream per take).
+
+``held`` is the waiting kind: an exclusive lock on a file that exists only
+while it is held (take holds ``.taking/<sid>.lock`` from planning a session's
+part to writing its take record, so two takes of one session run one after
+the other).
 """
 
 
@@ -21,6 +26,8 @@ import fcntl
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -113,3 +120,43 @@ class RunLock:
             return None
         finally:
             os.close(fd)
+
+
+@contextmanager
+def held(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``fcntl.flock`` on ``path``, waiting while another holds it; yield None.
+
+    The file is created for the holding and removed at release, so a lock no
+    one holds leaves nothing behind (the kernel releases a killed holder's
+    lock; its empty file goes at the next holding). A waiter that wakes on a
+    file its holder removed opens the new one and waits again: every holder
+    locks the file ``path`` names at that moment. Within one process each
+    ``held`` is its own open file, so two threads exclude each other too; a
+    thread must not nest two ``held`` of one path (it would wait on itself).
+    Raises OSError when the file cannot be created or locked.
+    """
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            mine, named = os.fstat(fd), os.stat(path, follow_symlinks=False)
+            if (mine.st_dev, mine.st_ino) == (named.st_dev, named.st_ino):
+                break
+        except FileNotFoundError:
+            pass  # its holder removed it as it let go: lock the next one
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        yield None
+    finally:
+        try:
+            os.unlink(path)  # while still held: a waiter on this file wakes to find it gone
+        except OSError:
+            pass
+        os.close(fd)
