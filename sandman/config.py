@@ -509,6 +509,7 @@ WEEK_THEMES = {
 MACHINE_NIGHT = "21:00-07:00"
 MACHINE_SHIFT_HOURS = 5.0
 MACHINE_MIN_WINDOW_MINUTES = 60
+WINDOW_FILE_MAX_BYTES = 64 * 1024  # a usage window file is ~100 bytes; a bigger one (or /dev/zero) is not one
 MACHINE_REST_DAY = "Saturday"
 SHIFT_BRIEF_MAX_CHARS = 24_000  # a brief over this shrinks its slots; passed as the prompt of claude -p
 SHIFT_HANDOFF_MAX_CHARS = 2_000
