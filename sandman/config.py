@@ -313,6 +313,10 @@ LOG_BODY_MAX_CHARS = 1_000
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 # What a hook reads of its stdin payload at most (sandman/hook.py); a larger payload is refused.
 HOOK_PAYLOAD_MAX_BYTES = 1 << 20
+# Linux's PATH_MAX (bytes, its NUL included): a hook payload's cwd or file path longer than this names no
+# file the system could open, and walking its folders costs quadratic time (80,000 characters: 25 s, past
+# Claude Code's hook timeouts), so every hook declines it at once (plainhook.too_long; docs/hooks.md).
+PATH_MAX_BYTES = 4096
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 
@@ -509,6 +513,7 @@ WEEK_THEMES = {
 MACHINE_NIGHT = "21:00-07:00"
 MACHINE_SHIFT_HOURS = 5.0
 MACHINE_MIN_WINDOW_MINUTES = 60
+WINDOW_FILE_MAX_BYTES = 64 * 1024  # a usage window file is ~100 bytes; a bigger one (or /dev/zero) is not one
 MACHINE_REST_DAY = "Saturday"
 SHIFT_BRIEF_MAX_CHARS = 24_000  # a brief over this shrinks its slots; passed as the prompt of claude -p
 SHIFT_HANDOFF_MAX_CHARS = 2_000

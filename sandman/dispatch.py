@@ -10,7 +10,7 @@ typer and click (about 35 ms). Three kinds of command are too frequent to pay it
   ``remember_command``, the same function typer's ``remember`` command calls;
 - ``sandman mcp``, the tool server Claude Code starts with every session and
   waits for (``mcp_command``);
-- ``sandman search QUERY [--bank B] [--type T] [--limit N] [--json] [--reindex]``,
+- ``sandman search QUERY... [--bank B] [--type T] [--limit N] [--json] [--reindex]``,
   which sessions run to look a memory up (issue 29: typer and pydantic were 95 % of its
   time): parsed by ``parse_search``, run by ``search_command``, what typer's ``search``
   command prints;
@@ -74,7 +74,9 @@ def parse_search(args: list[str]) -> dict | None:
 
     Shape: ``{"query": str, "bank": str | None, "memory_type": str | None, "limit": int,
     "json": bool, "reindex": bool}``; ``--limit`` only as plain digits (anything else is
-    typer's to refuse)."""
+    typer's to refuse). Several words are one query, joined by one space (cli.common.SeveralWords:
+    ``sandman search make release``)."""
+    words: list[str] = []
     found: dict = {"query": None, "bank": None, "memory_type": None, "limit": 20, "json": False, "reindex": False}
     seen: set[str] = set()
     i = 0
@@ -99,12 +101,11 @@ def parse_search(args: list[str]) -> dict | None:
                     return None
                 value = int(value)
             found[SEARCH_OPTIONS[option]] = value
-        elif found["query"] is None:
-            found["query"] = arg
         else:
-            return None
+            words.append(arg)
         i += 1
-    return found if found["query"] is not None else None
+    found["query"] = " ".join(words)
+    return found if words else None
 
 
 def search_command(query: str, bank: str | None, memory_type: str | None, limit: int, json: bool,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from sandman import journal
+from sandman import journal, plainhook
 from sandman.layout import Layout
 
 
@@ -26,7 +26,8 @@ def session_start(layout: Layout, verb: str, payload: bytes) -> tuple[dict, str 
     """``(payload, session id or None)`` when ``payload`` is a SessionStart's; else None after a
     journal line under ``verb``: ``skipped reason=unreadable-payload`` (not a JSON object) or
     ``skipped reason=not-session-start`` (another ``hook_event_name``, or none: Claude Code always
-    names it, and output for another event lands where no surface belongs)."""
+    names it, and output for another event lands where no surface belongs), or ``declined
+    reason=path-too-long`` (a ``cwd`` longer than config.PATH_MAX_BYTES: plainhook.too_long)."""
     data = parse(payload)
     if data is None:
         journal.write(layout, verb, "skipped", hook=True, reason="unreadable-payload", bytes=len(payload))
@@ -36,5 +37,9 @@ def session_start(layout: Layout, verb: str, payload: bytes) -> tuple[dict, str 
     if event != "SessionStart":
         shown = None if event is None else "".join(c if c.isprintable() else " " for c in str(event))[:80]
         journal.write(layout, verb, "skipped", hook=True, reason="not-session-start", event=shown, session=session)
+        return None
+    if plainhook.too_long(data.get("cwd")):
+        journal.write(layout, verb, "declined", hook=True, reason="path-too-long", session=session,
+                      chars=len(data["cwd"]))
         return None
     return data, session

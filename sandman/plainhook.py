@@ -22,6 +22,15 @@ _SESSION_CHARS = _ALNUM | frozenset("._:-")
 # journal.py's _BARE: [A-Za-z0-9_.,:/@+\-~#%]+, and MAX_VALUE_CHARS
 _BARE = _ALNUM | frozenset("_.,:/@+-~#%")
 MAX_VALUE_CHARS = 500
+# config.py's
+PATH_MAX_BYTES = 4096
+
+
+def too_long(path: object) -> bool:
+    """True when ``path`` is a string of more than ``PATH_MAX_BYTES`` bytes as UTF-8 (config.PATH_MAX_BYTES:
+    no path the system opens is longer); every hook declines such a cwd or file path at once."""
+    return isinstance(path, str) and (len(path) > PATH_MAX_BYTES
+                                      or len(path.encode("utf-8", "surrogatepass")) > PATH_MAX_BYTES)
 
 
 def session_ok(session: object) -> bool:

@@ -38,6 +38,7 @@ READ_MAX_BYTES = 1 << 20
 TAIL_BYTES = 64 * 1024  # of today's trail file: the newest events are at its end
 SUMMARY_CHARS = 60
 MAX_CHARS = 240  # the whole line
+RESET_MAX_AWAY_S = 7 * 86400  # a usage window's reset further from now than this is not one (a five-hour window)
 
 
 def root() -> str | None:
@@ -126,16 +127,39 @@ def last_event(base: str, now: float) -> dict | None:
     return None
 
 
-def five_hour(payload: dict) -> tuple[float, float | None] | None:
-    """``(resets_at as epoch seconds, used_percentage)`` of the payload's ``rate_limits.five_hour``."""
+def percentage(value: object) -> float | None:
+    """``value`` as a used percentage: a finite number from 0 to 100, else None (NaN, infinities,
+    ``true``, a negative or a larger number are no percentage: JSON has no NaN to write them as)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:  # an integer past a float's range
+        return None
+    return value if 0.0 <= value <= 100.0 else None  # False for NaN too
+
+
+def reset(value: object, now: float) -> float | None:
+    """``value`` (``resets_at``: epoch seconds or a sandman time) as epoch seconds when it lies
+    within ``RESET_MAX_AWAY_S`` (seconds) of ``now``; None for anything else (1e300, 1e999, year
+    10000, a far past: what no five-hour window resets at, and what ``time.gmtime`` cannot show)."""
+    try:
+        seconds = epoch(value)
+    except OverflowError:  # an integer past a float's range
+        return None
+    return seconds if seconds is not None and abs(seconds - now) <= RESET_MAX_AWAY_S else None
+
+
+def five_hour(payload: dict, now: float) -> tuple[float, float | None] | None:
+    """``(resets_at as epoch seconds, used_percentage or None)`` of the payload's
+    ``rate_limits.five_hour``; None without one, or with a ``resets_at`` ``reset`` refuses at ``now``
+    (epoch seconds). A used percentage ``percentage`` refuses is None."""
     limits = payload.get("rate_limits")
     window = limits.get("five_hour") if isinstance(limits, dict) else None
     if not isinstance(window, dict):
         return None
-    resets = epoch(window.get("resets_at"))
-    used = window.get("used_percentage")
-    used = float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else None
-    return (resets, used) if resets is not None else None
+    resets = reset(window.get("resets_at"), now)
+    return (resets, percentage(window.get("used_percentage"))) if resets is not None else None
 
 
 def _iso(seconds: float) -> str:
@@ -185,15 +209,14 @@ def line(base: str, payload: dict, now: float) -> str:
             parts.append(f"{span(deadline - now)} left" if deadline > now else "past its deadline")
     else:
         parts.append("no shift open")
-    window = five_hour(payload)
+    window = five_hour(payload, now)
     if window is not None:
         record_window(base, window, now)
     else:
         known = _object(os.path.join(base, WINDOW))
-        resets = epoch(known.get("resets_at"))
+        resets = reset(known.get("resets_at"), now)
         if resets is not None:
-            used = known.get("used_percentage")
-            window = (resets, float(used) if isinstance(used, (int, float)) and not isinstance(used, bool) else None)
+            window = (resets, percentage(known.get("used_percentage")))
     if window is not None and window[0] > now:
         spent = window[1] is not None and window[1] >= 100
         parts.append(f"window spent until {time.strftime('%H:%M', time.localtime(window[0]))}" if spent

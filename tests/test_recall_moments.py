@@ -7,6 +7,8 @@ the deliveries ledger (.delivered/) and the journal.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -268,3 +270,54 @@ def test_hooks_racing_for_one_session_never_give_the_same_memory_twice(project, 
     assert sum(DEPLOY in (replies[which] or "") for which in ("first", "second")) == 1
     rows = layout.delivered_ledger(SID).read_text().splitlines()
     assert len([row for row in rows if "project_deploys" in row]) == 1
+
+
+LONG = "/a" * 40_000  # 80,000 characters: the start hook walked its 40,000 folders for 25 s and more
+
+
+@pytest.mark.parametrize("entry", ["fast-prompt", "served-start", "prompt", "file", "start", "report"])
+def test_regression_a_path_longer_than_path_max_is_declined_before_any_bank_chain_walk(project, layout, monkeypatch,
+                                                                                         entry):
+    """A cwd (or a file tool's path) of 80,000 characters took the hooks 25 s and more (their bank
+    chain's walk is quadratic in its length), past Claude Code's hook timeouts. Longer than
+    PATH_MAX (4096 bytes) it names no file: every hook entry declines it at once, a journal line,
+    no output, exit 0. Nothing may walk a chain: each walker is made to fail."""
+    from sandman import hook
+    from sandman.recall import compose, fast, moments, served, surfaces
+    from sandman.verbs import recall
+
+    def walked(*_args):
+        raise AssertionError("a bank chain was walked")
+
+    for module, name in ((fast, "chain"), (served, "_kept"), (moments, "bank_chain"), (compose, "bank_chain"),
+                         (surfaces, "bank_chain"), (recall, "bank_chain")):
+        monkeypatch.setattr(module, name, walked)
+    start = {"session_id": SID, "cwd": LONG, "hook_event_name": "SessionStart", "source": "startup"}
+    prompt = {"session_id": SID, "cwd": LONG, "hook_event_name": "UserPromptSubmit", "prompt": DEPLOY}
+    read = {"session_id": SID, "cwd": str(project), "hook_event_name": "PostToolUse", "tool_name": "Read",
+            "tool_input": {"file_path": LONG + "/x.py"}}
+    run = {"fast-prompt": lambda: fast.prompt_hook(json.dumps(prompt).encode()),
+           "served-start": lambda: served.serve(json.dumps(start).encode()),
+           "prompt": lambda: hook.main(["recall", "--prompt-hook"], json.dumps(prompt).encode()),
+           "file": lambda: hook.main(["recall", "--file-hook"], json.dumps(read).encode()),
+           "start": lambda: hook.main(["recall", "--hook"], json.dumps(start).encode()),
+           "report": lambda: hook.main(["report", "--hook"], json.dumps(start).encode())}[entry]
+
+    assert run() in ("", 0)  # no reply (the fast paths), exit 0 (the full hooks)
+
+    last = [line for path in layout.trace.glob("*.log") for line in path.read_text().splitlines()][-1]
+    assert " declined hook=true " in last and "reason=path-too-long" in last and f"session={SID}" in last
+    assert not (layout.root / ".delivered" / f"{SID}.tsv").exists()
+
+
+def test_regression_the_launcher_declines_a_session_start_in_an_80000_character_cwd(project, layout):
+    """The real SessionStart command (sandman/fasthook.py under ``python -I -S``), as Claude Code runs it."""
+    from sandman import fasthook
+
+    payload = {"session_id": SID, "cwd": LONG, "hook_event_name": "SessionStart", "source": "startup"}
+    done = subprocess.run([sys.executable, "-I", "-S", fasthook.__file__, "recall", "--hook"],
+                          input=json.dumps(payload).encode(), capture_output=True, timeout=120)
+
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert "recall declined hook=true reason=path-too-long session=" in _journal(layout)[-1]
+    assert "chars=80000" in _journal(layout)[-1]

@@ -342,10 +342,31 @@ def test_the_query_builder_imports_nothing_of_sandman_but_itself() -> None:
     assert not {"pathlib", "sqlite3", "json", "yaml"} & set(loaded)
 
 
+@pytest.mark.parametrize("fast", [True, False])
+def test_regression_search_of_several_words_is_one_query_not_an_unexpected_extra_argument(
+        layout: Layout, project: Path, fast: bool) -> None:
+    """``sandman search make release`` failed "Got unexpected extra argument(s) (release)", exit 2,
+    though the README documents ``sandman search <words>``: the words are one query, joined by a
+    space, in the fast dispatcher (which answers first) and in typer's command alike."""
+    from helpers import sandman
+
+    if fast:
+        done = sandman("search", "staging", "--limit", "5", "cluster")
+        code, out, err = done.returncode, done.stdout.decode(), done.stderr.decode()
+    else:
+        typed = CliRunner().invoke(app, ["search", "staging", "--limit", "5", "--", "cluster", "-x"])
+        code, out, err = typed.exit_code, typed.stdout, typed.stderr
+    one = CliRunner().invoke(app, ["search", "staging cluster" + ("" if fast else " -x"), "--limit", "5"])
+
+    assert (code, err) == (one.exit_code, "") and out == one.stdout
+    assert code == 0 and "Staging cluster" in out
+
+
 @pytest.mark.parametrize("args", [
     ["pytest"], ["pytest", "--json"], ["zzzz"], ["tea", "--type", "bogus"], ["deploy", "--limit", "1"],
     ["deploy", "--limit=1", "--json"], ["--bank", "_user", "tea"], ["deploy", "--type=project", "--reindex"],
     ["\"staging cluster\""], ["the"], ["deploy", "--bank", "/nowhere/relative/../x"],
+    ["staging", "cluster"], ["staging", "--limit", "1", "cluster", "--json"], ["zzzz", "yyyy"],
 ])
 def test_search_runs_before_typer_and_prints_what_typer_s_command_does(layout: Layout, project: Path,
                                                                        args: list[str]) -> None:
@@ -360,7 +381,7 @@ def test_search_runs_before_typer_and_prints_what_typer_s_command_does(layout: L
     assert not {name.split(".")[0] for name in imported("search", *args)} & {"typer", "click", "pydantic"}
 
 
-@pytest.mark.parametrize("args", [["deploy", "--limit", "x"], ["deploy", "--json=1"], ["a", "b"], ["--limit"],
+@pytest.mark.parametrize("args", [["deploy", "--limit", "x"], ["deploy", "--json=1"], ["--limit"],
                                   ["deploy", "--limit", "1", "--limit", "2"], ["deploy", "--nope"]])
 def test_search_shapes_the_fast_parser_is_unsure_of_go_to_typer(args: list[str]) -> None:
     from sandman import dispatch

@@ -292,6 +292,20 @@ def test_pick_reads_claude_codes_trust_and_lists_the_untrusted(layout, world, is
         shifts.open_shift(layout, path=str(world["gamma"]), now=TUESDAY_NIGHT)
 
 
+@pytest.mark.parametrize("bad, problem", [("/dev/zero", "not a regular file"),
+                                          ("huge.json", "larger than 65536 bytes")])
+def test_a_window_file_that_is_dev_zero_or_huge_is_a_one_line_config_error_not_read_without_end(
+        layout, world, tmp_path, bad, problem):
+    (tmp_path / "huge.json").write_text('{"resets_at": 0, "x": "%s"}' % ("a" * 70_000))
+    bad = bad if bad.startswith("/") else str(tmp_path / bad)
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC", window_file=bad)
+
+    clock = cli("shift", "clock")  # /dev/zero was read without end: killed, exit 137
+
+    assert clock.returncode == 2 and clock.stderr.count("\n") == 1, clock.stderr
+    assert f"window_file {bad} is {problem}" in clock.stderr and "Traceback" not in clock.stderr
+
+
 def test_bad_inputs_exit_with_one_line(layout, world, tmp_path):
     window = tmp_path / "window.json"
     window.write_text("{not json")

@@ -95,6 +95,37 @@ def test_the_payloads_window_is_recorded_for_the_shift_clock(layout, world):
     assert "window 2h00m" in shown
 
 
+@pytest.mark.parametrize("used", ["NaN", "Infinity", "-Infinity", "-5", "1e308", "true"])
+def test_a_non_finite_or_out_of_range_used_percentage_leaves_the_window_file_valid_json(layout, world, used):
+    resets = int(epoch(TUESDAY_NIGHT)) + 3 * 3600
+    payload = ('{"rate_limits": {"five_hour": {"used_percentage": %s, "resets_at": %d}}}' % (used, resets)).encode()
+    from sandman import statusline
+
+    shown = statusline.main(payload, epoch(TUESDAY_NIGHT))
+
+    recorded = json.loads(layout.shift_window.read_text(), parse_constant=lambda name: pytest.fail(name))
+    assert recorded["used_percentage"] is None and "window 3h00m" in shown
+    clock = shifts.clock(layout, TUESDAY_NIGHT)  # the shift clock reads it
+    assert clock.minutes == 180 and clock.used_percentage is None
+
+
+@pytest.mark.parametrize("resets", ["1e300", "1e999", "-99999999999999999", "99999999999999999999999",
+                                    "253402300800", '"10000-01-01T00:00:00Z"', "0", "NaN"])
+def test_an_out_of_range_resets_at_leaves_only_the_window_out(layout, world, resets):
+    from sandman import statusline
+
+    trails.append_event(layout, trails.new_event("shift.commit", "edit NOTES.md", now=TUESDAY_NIGHT))
+    payload = ('{"rate_limits": {"five_hour": {"used_percentage": 40, "resets_at": %s}}}' % resets).encode()
+
+    shown = statusline.main(payload, epoch(TUESDAY_NIGHT) + 90)
+
+    assert shown == "sandman no shift open · shift.commit edit NOTES.md (1m ago)\n"
+    assert not layout.shift_window.exists()
+    layout.shifts.mkdir(exist_ok=True)  # nor is one a file holds shown
+    layout.shift_window.write_text('{"resets_at": %s, "used_percentage": 40}' % resets)
+    assert statusline.main(b"{}", epoch(TUESDAY_NIGHT) + 90) == shown
+
+
 @pytest.mark.parametrize("payload", [b"", b"not json", b"[1]", json.dumps({"rate_limits": {"five_hour": "x"}}).encode(),
                                      json.dumps({"rate_limits": {"five_hour": {"resets_at": "soon"}}}).encode()])
 def test_a_bad_payload_still_prints_the_line_and_exits_0(layout, world, payload):

@@ -18,7 +18,7 @@ import typer
 
 from sandman import __version__, config
 from sandman.cli import banks, breathe, curate, hooks, imports, report, schedule, shift, trail
-from sandman.cli.common import BodyArgument, PlainUsage, fail, layout, run, say
+from sandman.cli.common import BodyArgument, PlainUsage, SeveralWords, fail, layout, run, say
 from sandman.marks import visible
 
 app = typer.Typer(
@@ -315,7 +315,7 @@ def recall(
     sys.stdout.write(visible(recalled.text))
 
 
-@app.command(cls=PlainUsage)
+@app.command(cls=SeveralWords)
 def search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to find; \"a phrase\" in double quotes.")],
     bank: Annotated[Optional[str], typer.Option(metavar="BANK", help="Only this bank (its name or absolute directory).")] = None,

@@ -1,5 +1,5 @@
 """What every command module of the CLI shares: printing made inert, one-line errors and exit codes,
-the configured root's Layout, and the two command classes for free-text arguments.
+the configured root's Layout, and the three command classes for free-text arguments.
 
 Errors reach the user here as one line on stderr (``sandman: <what>``) and a non-zero exit: 2 for
 bad input, 1 for everything else (``run``).
@@ -58,6 +58,33 @@ def _body_behind_dashes(command: typer.core.TyperCommand, args: list[str]) -> li
             rest.append(arg)
         after_option = not after_option and arg in takes_value
     return [*rest, "--", *bodies] if bodies else args
+
+
+class SeveralWords(PlainUsage):
+    """A command whose one argument is words: ``sandman search make release`` is the query
+    ``make release`` (the words the shell split, joined by one space), as the README writes
+    ``sandman search <words>``. Options and their values stay where they are; words after ``--``
+    are words too. One word or none is left to click as it came (its help page unchanged).
+    """
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _words_joined(self, args))
+
+
+def _words_joined(command: typer.core.TyperCommand, args: list[str]) -> list[str]:
+    takes_value = {opt for p in command.params if not getattr(p, "is_flag", False) for opt in p.opts}
+    words, rest, after_option, dashes = [], [], False, False
+    for arg in args:
+        if dashes or not after_option and (arg == "-" or not arg.startswith("-")):
+            words.append(arg)
+        elif arg == "--" and not after_option:
+            dashes = True
+        else:
+            rest.append(arg)
+            after_option = not after_option and arg in takes_value
+            continue
+        after_option = False
+    return [*rest, "--", " ".join(words)] if len(words) > 1 else args
 
 
 def say(text: object, *, lines: bool = False, file=None, flush: bool = False) -> None:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from sandman import config, journal, private
 from sandman.banks.secrets import mask_found
-from sandman.errors import InputError, LockBusy, RepositoryError
+from sandman.errors import ConfigError, InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
 from sandman.machine import brief as briefing
 from sandman.machine import pick as picking
@@ -872,10 +873,32 @@ class Clock:
         return self.minutes is None or self.minutes >= minimum
 
 
+def _window_text(path: Path, configured: bool) -> str:
+    """The text of the window file ``path``, read only when it is a regular file of at most
+    ``config.WINDOW_FILE_MAX_BYTES`` bytes (``/dev/zero`` would be read without end). Raises
+    ConfigError (exit 2) for another file named by ``[machine] window_file`` (``configured``),
+    WindowUnreadable (exit 3) for sandman's own; FileNotFoundError, OSError, UnicodeDecodeError."""
+    limit = config.WINDOW_FILE_MAX_BYTES
+    with open(path, "rb") as handle:
+        problem = None
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            problem = "is not a regular file"
+        else:
+            data = handle.read(limit + 1)
+            if len(data) > limit:
+                problem = f"is larger than {limit} bytes"
+    if problem is None:
+        return data.decode("utf-8")
+    if configured:
+        raise ConfigError(f"[machine] window_file {path} {problem}; name the JSON file your statusline writes")
+    raise WindowUnreadable(f"the window file {path} {problem}")
+
+
 def clock(layout: Layout, now: datetime | None = None) -> Clock:
     """Read ``[machine] window_file``, else sandman's own ``shifts/.window.json`` (written when a
     session's limit error named the reset; session.record_window). Raises WindowUnreadable (exit 3)
-    for a file that is not a window."""
+    for a file that is not a window, ConfigError (exit 2) when ``window_file`` names no regular
+    file of at most ``config.WINDOW_FILE_MAX_BYTES`` bytes."""
     now = now or journal.now_utc()
     settings = config.machine(layout)
     path = settings.window_file
@@ -884,7 +907,7 @@ def clock(layout: Layout, now: datetime | None = None) -> Clock:
             return Clock(None, None, None, "unknown: no machine.window_file")
         path = layout.shift_window  # what sandman learnt from a session's limit error
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_window_text(path, settings.window_file is not None))
     except FileNotFoundError:
         return Clock(None, None, None, f"unknown: {path} does not exist yet")
     except (OSError, ValueError, RecursionError, UnicodeDecodeError) as error:

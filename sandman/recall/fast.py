@@ -275,6 +275,9 @@ def prompt_hook(payload: bytes) -> str | None:
     if data is None or data.get("hook_event_name") != EVENT:
         return FALLBACK
     session, cwd, prompt = data.get("session_id"), data.get("cwd"), data.get("prompt")
+    if plainhook.session_ok(session) and plainhook.too_long(cwd):  # moments._start's decline, before any walk
+        journal(base, "declined", event=EVENT, reason="path-too-long", session=session, chars=len(cwd))
+        return ""
     if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
             or not isinstance(prompt, str) or not prompt.strip()):
         return FALLBACK

@@ -22,7 +22,7 @@ import json
 import os
 import re
 
-from sandman import config, hookpayload, journal
+from sandman import config, hookpayload, journal, plainhook
 from sandman.layout import Layout
 from sandman.recall import index, ledger
 
@@ -138,6 +138,10 @@ def _start(layout: Layout, payload: bytes, event: str, switch: str) -> tuple[dic
     cwd = data.get("cwd")
     if cwd is None:
         cwd = config.claude_project_dir()
+    if plainhook.too_long(cwd):  # its bank chain's walk is quadratic in its length
+        journal.write(layout, VERB, "declined", hook=True, event=event, reason="path-too-long", session=session,
+                      chars=len(cwd))
+        return None
     if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd:
         journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-cwd", session=session)
         return None
@@ -319,6 +323,10 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
     key = FILE_TOOLS.get(tool) if isinstance(tool, str) else None
     tool_input = data.get("tool_input") if isinstance(data.get("tool_input"), dict) else {}
     file = tool_input.get(key) if key else None
+    if plainhook.too_long(file):
+        journal.write(layout, VERB, "declined", hook=True, event=event, reason="path-too-long", session=session,
+                      chars=len(file))
+        return None
     if not isinstance(file, str) or not os.path.isabs(file) or "\0" in file:
         journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-file",
                       tool=_one_line(str(tool))[:80], session=session)

@@ -197,6 +197,10 @@ def serve(payload: bytes) -> str | None:
     if not isinstance(data, dict) or data.get("hook_event_name") != EVENT or data.get("source") != SOURCE:
         return FALLBACK
     session, cwd = data.get("session_id"), data.get("cwd")
+    if plainhook.too_long(cwd):  # hookpayload.session_start's decline, before any walk
+        plainhook.journal(base, "recall", "declined", hook=True, reason="path-too-long",
+                          session=session if isinstance(session, str) else None, chars=len(cwd))
+        return ""
     if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/")
             or "\0" in cwd or not _utf8(cwd)):
         return FALLBACK
