@@ -15,7 +15,8 @@ it runs without ``site`` too.
 import os
 import sys
 
-sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if __name__ == "__main__":  # run as a script; imported (a test reads its __file__), sys.path is left alone
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _prompt(payload: bytes) -> str | None:

@@ -33,6 +33,31 @@ def too_long(path: object) -> bool:
                                       or len(path.encode("utf-8", "surrogatepass")) > PATH_MAX_BYTES)
 
 
+# banks/names.py's _KEEP and MAX_NAME_CHARS
+_KEEP = _ALNUM | frozenset(".")
+MAX_NAME_CHARS = 200
+
+
+def bank_name(path: str) -> str | None:
+    """banks.names.bank_name of ``path`` without its special names (``/``, home): each character
+    kept, ``/`` as ``-``, ``-`` as ``_-``, ``_`` as ``__``, any other as ``_<hex>`` of its UTF-8
+    bytes; None when that is over MAX_NAME_CHARS (bank_name would cut it and add a hash)."""
+    parts = []
+    for char in path:
+        if char in _KEEP:
+            parts.append(char)
+        elif char == "/":
+            parts.append("-")
+        elif char == "-":
+            parts.append("_-")
+        elif char == "_":
+            parts.append("__")
+        else:
+            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
+    name = "".join(parts)
+    return name if len(name) <= MAX_NAME_CHARS else None
+
+
 def session_ok(session: object) -> bool:
     """ledger.usable_session: a session id that can name a file."""
     return (isinstance(session, str) and 0 < len(session) <= 128 and session[0] in _ALNUM

@@ -151,8 +151,7 @@ def test_the_fast_paths_copies_equal_their_sources():
         assert getattr(fast, name) == getattr(config, name), name
     assert (fast.WEIGHTS, fast.BUSY_TIMEOUT_S, fast.RANK_WINDOW) == (index.WEIGHTS, index.BUSY_TIMEOUT_S,
                                                                       index.RANK_WINDOW)
-    assert (fast.USER_BANK, fast.ROOT_BANK, fast.MAX_NAME_CHARS, fast._KEEP) == (
-        names.USER_BANK, names.ROOT_BANK, names.MAX_NAME_CHARS, names._KEEP)
+    assert (fast.USER_BANK, fast.ROOT_BANK) == (names.USER_BANK, names.ROOT_BANK)
     for directory in ("/", "/home/a-b/c_d/é ü", "/x" * 99):
         assert fast.bank_name(directory) == (names.bank_name(directory) if len(names.bank_name(directory)) <= 200
                                              else None)

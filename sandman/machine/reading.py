@@ -62,23 +62,6 @@ def _skip(layout: Layout, depth: str, reason: str) -> Reading:
     return Reading("skipped", reason)
 
 
-def _result(text: str) -> dict | None:
-    """The ``type: result`` object a ``claude -p --output-format json`` printed, or None."""
-    for line in reversed(text.splitlines()):
-        line = line.strip()
-        if not line.startswith(("{", "[")):
-            continue
-        try:
-            data = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(data, list) and data:
-            data = data[-1]
-        if isinstance(data, dict) and data.get("type") == "result":
-            return data
-    return None
-
-
 def command(layout: Layout, made: breath.Pass, session: str, depth: str, left_usd: float | None) -> tuple[list, dict]:
     """``(argv, environment additions)`` of the reading session of pass ``made``."""
     from sandman.machine import profile as profiles
@@ -139,9 +122,9 @@ def run(layout: Layout, depth: str, *, now: datetime | None = None) -> Reading:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
                 code = None
-        from sandman.machine.shift import result_cost
+        from sandman.machine.shift import result_cost, result_of
 
-        cost = result_cost(_result(log.read_text(encoding="utf-8", errors="replace")))
+        cost = result_cost(result_of(log.read_text(encoding="utf-8", errors="replace")))
         settled = breath.settle(layout, made.id, cost, now=now)
         filed = sum(1 for found in breath.all_breaths(layout) if found.pass_id == made.id)
         journal.write(layout, VERB, "read", depth=depth, pass_id=made.id, filed=filed,

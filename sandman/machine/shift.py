@@ -535,7 +535,12 @@ def _oid(text: str):
 
 def session_result(layout: Layout, shift_id: str) -> dict | None:
     """The ``type: result`` object the session printed (``--output-format json``), or None."""
-    text = _read(layout.shift_dir(shift_id) / ".session.log", 5_000_000)
+    return result_of(_read(layout.shift_dir(shift_id) / ".session.log", 5_000_000))
+
+
+def result_of(text: str) -> dict | None:
+    """The last ``type: result`` object a ``claude -p --output-format json`` printed in ``text``
+    (a line holding it, or a JSON array ending with it), or None."""
     for line in reversed(text.splitlines()):
         line = line.strip()
         if not line.startswith(("{", "[")):

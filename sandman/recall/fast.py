@@ -57,28 +57,12 @@ WEIGHTS = "10.0, 4.0, 1.0"
 BUSY_TIMEOUT_S = 0.25
 RANK_WINDOW = 20
 # banks/names.py's
-USER_BANK, ROOT_BANK, MAX_NAME_CHARS = "_user", "_root", 200
-_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
+USER_BANK, ROOT_BANK = "_user", "_root"
 
 
 def bank_name(path: str) -> str | None:
     """banks.names.bank_name of a normalized absolute path; None when it would be cut to length."""
-    if path == "/":
-        return ROOT_BANK
-    parts = []
-    for char in path:
-        if char in _KEEP:
-            parts.append(char)
-        elif char == "/":
-            parts.append("-")
-        elif char == "-":
-            parts.append("_-")
-        elif char == "_":
-            parts.append("__")
-        else:
-            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-    name = "".join(parts)
-    return name if len(name) <= MAX_NAME_CHARS else None
+    return ROOT_BANK if path == "/" else plainhook.bank_name(path)
 
 
 def chain(cwd: str) -> list[tuple[str, str]] | None:

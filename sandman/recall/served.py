@@ -39,27 +39,12 @@ ENV = ("SANDMAN_DREAM_DUE_POINTERS", "SANDMAN_DREAM_WAIT_HOURS")
 HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 BACKSTOP_EVERY_S = 60
 # banks/names.py's bank-name encoding and its cut
-MAX_KEY_CHARS = 200
-_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
 
 
 def key(cwd: str) -> str | None:
     """The file name (without ``.json``) of ``cwd``'s reply: the cwd as the payload spells it, in
     banks.names.bank_name's encoding (one name per spelling); None when over 200 characters."""
-    parts = []
-    for char in cwd:
-        if char in _KEEP:
-            parts.append(char)
-        elif char == "/":
-            parts.append("-")
-        elif char == "-":
-            parts.append("_-")
-        elif char == "_":
-            parts.append("__")
-        else:
-            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-    name = "".join(parts)
-    return name if len(name) <= MAX_KEY_CHARS else None
+    return plainhook.bank_name(cwd)
 
 
 def stat_of(path: str) -> list[int] | None:
