@@ -193,3 +193,27 @@ def test_the_launcher_runs_a_whole_take_without_site(tmp_path, layout):
     assert (done.returncode, done.stderr) == (0, b"")
     assert layout.pointer(sid).is_file() and layout.take_record(sid).is_file()
     assert "crashed" not in "".join(path.read_text() for path in layout.trace.glob("*.log"))
+
+
+@pytest.mark.parametrize("prompt", ["<private>How do I push a release tag?</private> thanks",
+                                    "thanks <PRİVATE>How do I push a release tag?</private>",
+                                    "thanks <prıvate>How do I push a release tag?"])
+def test_regression_the_fast_path_never_searches_a_private_span(project, layout, prompt):
+    # The fast path searched the whole prompt: the span's words added the release memory.
+    fast, _ = _fast(_payload(project, prompt, "fast-p"))
+    assert fast == b"" and _traces(layout, "fast-p")[0] == []
+    assert b"make release" in _fast(_payload(project, "How do I push a release tag?", "fast-p"))[0]
+
+
+def test_the_fast_paths_private_test_finds_every_opener_the_grammar_reads():
+    from sandman.private import TAG
+    from sandman.recall.fast import may_hide
+
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        for at in range(len("private")):
+            opener = "<" + "private"[:at] + chr(code) + "private"[at + 1:] + ">"
+            if TAG.fullmatch(opener):
+                assert may_hide(f"a {opener} b"), opener
+    assert not may_hide("a </private> b") and not may_hide("a <priv> b")

@@ -268,3 +268,22 @@ def test_hooks_racing_for_one_session_never_give_the_same_memory_twice(project, 
     assert sum(DEPLOY in (replies[which] or "") for which in ("first", "second")) == 1
     rows = layout.delivered_ledger(SID).read_text().splitlines()
     assert len([row for row in rows if "project_deploys" in row]) == 1
+
+
+@pytest.mark.parametrize("prompt", [
+    "<private>How do I push a release tag?</private> thanks",
+    "thanks <PRIVATE>How do I push a <private>release</private> tag?</Private>",
+    "thanks <private>How do I push a release tag?",  # never closed: hides the rest
+])
+def test_regression_a_private_spans_words_never_choose_a_memory(project, layout, prompt):
+    # The hook searched the whole prompt: the span's words chose DEPLOY and the ledger recorded it.
+    assert _prompt(project, prompt) is None
+    assert not layout.delivered_ledger(SID).is_file() or not layout.delivered_ledger(SID).read_text()
+    assert _journal(layout)[-1].split("reason=")[1].split()[0] in ("no-words", "below-floor")
+    assert DEPLOY in _context(_prompt(project, prompt.replace("<", "[")), "UserPromptSubmit")  # no span: found
+
+
+def test_regression_a_file_path_holding_a_private_span_is_not_searched(project, layout):
+    target = str(project / "src" / "<private>billing</private>" / "ledger.py")
+    assert _read(project, target) is None
+    assert "reason=private" in _journal(layout)[-1] and "billing" not in _journal(layout)[-1]

@@ -143,6 +143,16 @@ def test_search_cli_prints_lines_json_and_one_line_errors(layout: Layout, projec
     assert done.stderr == "sandman: unknown memory type 'bogus'; use one of user, feedback, project, reference\n"
 
 
+def test_regression_a_querys_private_span_is_never_searched_for(layout: Layout, project: Path) -> None:
+    # search read the whole query: a span's words found the memory.
+    assert files(search(layout, "pytest <private>kubernetes</private>")) == ["project_deploy_checklist.md"]
+    assert search(layout, "kubernetes <private>pytest</private>") == []
+    assert search(layout, "kubernetes <PRIVATE>pytest, never closed") == []
+    with pytest.raises(InputError) as raised:
+        search(layout, "<private>pytest</private>")
+    assert "pytest" not in str(raised.value)
+
+
 def test_search_on_an_empty_root_finds_nothing(layout: Layout) -> None:
     assert search(layout, "zeppelin") == []
 

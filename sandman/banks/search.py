@@ -471,10 +471,12 @@ def search(
     """Return the memories sharing meaningful words with ``query``, best first, at most ``limit``.
 
     ``bank`` is a bank folder name (the caller resolves a directory to it);
-    ``memory_type`` one of the memory types. Raises InputError (a query
-    without a meaningful word, or one whose SQLite work passes QUERY_SECONDS),
-    OSError, sqlite3.Error. See ``rank``.
+    ``memory_type`` one of the memory types. A private span of ``query``
+    (sandman.private) is not searched for: only the text outside the spans is.
+    Raises InputError (a query without a meaningful word, or one whose SQLite
+    work passes QUERY_SECONDS), OSError, sqlite3.Error. See ``rank``.
     """
+    query = private.outside(query)
     if not query_terms(query):
         raise InputError(f"search query {shown(query)} has no word to search for (only common words such as"
                          " 'how', 'the'); give a word the memory would hold")

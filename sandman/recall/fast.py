@@ -17,7 +17,8 @@ payload that is not a UserPromptSubmit's with a session id and an absolute cwd, 
 given with ``~`` or not normalized, a ``.settings.toml`` (its switches need ``tomllib``),
 a bank chain in a linked git worktree or with a name cut to length, an index missing,
 stale, locked or unreadable, a memory whose text ``marks.visible`` would change, a
-prompt whose terms cannot be read without ``re``. The caller then runs the full hook
+prompt whose terms cannot be read without ``re``, a prompt that may hold a private
+span (``may_hide``: the full hook searches only the text outside its spans). The caller then runs the full hook
 (sandman.hook), which journals and handles each of those.
 
 The constants below are config.py's (``PROMPT_*``, ``MOMENT_MAX_MEMORIES``,
@@ -239,6 +240,15 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
     return [], len(words), "held" if any(clears(row) for row in holding) else "below-floor"
 
 
+def may_hide(text: str) -> bool:
+    """True when ``text`` may hold a private span's opener (``<private>`` as sandman/private.py's
+    TAG matches it, case-insensitively), read without ``re``: a superset of TAG's openers
+    (``str.lower`` keeps the dotless ``ı`` and writes ``İ`` as ``i`` and a combining dot, both of
+    which TAG matches as ``i``). Such a prompt goes to the full hook, which searches only the
+    text outside its spans (README, "Trust")."""
+    return "<private>" in text.lower().replace("\u0131", "i").replace("i\u0307", "i")
+
+
 def journal(root: str, decision: str, **facts: object) -> None:
     """journal.write(layout, "recall", decision, hook=True, **facts)."""
     plainhook.journal(root, "recall", decision, hook=True, **facts)
@@ -276,7 +286,7 @@ def prompt_hook(payload: bytes) -> str | None:
         return FALLBACK
     session, cwd, prompt = data.get("session_id"), data.get("cwd"), data.get("prompt")
     if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
-            or not isinstance(prompt, str) or not prompt.strip()):
+            or not isinstance(prompt, str) or not prompt.strip() or may_hide(prompt)):
         return FALLBACK
     memories = base + "/memories"
     if not os.path.isdir(memories) or os.path.lexists(base + "/.settings.toml"):

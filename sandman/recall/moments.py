@@ -212,6 +212,10 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
         return None
     data, session, cwd = started
     prompt = data.get("prompt")
+    if isinstance(prompt, str):
+        from sandman.private import outside
+
+        prompt = outside(prompt)  # a private span's words never reach a search (README, "Trust")
     if not isinstance(prompt, str) or not prompt.strip():
         journal.write(layout, VERB, "nothing", hook=True, event=event, reason="no-prompt", session=session)
         return None
@@ -321,6 +325,12 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
     file = tool_input.get(key) if key else None
     if not isinstance(file, str) or not os.path.isabs(file) or "\0" in file:
         journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-file",
+                      tool=_one_line(str(tool))[:80], session=session)
+        return None
+    from sandman.private import outside
+
+    if outside(file) != file:  # a private span's words never reach a search (README, "Trust")
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="private",
                       tool=_one_line(str(tool))[:80], session=session)
         return None
     file = os.path.normpath(file)
