@@ -101,7 +101,7 @@ def test_the_fast_path_reads_a_subfolder_and_the_user_bank(project, layout):
     assert not names & HEAVY
 
 
-@pytest.mark.parametrize("unusual", ["settings", "stale", "worktree", "no-cwd", "other-event", "bad-json",
+@pytest.mark.parametrize("unusual", ["settings", "stale", "edited-in-place", "worktree", "no-cwd", "other-event", "bad-json",
                                      "control", "pipeline"])
 def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeypatch):
     payload = _payload(project, PROMPTS[0], "fast-u")
@@ -113,6 +113,10 @@ def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeyp
         (layout.memories / "_user" / "stray.txt").write_text("changed\n")
         # A refresh started within the last 30 s: neither hook starts one, so the index stays stale
         # for both (a refresh finishing between the two calls made them differ).
+        layout.search_refresh_stamp.touch()
+    elif unusual == "edited-in-place":  # regression: the fast path showed the old text
+        path = next(layout.memories.rglob("project_deploys_go_through*.md"))
+        path.write_text(path.read_text().replace("by hand", "by the bot"))
         layout.search_refresh_stamp.touch()
     elif unusual == "worktree":
         (project / ".git").write_text("gitdir: /nowhere/.git/worktrees/x\n")
@@ -138,6 +142,8 @@ def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeyp
     fast, _ = _fast(payload)
     assert fast == _full(twin)
     assert _traces(layout, "fast-u")[0] == _traces(layout, "full-u")[0]
+    if unusual == "edited-in-place":
+        assert fast == b"" and "reason=index-stale" in _traces(layout, "fast-u")[1][-1]
 
 
 def test_the_fast_paths_copies_equal_their_sources():

@@ -287,3 +287,18 @@ def test_regression_a_file_path_holding_a_private_span_is_not_searched(project, 
     target = str(project / "src" / "<private>billing</private>" / "ledger.py")
     assert _read(project, target) is None
     assert "reason=private" in _journal(layout)[-1] and "billing" not in _journal(layout)[-1]
+
+
+def test_regression_a_memory_edited_in_place_is_never_shown_as_it_was(project, layout):
+    # The hook trusted the bank folder's mtime, which an in-place rewrite leaves alone: it showed
+    # the old text, and went on showing it.
+    from helpers import sandman as run
+
+    path = next(layout.memories.rglob("project_deploys_go_through_make_release*.md"))
+    path.write_text(path.read_text().replace("never push the tags by hand", "the tags are pushed by the bot"))
+    layout.search_refresh_stamp.touch()  # a refresh started a moment ago: none is started now
+    assert _prompt(project, "How do I push a release tag?") is None
+    assert "reason=index-stale" in _journal(layout)[-1]
+    assert run("search", "release").returncode == 0  # a search brings the index up to date
+    text = _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
+    assert "pushed by the bot" in text and "by hand" not in text

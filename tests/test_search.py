@@ -106,6 +106,22 @@ def test_search_finds_a_hand_edit_and_a_removed_file(layout: Layout, project: Pa
     assert files(search(layout, "pytest")) == []
 
 
+def test_regression_search_finds_a_hand_edit_written_in_place(layout: Layout, project: Path) -> None:
+    # An in-place rewrite (cat new > file: same inode) leaves the folder's mtime alone, and the
+    # index was trusted by the folder's: search returned the old text.
+    search(layout, "deploy")
+    path = layout.bank(bank_name(project)) / "project_staging_cluster.md"
+    inode = path.stat().st_ino
+    with open(path, "r+") as stream:
+        text = stream.read().replace("production", "dirigible")
+        stream.seek(0)
+        stream.write(text)
+        stream.truncate()
+    assert path.stat().st_ino == inode
+    assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]
+    assert search(layout, "production") == []
+
+
 def test_search_filters_by_bank_and_type(layout: Layout, project: Path) -> None:
     assert files(search(layout, "tea", bank="_user")) == ["user_tea.md"]
     assert files(search(layout, "tea", bank=str(project))) == []

@@ -19,13 +19,12 @@ search. It holds two tables:
   misspelt query word is corrected to (sandman.banks.query.corrections).
 
 A search first compares each bank folder's modification time with
-``banks``; in a folder that changed it compares ``files`` with the folder (one
-``stat`` per memory) and re-reads only what was added, changed or removed, so
-a ``git pull``, a reconcile or a hand edit saved by rename (most editors; every
-sandman write) is found without any writer's help. A file rewritten in place
-does not change its folder: ``sandman search --reindex`` rebuilds the index,
-and the next commit in that bank (which first commits the hand edit) refreshes
-it. A missing,
+``banks``, and each indexed file's ``lstat`` time and size with its ``files``
+row (one ``lstat`` per memory: a file rewritten in place changes its own time,
+not its folder's); in a folder that changed it compares ``files`` with the
+folder and re-reads only what was added, changed or removed, so a ``git
+pull``, a reconcile or a hand edit (saved by rename or in place) is found
+without any writer's help. A missing,
 unreadable or older-schema index is rebuilt whole into a sibling temp file and
 moved into place (``os.replace``). commit_memory refreshes the banks it
 touched after each commit when the index exists (``refresh``), so the index a
@@ -163,8 +162,9 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
     """Bring the rows of ``folders`` (of every bank when ``every_bank``) in line with the disk.
 
     With ``trust_folders``, a bank folder whose modification time is the one
-    recorded at its last scan is not scanned again (every sandman write and
-    most editors' saves replace a file by rename, which changes it). Returns
+    recorded at its last scan, and whose indexed files all have the time and
+    size recorded (a file rewritten in place changes those, not its folder's),
+    is not scanned again. Returns
     how many memories were (re)read or dropped. Runs as one write
     transaction, so a concurrent search sees the index before or after it.
     """
@@ -172,7 +172,10 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
     if trust_folders:
         recorded = dict(connection.execute("SELECT name, mtime_ns FROM banks").fetchall())
         gone = [name for name in recorded if name not in seen]
-        folders = [folder for folder in folders if recorded.get(folder.name) != seen[folder.name]]
+        # A file rewritten in place changes its own time and size, never its folder's.
+        edited = _edited_in_place(connection, layout)
+        folders = [folder for folder in folders
+                   if recorded.get(folder.name) != seen[folder.name] or folder.name in edited]
         if not folders and not gone:
             return 0
     current: dict[str, tuple[int, int]] = {}
@@ -224,6 +227,24 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
         connection.execute("ROLLBACK")
         raise
     return changed
+
+
+def _edited_in_place(connection: sqlite3.Connection, layout: Layout) -> set[str]:
+    """The banks holding an indexed memory whose file's ``lstat`` modification time (ns) or size
+    (bytes) is not the one recorded in ``files``, or that is gone: one ``lstat`` per memory."""
+    base = str(layout.memories)
+    edited = set()
+    for path, bank, mtime, size in connection.execute("SELECT path, bank, mtime_ns, size FROM files"):
+        if bank in edited:
+            continue
+        try:
+            stat = os.lstat(f"{base}/{path}")
+        except OSError:
+            edited.add(bank)
+            continue
+        if stat.st_mtime_ns != mtime or stat.st_size != size:
+            edited.add(bank)
+    return edited
 
 
 def _count_words(connection: sqlite3.Connection, texts: tuple[str, str, str], step: int) -> None:

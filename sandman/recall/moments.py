@@ -166,7 +166,8 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
     (ledger.locked). ``match(held)`` returns the memories found, best first, and why none was;
     those that fit ``budget`` (UTF-16 units) are rendered under ``head`` and recorded on
     ``channel``. Returns ``(found, why, text, shown)``, or None when the index could not be read
-    (its journal line written). Closes ``connection``."""
+    or a memory found was edited in place since it was indexed (fast.edited; its journal line
+    written). Closes ``connection``."""
     import sqlite3
 
     with ledger.locked(layout, session):
@@ -178,6 +179,12 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
             return None
         finally:
             connection.close()
+        from sandman.recall.fast import edited
+
+        if edited(str(layout.memories), found):  # edited in place since it was indexed: stale
+            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-stale", session=session,
+                          refresh=index.refresh_soon(layout))
+            return None
         text, shown = render(layout, head, found, budget)
         if shown:
             ledger.append(layout, session, channel, shown)
