@@ -118,8 +118,16 @@ def test_regression_search_finds_a_hand_edit_written_in_place(layout: Layout, pr
         stream.write(text)
         stream.truncate()
     assert path.stat().st_ino == inode
+    assert search(layout, "production") == []  # its old text is not a hit
+    assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]  # its bank was read again
+
+
+def test_the_hooks_refresh_finds_a_hand_edit_written_in_place(layout: Layout, project: Path) -> None:
+    search(layout, "deploy")
+    path = layout.bank(bank_name(project)) / "project_staging_cluster.md"
+    path.write_text(path.read_text().replace("production", "dirigible"))
+    index.open_index(layout, every_file=True).close()  # what python -m sandman.recall.index runs
     assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]
-    assert search(layout, "production") == []
 
 
 def test_search_filters_by_bank_and_type(layout: Layout, project: Path) -> None:

@@ -152,7 +152,7 @@ def main() -> int:
     if not layout.memories.is_dir():
         return 0
     try:
-        search.open_index(layout).close()
+        search.open_index(layout, every_file=True).close()  # finds a memory rewritten in place too
     except (OSError, sqlite3.Error) as error:
         journal.write(layout, "recall", "failed", step="index-refresh", error=str(error))
         return 1
