@@ -8,7 +8,7 @@ matches a few hundred memories, and one rare word in 10. Then times:
 - the index build from nothing (``banks.search.build``), against reading the
   same 50,000 files once (the floor any build pays);
 - a query with the index current, in process (``banks.search.search``: the
-  staleness check of one ``stat`` per bank folder, then FTS5), against the same
+  staleness check of one ``stat`` per bank folder and one ``lstat`` per hit, then FTS5), against the same
   question answered without an index (reading every file and looking for the
   word, as grep would);
 - a ``stat`` of every memory (what a search pays when every folder changed),

@@ -36,8 +36,8 @@ TAG_BYTES = re.compile(rb"<(/?)private>", re.IGNORECASE)
 ECHO_MIN_CHARS = 6
 
 
-def hide(text: str, depth: int = 0, secrets: list[str] | None = None) -> tuple[str, int]:
-    """Return ``text`` with its private spans as ``[private]``, and the depth left open at its end.
+def hide(text: str, depth: int = 0, secrets: list[str] | None = None, mark: str = MARK) -> tuple[str, int]:
+    """Return ``text`` with its private spans as ``mark`` (``[private]``), and the depth left open at its end.
 
     ``depth`` (>= 0) is the number of spans already open when ``text`` begins
     (the text then begins inside a span). The text of every span, cut at its
@@ -63,10 +63,10 @@ def hide(text: str, depth: int = 0, secrets: list[str] | None = None) -> tuple[s
             inner = match.end()
             depth -= 1
             if depth == 0:
-                out.append(MARK)
+                out.append(mark)
                 kept = match.end()
     if depth:
-        out.append(MARK)
+        out.append(mark)
         if secrets is not None:
             secrets.append(text[inner:])
     else:
@@ -78,6 +78,14 @@ def redact(text: str) -> str:
     """Return ``text`` with every private span, tags included, replaced by ``[private]``;
     an opener left open hides the rest of the text."""
     return hide(text)[0]
+
+
+def outside(text: str) -> str:
+    """Return the text outside ``text``'s private spans, each span (tags included) a space: what a
+    search may read of a prompt, a query or a path (the word "private" of a ``[private]`` mark
+    would be searched for). An opener left open hides the rest of the text."""
+    return hide(text, mark=" ")[0]
+
 
 
 class Spans:

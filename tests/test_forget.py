@@ -75,9 +75,26 @@ def _everything(root: Path) -> list[str]:
 
 
 def test_forget_destroys_every_copy_and_leaves_no_trace(isolated: Path, layout: Layout, held: dict[str, Path]):
+    # Regression: the kept SessionStart replies (which list recent sessions) and .started/<id>.json
+    # outlived forget, with the session's id and title (its first prompt).
+    from sandman.archive.backstop import record_start
+    from sandman.recall.startreply import recall_and_keep
+
+    record_start(layout, SID, 4242)  # what the SessionStart hook records for a session started here
+    pointer = json.loads(layout.pointer(SID).read_text())
+    pointer["ended"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # a recent session
+    layout.pointer(SID).write_text(json.dumps(pointer))
+    title = pointer["title"]
+    for cwd in ("/home/user/proj", "/home/user"):
+        recall_and_keep(layout, cwd, "22222222-3333-4444-8555-666666666666")  # a later startup, kept
+    assert layout.started_record(SID).is_file()
+    assert [title in path.read_text() for path in sorted(layout.start_replies.glob("*.json"))] == [True, True]
     result = forget(layout, SID)
     remaining = _everything(isolated)
     assert not [p for p in remaining if SID in p], "a copy named by the session survived"
+    for path in map(Path, remaining):
+        if path.is_file() and ".git" not in path.parts and not path.is_relative_to(held["only"].parent):
+            assert SID.encode() not in path.read_bytes() and title.encode() not in path.read_bytes(), path
     for path in layout.dream_dir.rglob("*"):
         assert path.name in ("-home-user-proj", "by-session", "mind-other.jsonl"), path
     for path in layout.trace.glob("*.log"):

@@ -426,3 +426,19 @@ def test_mcp_early_stage_leaves_what_it_does_not_know_to_the_sdk(isolated: Path)
     assert server.until(answered(1, 8))[-1]["error"]["code"] == -32602
     code, _ = server.close()
     assert (code, server.process.stderr.read()) == (0, b"")
+
+
+def test_regression_the_mcp_search_never_searches_a_private_span(layout: Layout, isolated: Path) -> None:
+    from sandman.verbs.remember import remember
+
+    remember(layout, "The billing reconciler runs nightly on host ledger7.", cwd="/tmp/p")
+    server = RawServer()
+    try:
+        reply = server.ask(30, "tools/call", {}, raw=call(30, "search", '{"query":"<private>ledger7</private> zzzq"}'))
+        assert reply["result"].get("isError") is not True, reply
+        assert "ledger7" not in reply["result"]["content"][0]["text"].split("matches")[0]
+        assert "reconciler" not in reply["result"]["content"][0]["text"]
+        reply = server.ask(31, "tools/call", {}, raw=call(31, "search", '{"query":"ledger7 zzzq"}'))
+        assert "reconciler" in reply["result"]["content"][0]["text"]  # outside a span it is found
+    finally:
+        server.close()

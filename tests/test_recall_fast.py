@@ -101,7 +101,7 @@ def test_the_fast_path_reads_a_subfolder_and_the_user_bank(project, layout):
     assert not names & HEAVY
 
 
-@pytest.mark.parametrize("unusual", ["settings", "stale", "worktree", "no-cwd", "other-event", "bad-json",
+@pytest.mark.parametrize("unusual", ["settings", "stale", "edited-in-place", "worktree", "no-cwd", "other-event", "bad-json",
                                      "control", "pipeline"])
 def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeypatch):
     payload = _payload(project, PROMPTS[0], "fast-u")
@@ -113,6 +113,10 @@ def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeyp
         (layout.memories / "_user" / "stray.txt").write_text("changed\n")
         # A refresh started within the last 30 s: neither hook starts one, so the index stays stale
         # for both (a refresh finishing between the two calls made them differ).
+        layout.search_refresh_stamp.touch()
+    elif unusual == "edited-in-place":  # regression: the fast path showed the old text
+        path = next(layout.memories.rglob("project_deploys_go_through*.md"))
+        path.write_text(path.read_text().replace("by hand", "by the bot"))
         layout.search_refresh_stamp.touch()
     elif unusual == "worktree":
         (project / ".git").write_text("gitdir: /nowhere/.git/worktrees/x\n")
@@ -138,6 +142,8 @@ def test_an_unusual_case_goes_to_the_full_hook(project, layout, unusual, monkeyp
     fast, _ = _fast(payload)
     assert fast == _full(twin)
     assert _traces(layout, "fast-u")[0] == _traces(layout, "full-u")[0]
+    if unusual == "edited-in-place":
+        assert fast == b"" and "reason=index-stale" in _traces(layout, "fast-u")[1][-1]
 
 
 def test_the_fast_paths_copies_equal_their_sources():
@@ -192,3 +198,27 @@ def test_the_launcher_runs_a_whole_take_without_site(tmp_path, layout):
     assert (done.returncode, done.stderr) == (0, b"")
     assert layout.pointer(sid).is_file() and layout.take_record(sid).is_file()
     assert "crashed" not in "".join(path.read_text() for path in layout.trace.glob("*.log"))
+
+
+@pytest.mark.parametrize("prompt", ["<private>How do I push a release tag?</private> thanks",
+                                    "thanks <PRİVATE>How do I push a release tag?</private>",
+                                    "thanks <prıvate>How do I push a release tag?"])
+def test_regression_the_fast_path_never_searches_a_private_span(project, layout, prompt):
+    # The fast path searched the whole prompt: the span's words added the release memory.
+    fast, _ = _fast(_payload(project, prompt, "fast-p"))
+    assert fast == b"" and _traces(layout, "fast-p")[0] == []
+    assert b"make release" in _fast(_payload(project, "How do I push a release tag?", "fast-p"))[0]
+
+
+def test_the_fast_paths_private_test_finds_every_opener_the_grammar_reads():
+    from sandman.private import TAG
+    from sandman.recall.fast import may_hide
+
+    for code in range(0x110000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        for at in range(len("private")):
+            opener = "<" + "private"[:at] + chr(code) + "private"[at + 1:] + ">"
+            if TAG.fullmatch(opener):
+                assert may_hide(f"a {opener} b"), opener
+    assert not may_hide("a </private> b") and not may_hide("a <priv> b")

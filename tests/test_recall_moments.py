@@ -321,3 +321,37 @@ def test_regression_the_launcher_declines_a_session_start_in_an_80000_character_
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert "recall declined hook=true reason=path-too-long session=" in _journal(layout)[-1]
     assert "chars=80000" in _journal(layout)[-1]
+
+
+@pytest.mark.parametrize("prompt", [
+    "<private>How do I push a release tag?</private> thanks",
+    "thanks <PRIVATE>How do I push a <private>release</private> tag?</Private>",
+    "thanks <private>How do I push a release tag?",  # never closed: hides the rest
+])
+def test_regression_a_private_spans_words_never_choose_a_memory(project, layout, prompt):
+    # The hook searched the whole prompt: the span's words chose DEPLOY and the ledger recorded it.
+    assert _prompt(project, prompt) is None
+    assert not layout.delivered_ledger(SID).is_file() or not layout.delivered_ledger(SID).read_text()
+    assert _journal(layout)[-1].split("reason=")[1].split()[0] in ("no-words", "below-floor")
+    assert DEPLOY in _context(_prompt(project, prompt.replace("<", "[")), "UserPromptSubmit")  # no span: found
+
+
+def test_regression_a_file_path_holding_a_private_span_is_not_searched(project, layout):
+    target = str(project / "src" / "<private>billing</private>" / "ledger.py")
+    assert _read(project, target) is None
+    assert "reason=private" in _journal(layout)[-1] and "billing" not in _journal(layout)[-1]
+
+
+def test_regression_a_memory_edited_in_place_is_never_shown_as_it_was(project, layout):
+    # The hook trusted the bank folder's mtime, which an in-place rewrite leaves alone: it showed
+    # the old text, and went on showing it.
+    from helpers import sandman as run
+
+    path = next(layout.memories.rglob("project_deploys_go_through_make_release*.md"))
+    path.write_text(path.read_text().replace("never push the tags by hand", "the tags are pushed by the bot"))
+    layout.search_refresh_stamp.touch()  # a refresh started a moment ago: none is started now
+    assert _prompt(project, "How do I push a release tag?") is None
+    assert "reason=index-stale" in _journal(layout)[-1]
+    assert run("search", "release").returncode == 0  # a search brings the index up to date
+    text = _context(_prompt(project, "How do I push a release tag?"), "UserPromptSubmit")
+    assert "pushed by the bot" in text and "by hand" not in text

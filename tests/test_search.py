@@ -106,6 +106,30 @@ def test_search_finds_a_hand_edit_and_a_removed_file(layout: Layout, project: Pa
     assert files(search(layout, "pytest")) == []
 
 
+def test_regression_search_finds_a_hand_edit_written_in_place(layout: Layout, project: Path) -> None:
+    # An in-place rewrite (cat new > file: same inode) leaves the folder's mtime alone, and the
+    # index was trusted by the folder's: search returned the old text.
+    search(layout, "deploy")
+    path = layout.bank(bank_name(project)) / "project_staging_cluster.md"
+    inode = path.stat().st_ino
+    with open(path, "r+") as stream:
+        text = stream.read().replace("production", "dirigible")
+        stream.seek(0)
+        stream.write(text)
+        stream.truncate()
+    assert path.stat().st_ino == inode
+    assert search(layout, "production") == []  # its old text is not a hit
+    assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]  # its bank was read again
+
+
+def test_the_hooks_refresh_finds_a_hand_edit_written_in_place(layout: Layout, project: Path) -> None:
+    search(layout, "deploy")
+    path = layout.bank(bank_name(project)) / "project_staging_cluster.md"
+    path.write_text(path.read_text().replace("production", "dirigible"))
+    index.open_index(layout, every_file=True).close()  # what python -m sandman.recall.index runs
+    assert files(search(layout, "dirigible")) == ["project_staging_cluster.md"]
+
+
 def test_search_filters_by_bank_and_type(layout: Layout, project: Path) -> None:
     assert files(search(layout, "tea", bank="_user")) == ["user_tea.md"]
     assert files(search(layout, "tea", bank=str(project))) == []
@@ -141,6 +165,16 @@ def test_search_cli_prints_lines_json_and_one_line_errors(layout: Layout, projec
     done = runner.invoke(app, ["search", "tea", "--type", "bogus"])
     assert done.exit_code == 2
     assert done.stderr == "sandman: unknown memory type 'bogus'; use one of user, feedback, project, reference\n"
+
+
+def test_regression_a_querys_private_span_is_never_searched_for(layout: Layout, project: Path) -> None:
+    # search read the whole query: a span's words found the memory.
+    assert files(search(layout, "pytest <private>kubernetes</private>")) == ["project_deploy_checklist.md"]
+    assert search(layout, "kubernetes <private>pytest</private>") == []
+    assert search(layout, "kubernetes <PRIVATE>pytest, never closed") == []
+    with pytest.raises(InputError) as raised:
+        search(layout, "<private>pytest</private>")
+    assert "pytest" not in str(raised.value)
 
 
 def test_search_on_an_empty_root_finds_nothing(layout: Layout) -> None:

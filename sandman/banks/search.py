@@ -23,9 +23,11 @@ A search first compares each bank folder's modification time with
 ``stat`` per memory) and re-reads only what was added, changed or removed, so
 a ``git pull``, a reconcile or a hand edit saved by rename (most editors; every
 sandman write) is found without any writer's help. A file rewritten in place
-does not change its folder: ``sandman search --reindex`` rebuilds the index,
-and the next commit in that bank (which first commits the hand edit) refreshes
-it. A missing,
+does not change its folder: a search compares the ``lstat`` time and size of
+each hit's file with its ``files`` row, and when one differs reads that bank
+again and asks again (so no hit shows a text its file no longer holds); the
+hooks' detached refresh (``open_index(every_file=True)``) compares every
+memory's, and ``sandman search --reindex`` rebuilds the index. A missing,
 unreadable or older-schema index is rebuilt whole into a sibling temp file and
 moved into place (``os.replace``). commit_memory refreshes the banks it
 touched after each commit when the index exists (``refresh``), so the index a
@@ -159,12 +161,15 @@ def _folder_mtime(folder: Path) -> int | None:
 
 
 def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *, every_bank: bool,
-          trust_folders: bool = False) -> int:
+          trust_folders: bool = False, every_file: bool = False) -> int:
     """Bring the rows of ``folders`` (of every bank when ``every_bank``) in line with the disk.
 
     With ``trust_folders``, a bank folder whose modification time is the one
     recorded at its last scan is not scanned again (every sandman write and
-    most editors' saves replace a file by rename, which changes it). Returns
+    most editors' saves replace a file by rename, which changes it), unless
+    ``every_file`` and one of its indexed files has not the time and size
+    recorded (a file rewritten in place changes those, not its folder's: one
+    ``lstat`` per memory). Returns
     how many memories were (re)read or dropped. Runs as one write
     transaction, so a concurrent search sees the index before or after it.
     """
@@ -172,7 +177,10 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
     if trust_folders:
         recorded = dict(connection.execute("SELECT name, mtime_ns FROM banks").fetchall())
         gone = [name for name in recorded if name not in seen]
-        folders = [folder for folder in folders if recorded.get(folder.name) != seen[folder.name]]
+        # A file rewritten in place changes its own time and size, never its folder's.
+        edited = _edited_in_place(connection, layout) if every_file else set()
+        folders = [folder for folder in folders
+                   if recorded.get(folder.name) != seen[folder.name] or folder.name in edited]
         if not folders and not gone:
             return 0
     current: dict[str, tuple[int, int]] = {}
@@ -224,6 +232,30 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
         connection.execute("ROLLBACK")
         raise
     return changed
+
+
+def _edited_in_place(connection: sqlite3.Connection, layout: Layout, paths: list[str] | None = None) -> set[str]:
+    """The banks holding an indexed memory (of ``paths``, ``<bank>/<file>``; None: every one) whose
+    file's ``lstat`` modification time (ns) or size (bytes) is not the one recorded in ``files``,
+    or that is gone: one ``lstat`` per memory."""
+    base = str(layout.memories)
+    edited = set()
+    if paths is None:
+        rows = connection.execute("SELECT path, bank, mtime_ns, size FROM files")
+    else:
+        rows = connection.execute("SELECT path, bank, mtime_ns, size FROM files WHERE path IN"
+                                  f" ({','.join('?' * len(paths))})", paths)
+    for path, bank, mtime, size in rows:
+        if bank in edited:
+            continue
+        try:
+            stat = os.lstat(f"{base}/{path}")
+        except OSError:
+            edited.add(bank)
+            continue
+        if stat.st_mtime_ns != mtime or stat.st_size != size:
+            edited.add(bank)
+    return edited
 
 
 def _count_words(connection: sqlite3.Connection, texts: tuple[str, str, str], step: int) -> None:
@@ -298,26 +330,28 @@ def rebuild(layout: Layout) -> int:
         return build(layout)
 
 
-def open_index(layout: Layout) -> sqlite3.Connection:
+def open_index(layout: Layout, *, every_file: bool = False) -> sqlite3.Connection:
     """Return a connection to an index that is current with every bank.
 
     A missing, corrupt or older-schema index is rebuilt (``build``); an
-    existing one is brought up to date (``_sync``), under the writers' lock
-    (``_writer``). Raises OSError, sqlite3.Error (a rebuilt index that still
-    cannot be opened).
+    existing one is brought up to date (``_sync``, by the bank folders' times;
+    with ``every_file``, by every memory's time and size too, which finds a
+    file rewritten in place), under the writers' lock (``_writer``). Raises
+    OSError, sqlite3.Error (a rebuilt index that still cannot be opened).
     """
     with _writer(layout):
-        return _open_current(layout)
+        return _open_current(layout, every_file)
 
 
-def _open_current(layout: Layout) -> sqlite3.Connection:
+def _open_current(layout: Layout, every_file: bool = False) -> sqlite3.Connection:
     path = layout.search_index
     if path.is_file():
         connection = None
         try:
             connection = _connect(path)
             if _is_current_schema(connection):
-                _sync(connection, layout, bank_folders(layout), every_bank=True, trust_folders=True)
+                _sync(connection, layout, bank_folders(layout), every_bank=True, trust_folders=True,
+                      every_file=every_file)
                 return connection
         except sqlite3.DatabaseError:
             pass
@@ -401,7 +435,15 @@ def rank(
     deadline = time.monotonic() + seconds
     connection.set_progress_handler(lambda: time.monotonic() >= deadline, PROGRESS_STEPS)
     try:
-        return _ranked(connection, text, found_terms, limit, banks, memory_type, related)
+        hits = _ranked(connection, text, found_terms, limit, banks, memory_type, related)
+        # A hit's file rewritten in place (its folder's time unchanged) since it was indexed: its
+        # banks are read again and the query asked again, so no hit shows what a file no longer says.
+        edited = _edited_in_place(connection, layout, [hit.path for hit in hits]) if hits else set()
+        if edited:
+            with _writer(layout):
+                _sync(connection, layout, [layout.bank(name) for name in sorted(edited)], every_bank=False)
+            hits = _ranked(connection, text, found_terms, limit, banks, memory_type, related)
+        return hits
     except sqlite3.OperationalError as error:
         # The progress handler stopped it: "interrupted", or what the step it stopped reports.
         if str(error) != "interrupted" and time.monotonic() < deadline:
@@ -471,10 +513,12 @@ def search(
     """Return the memories sharing meaningful words with ``query``, best first, at most ``limit``.
 
     ``bank`` is a bank folder name (the caller resolves a directory to it);
-    ``memory_type`` one of the memory types. Raises InputError (a query
-    without a meaningful word, or one whose SQLite work passes QUERY_SECONDS),
-    OSError, sqlite3.Error. See ``rank``.
+    ``memory_type`` one of the memory types. A private span of ``query``
+    (sandman.private) is not searched for: only the text outside the spans is.
+    Raises InputError (a query without a meaningful word, or one whose SQLite
+    work passes QUERY_SECONDS), OSError, sqlite3.Error. See ``rank``.
     """
+    query = private.outside(query)
     if not query_terms(query):
         raise InputError(f"search query {shown(query)} has no word to search for (only common words such as"
                          " 'how', 'the'); give a word the memory would hold")

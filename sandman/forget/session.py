@@ -11,8 +11,11 @@ What is destroyed, wherever it is found:
 - the archived transcript and companion folder (named by the pointer, by
   take's journal lines, or found by name under ``.archive/``), and archive
   folders left empty;
-- the pointer ``memories/.recent/<id>.json``, the take record ``.takes/<id>.json``
-  and ``pending-takes/<id>.json``;
+- the pointer ``memories/.recent/<id>.json``, the take record ``.takes/<id>.json``,
+  ``pending-takes/<id>.json`` and the backstop's start record ``.started/<id>.json``;
+- every kept SessionStart reply ``.start-replies/*.json`` (they list recent sessions
+  by title and id; derived, composed again at the next start), when the session was
+  held here or a reply names it (_start_replies);
 - what a killed take left (_leftovers): its intent records ``.taking/<id>.<pid>.json``,
   write_atomic's temp files beside them and beside each file above, and a
   pointer reflect's sweep set aside;
@@ -288,6 +291,30 @@ def _distinctive(session_id: str) -> bool:
     return len(session_id) >= DISTINCTIVE_CHARS
 
 
+def _start_replies(layout: Layout, session_id: str, *, held: bool) -> list[Path]:
+    """Remove every kept SessionStart reply (``.start-replies/``, its temp files too) when the
+    session was ``held`` here or a reply's bytes hold its id; return what was removed.
+
+    A reply lists recent sessions by title (a first prompt) and id; which replies list
+    this one is not worth deciding: they are derived, and the next start composes its
+    cwd's reply again (docs/BANK-FORMAT.md, "Start replies").
+    """
+    try:
+        replies = sorted(layout.start_replies.iterdir())
+    except OSError:
+        return []
+    if not held and not any(_holds(path, session_id) for path in replies):
+        return []
+    return [path for path in replies if _remove(path)]
+
+
+def _holds(path: Path, session_id: str) -> bool:
+    try:
+        return session_id.encode("utf-8", "surrogateescape") in path.read_bytes()
+    except OSError:
+        return False
+
+
 def _remove(path: Path) -> bool:
     try:
         if path.is_dir() and not path.is_symlink():
@@ -415,6 +442,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
     targets.append(layout.pending_take(session_id))
     targets.append(layout.delivered_ledger(session_id))  # which memories it was given (sandman/recall/ledger.py)
     targets.append(layout.take_record(session_id))
+    targets.append(layout.started_record(session_id))  # the backstop's record of its start
     targets += sorted(_mind_transcripts(layout, session_id))
     targets += sorted(_leftovers(layout, session_id))  # after the intents' and pointer's own files
     for path in targets:
@@ -422,6 +450,7 @@ def forget(layout: Layout, session_id: str, *, memories: bool = False) -> Forgot
             result.destroyed.append(path)
     for path in archived:
         _prune_empty(path.parent, layout.archive)
+    result.destroyed += _start_replies(layout, session_id, held=bool(result.destroyed))
     result.scrubbed = _scrub_journal(layout, session_id)
     if result.deleted:
         _forget_search_index(layout)

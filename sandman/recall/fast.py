@@ -16,8 +16,10 @@ only, and answers ``None`` (``FALLBACK``) for anything else, before writing anyt
 payload that is not a UserPromptSubmit's with a session id and an absolute cwd, a root
 given with ``~`` or not normalized, a ``.settings.toml`` (its switches need ``tomllib``),
 a bank chain in a linked git worktree or with a name cut to length, an index missing,
-stale, locked or unreadable, a memory whose text ``marks.visible`` would change, a
-prompt whose terms cannot be read without ``re``. The caller then runs the full hook
+stale, locked or unreadable (a memory found edited in place: ``edited``), a memory whose
+text ``marks.visible`` would change, a
+prompt whose terms cannot be read without ``re``, a prompt that may hold a private
+span (``may_hide``: the full hook searches only the text outside its spans). The caller then runs the full hook
 (sandman.hook), which journals and handles each of those.
 
 The constants below are config.py's (``PROMPT_*``, ``MOMENT_MAX_MEMORIES``,
@@ -110,7 +112,7 @@ def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[s
     lines = [HEAD]
     used = utf16_units(HEAD) + 1
     shown = []
-    for _id, path, bank, file, name, description, body, _score in found:
+    for _id, path, bank, file, name, description, body, _score, *_stat in found:
         fields = [_one_line(name), _one_line(file), _one_line(description), _one_line(labels[bank])]
         body_lines = body.strip().splitlines()
         if None in fields or "/" in file or not all(line.isprintable() for line in body_lines):
@@ -149,8 +151,8 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
             floor: tuple[int, float, float] = (PROMPT_MIN_SHARED, PROMPT_MIN_COVERAGE, PROMPT_MIN_RARITY),
             ) -> tuple[list, int, str | None]:
     """The memories of ``banks`` relevant enough to ``prompt``, best first, at most ``limit``, none of
-    ``held``, each as its index row ``(id, path, bank, file, name, description, body, score)``
-    (what index.Found reads); the prompt's count of meaningful words; and why none was found when
+    ``held``, each as its index row ``(id, path, bank, file, name, description, body, score,
+    mtime_ns, size)`` (what index.Found reads); the prompt's count of meaningful words; and why none was found when
     none was (``no-words``, ``too-common``, ``below-floor``, ``held``) or None. The one
     implementation of the prompt's match: moments.prompt_matches is this on a ``sqlite3``
     connection, the fast path on a ``_sqlite3`` one (both only ``execute``).
@@ -193,7 +195,7 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
     ranked = connection.execute(
         f"WITH best AS (SELECT rowid AS id, bm25(memories, {WEIGHTS}) AS score FROM memories"
         " WHERE memories MATCH ? ORDER BY score LIMIT ?)"
-        " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score"
+        " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score, f.mtime_ns, f.size"
         f" FROM best JOIN files f ON f.id = best.id JOIN memories m ON m.rowid = best.id"
         f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
         [" OR ".join(f"({group})" for group in chosen), RANK_WINDOW * window, *banks, window]).fetchall()
@@ -221,6 +223,31 @@ def matches(connection, banks: list[str], prompt: str, held: set[str] | frozense
         return relevant, len(words), None
     # Nothing new: "held" when a memory the session holds clears the floor (the prompt repeated).
     return [], len(words), "held" if any(clears(row) for row in holding) else "below-floor"
+
+
+def edited(memories_dir: str, found) -> bool:
+    """True when a memory of ``found`` (index rows, ``matches``'s) is not the file the index read:
+    its ``lstat`` modification time (nanoseconds) or size (bytes) differs from the row's, or it is
+    gone. A hand edit written in place (``cat new > file``) leaves its bank folder's time alone,
+    so the folder check misses it; the memories about to be shown are checked here (a few
+    ``lstat`` calls, not one per memory: docs/recall.md, "The index's freshness")."""
+    for row in found:
+        try:
+            stat = os.lstat(f"{memories_dir}/{row[1]}")
+        except OSError:
+            return True
+        if (stat.st_mtime_ns, stat.st_size) != (row[8], row[9]):
+            return True
+    return False
+
+
+def may_hide(text: str) -> bool:
+    """True when ``text`` may hold a private span's opener (``<private>`` as sandman/private.py's
+    TAG matches it, case-insensitively), read without ``re``: a superset of TAG's openers
+    (``str.lower`` keeps the dotless ``ı`` and writes ``İ`` as ``i`` and a combining dot, both of
+    which TAG matches as ``i``). Such a prompt goes to the full hook, which searches only the
+    text outside its spans (README, "Trust")."""
+    return "<private>" in text.lower().replace("\u0131", "i").replace("i\u0307", "i")
 
 
 def journal(root: str, decision: str, **facts: object) -> None:
@@ -263,7 +290,7 @@ def prompt_hook(payload: bytes) -> str | None:
         journal(base, "declined", event=EVENT, reason="path-too-long", session=session, chars=len(cwd))
         return ""
     if (not plainhook.session_ok(session) or not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd
-            or not isinstance(prompt, str) or not prompt.strip()):
+            or not isinstance(prompt, str) or not prompt.strip() or may_hide(prompt)):
         return FALLBACK
     memories = base + "/memories"
     if not os.path.isdir(memories) or os.path.lexists(base + "/.settings.toml"):
@@ -316,6 +343,8 @@ def _prompt_reply(base: str, session: str, prompt: str, banks: list, memories: s
             if recorded.get(name) != mtime:
                 return FALLBACK  # stale: the full hook journals it and starts the refresh
         found, count, why = matches(connection, names, prompt, held(base, session))
+        if edited(memories, found):
+            return FALLBACK  # a memory edited in place: the full hook journals it and starts the refresh
     except _sqlite3.Error:
         return FALLBACK
     finally:

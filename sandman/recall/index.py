@@ -35,7 +35,8 @@ REFRESH_EVERY_S = 30
 
 class Found(tuple):
     """One memory read from the index: its row ``id``, ``path`` (``<bank>/<file>``), ``bank`` and
-    ``file``, its ``name``, ``description`` and ``body`` (str), and its bm25 ``score`` (lower ranks first).
+    ``file``, its ``name``, ``description`` and ``body`` (str), its bm25 ``score`` (lower ranks first),
+    and the ``mtime_ns`` (nanoseconds) and ``size`` (bytes) its file had when it was indexed.
     A plain tuple with named fields: a namedtuple's class is built by exec at import, on every prompt."""
 
     __slots__ = ()
@@ -47,6 +48,8 @@ class Found(tuple):
     description = property(lambda self: self[5])
     body = property(lambda self: self[6])
     score = property(lambda self: self[7])
+    mtime_ns = property(lambda self: self[8])
+    size = property(lambda self: self[9])
 
 
 def open_current(layout: Layout, banks: list[str]) -> tuple[sqlite3.Connection | None, str | None]:
@@ -120,7 +123,7 @@ def ranked(connection: sqlite3.Connection, expression: str, banks: list[str], li
     rows = connection.execute(
         f"WITH best AS (SELECT rowid AS id, bm25(memories, {WEIGHTS}) AS score FROM memories"
         " WHERE memories MATCH ? ORDER BY score LIMIT ?)"
-        " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score"
+        " SELECT f.id, f.path, f.bank, f.file, m.name, m.description, m.body, best.score, f.mtime_ns, f.size"
         f" FROM best JOIN files f ON f.id = best.id JOIN memories m ON m.rowid = best.id"
         f" WHERE f.bank IN ({marks}) ORDER BY best.score, f.path LIMIT ?",
         [expression, RANK_WINDOW * limit, *banks, limit]).fetchall()
@@ -149,7 +152,7 @@ def main() -> int:
     if not layout.memories.is_dir():
         return 0
     try:
-        search.open_index(layout).close()
+        search.open_index(layout, every_file=True).close()  # finds a memory rewritten in place too
     except (OSError, sqlite3.Error) as error:
         journal.write(layout, "recall", "failed", step="index-refresh", error=str(error))
         return 1

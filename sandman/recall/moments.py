@@ -170,7 +170,8 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
     (ledger.locked). ``match(held)`` returns the memories found, best first, and why none was;
     those that fit ``budget`` (UTF-16 units) are rendered under ``head`` and recorded on
     ``channel``. Returns ``(found, why, text, shown)``, or None when the index could not be read
-    (its journal line written). Closes ``connection``."""
+    or a memory found was edited in place since it was indexed (fast.edited; its journal line
+    written). Closes ``connection``."""
     import sqlite3
 
     with ledger.locked(layout, session):
@@ -182,6 +183,12 @@ def _give(layout: Layout, connection, session: str, event: str, channel: str, he
             return None
         finally:
             connection.close()
+        from sandman.recall.fast import edited
+
+        if edited(str(layout.memories), found):  # edited in place since it was indexed: stale
+            journal.write(layout, VERB, "nothing", hook=True, event=event, reason="index-stale", session=session,
+                          refresh=index.refresh_soon(layout))
+            return None
         text, shown = render(layout, head, found, budget)
         if shown:
             ledger.append(layout, session, channel, shown)
@@ -216,6 +223,10 @@ def prompt_hook(layout: Layout, payload: bytes) -> str | None:
         return None
     data, session, cwd = started
     prompt = data.get("prompt")
+    if isinstance(prompt, str):
+        from sandman.private import outside
+
+        prompt = outside(prompt)  # a private span's words never reach a search (README, "Trust")
     if not isinstance(prompt, str) or not prompt.strip():
         journal.write(layout, VERB, "nothing", hook=True, event=event, reason="no-prompt", session=session)
         return None
@@ -329,6 +340,12 @@ def file_hook(layout: Layout, payload: bytes) -> str | None:
         return None
     if not isinstance(file, str) or not os.path.isabs(file) or "\0" in file:
         journal.write(layout, VERB, "skipped", hook=True, event=event, reason="no-file",
+                      tool=_one_line(str(tool))[:80], session=session)
+        return None
+    from sandman.private import outside
+
+    if outside(file) != file:  # a private span's words never reach a search (README, "Trust")
+        journal.write(layout, VERB, "skipped", hook=True, event=event, reason="private",
                       tool=_one_line(str(tool))[:80], session=session)
         return None
     file = os.path.normpath(file)
