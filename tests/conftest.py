@@ -97,7 +97,8 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     fake = FakeClaude(tmp_path / "fake-claude")
     for name, value in fake.env().items():
         monkeypatch.setenv(name, value)
-    return fake
+    yield fake
+    fake.kill_leftovers()
 
 
 # --- the real Claude Code against a fake Messages API (issue 28: tests/live_claude.py) ----

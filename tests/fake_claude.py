@@ -41,6 +41,24 @@ class FakeClaude:
         """Make ``model`` behave as ``mode`` (fail, hang, garbage, echo, ...)."""
         self.rules(model, {"mode": mode, **spec})
 
+    def kill_leftovers(self) -> list[int]:
+        """SIGKILL every fake (and its hanging child) this test started that still runs; return
+        their pids. A test that ends while a session hangs (a tick that opened the night's next
+        shift) would leave it sleeping for an hour."""
+        import os
+        import signal
+
+        alive = []
+        for call in self.calls():
+            for pid in (call.get("pid"), call.get("child_pid")):
+                if isinstance(pid, int) and not pid_dead(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        alive.append(pid)
+                    except ProcessLookupError:
+                        pass
+        return alive
+
     def calls(self) -> list[dict]:
         """Every invocation so far, in order of arrival."""
         if not self.log.exists():
