@@ -364,3 +364,22 @@ def test_the_session_start_recall_is_installed_as_its_fast_launcher_and_runs(iso
     runs = [subprocess.run(["sh", "-c", command], input=payload, capture_output=True, timeout=60) for _ in range(2)]
     assert [(done.returncode, done.stderr) for done in runs] == [(0, b""), (0, b"")]
     assert runs[0].stdout == runs[1].stdout and b'"hookEventName": "SessionStart"' in runs[0].stdout
+
+
+@pytest.mark.parametrize("verb", [("install",), ("uninstall",), ("statusline",)])
+@pytest.mark.parametrize("existing", [False, True])
+def test_regression_a_settings_path_ending_in_a_slash_wrote_a_file_where_a_folder_was_meant(
+        isolated: Path, tmp_path: Path, verb: tuple[str, ...], existing: bool):
+    folder = tmp_path / "somedir"
+    if existing:
+        folder.mkdir()
+    given = f"{folder}/"
+    done = sandman("hooks", *verb, "--settings", given)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: --settings {given}: names a directory; give the settings file's "
+                                    f"path (such as {given}settings.json)\n")
+    assert folder.is_dir() if existing else not folder.exists()
+    if existing:
+        assert not any(folder.iterdir())
+        named = sandman("hooks", *verb, "--settings", str(folder))
+        assert named.returncode == 2 and f"--settings {folder}: names a directory".encode() in named.stderr

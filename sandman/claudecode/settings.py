@@ -194,6 +194,16 @@ def missing_executables(entry: object) -> list[str]:
         word for word in dict.fromkeys(launchers) if os.path.isabs(word) and not os.path.isfile(word)]
 
 
+def settings_path(text: str) -> Path:
+    """The settings file a ``--settings`` option names, as a Path. Raises ConfigError when ``text``
+    ends in a ``/`` or names a directory: a settings path names a file (``Path`` drops a trailing
+    ``/``, and sandman would then write a file where a folder was meant)."""
+    if text.endswith(("/", os.sep)) or os.path.isdir(text):
+        raise ConfigError(f"--settings {text}: names a directory; give the settings file's path "
+                          f"(such as {os.path.join(text, 'settings.json')})")
+    return Path(text)
+
+
 def load(path: Path) -> tuple[bytes | None, dict]:
     try:
         raw = path.read_bytes()

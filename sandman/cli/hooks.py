@@ -39,13 +39,12 @@ def hooks_install(
         "--statusline", help="Also show the live shift in Claude Code's status line (sandman statusline).")] = False,
 ) -> None:
     """Register take --hook on SessionEnd, recall --hook and report --hook on SessionStart (idempotent)."""
-    from pathlib import Path
-
+    from sandman.claudecode.settings import settings_path
     from sandman.verbs import hooks as verb
 
     if auto_memory not in (None, "on", "off"):
         raise fail(f"--auto-memory {auto_memory!r}: give on or off", 2)
-    path = Path(settings) if settings else None
+    path = run(lambda: settings_path(settings)) if settings else None
     _print_hooks_change(run(lambda: verb.install(path, force=force, statusline=statusline)))
     if auto_memory is not None:
         written = run(lambda: verb.set_auto_memory(auto_memory == "on", path))
@@ -65,11 +64,10 @@ def hooks_uninstall(
     ] = None,
 ) -> None:
     """Remove sandman's hooks from Claude Code's settings, keeping everything else."""
-    from pathlib import Path
-
+    from sandman.claudecode.settings import settings_path
     from sandman.verbs.hooks import uninstall
 
-    _print_hooks_change(run(lambda: uninstall(Path(settings) if settings else None)))
+    _print_hooks_change(run(lambda: uninstall(settings_path(settings) if settings else None)))
 
 
 @hooks_app.command("statusline")
@@ -80,8 +78,7 @@ def hooks_statusline(
     remove: Annotated[bool, typer.Option("--remove", help="Take sandman's status line away.")] = False,
 ) -> None:
     """Set Claude Code's status line to sandman's (the live shift), hooks untouched."""
-    from pathlib import Path
-
+    from sandman.claudecode.settings import settings_path
     from sandman.verbs import hooks as verb
 
-    _print_hooks_change(run(lambda: verb.statusline(Path(settings) if settings else None, remove=remove)))
+    _print_hooks_change(run(lambda: verb.statusline(settings_path(settings) if settings else None, remove=remove)))
