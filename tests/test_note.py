@@ -158,3 +158,22 @@ def test_a_note_left_in_the_old_handoff_folder_is_delivered_until_a_new_note_rep
     leave(layout, "Next: release 1.2.", cwd=str(project))
     assert not old.exists() and json.loads(new.read_text())["note"] == "Next: release 1.2."
     assert hook(project).splitlines()[1] == "Next: release 1.2."
+
+
+@pytest.mark.parametrize(("stdin", "message"), [
+    (b"x" * 3_000_000, "note is over 8,000 characters"),
+    ("\N{GRINNING FACE}".encode() * 2_001, "note is over 2,000 characters"),
+])
+def test_regression_a_long_note_on_stdin_was_said_to_be_8001_characters(
+        layout: Layout, project: Path, stdin: bytes, message: str) -> None:
+    done = sandman("note", "-", "--cwd", str(project), stdin=stdin)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: {message}; keep it under 2,000 "
+                                    "(it is read inside the recall budget)\n")
+    assert not layout.note(bank_name(project)).exists()
+
+
+def test_a_note_on_stdin_of_2000_four_byte_characters_is_kept_whole(layout: Layout, project: Path) -> None:
+    done = sandman("note", "-", "--cwd", str(project), stdin="\N{GRINNING FACE}".encode() * 2_000)
+    assert done.returncode == 0, done.stderr
+    assert notes.read(layout, str(project)).data["note"] == "\N{GRINNING FACE}" * 2_000

@@ -350,11 +350,10 @@ def note(note: _NOTE_TEXT, cwd: _NOTE_CWD = None, once: _NOTE_ONCE = False, sess
     """Leave a note the next session here reads first."""
     import os
 
-    from sandman.verbs.note import leave
+    from sandman.verbs.note import leave, read_stream
 
     if note == "-":
-        data = sys.stdin.buffer.read(4 * config.NOTE_MAX_CHARS + 1)
-        note = data.decode("utf-8", "surrogateescape")
+        note = run(lambda: read_stream(sys.stdin.buffer))
     root = layout()
     written = run(lambda: leave(root, note, cwd=cwd or os.getcwd(), once=once, session=session))
     say(f"note for {written.data['directory']}: {written.path}"

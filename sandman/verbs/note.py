@@ -11,7 +11,9 @@ directory's previous note.
 
 from __future__ import annotations
 
+import codecs
 import os
+from typing import BinaryIO
 
 from sandman import config, journal, note as notes, private
 from sandman.banks.names import normalize_directory
@@ -21,6 +23,23 @@ from sandman.layout import Layout
 from sandman.pointers import check_session_id
 
 VERB = "note"
+
+
+def read_stream(stream: BinaryIO) -> str:
+    """The note a binary ``stream`` holds (``sandman note -``: stdin), decoded as UTF-8 (an invalid
+    byte kept as a surrogate escape, which ``leave`` refuses), reading at most
+    4 x ``config.NOTE_MAX_CHARS`` + 1 bytes: a longer stream cannot be a note (a character is at
+    most 4 bytes), and memory stays bounded. Raises InputError when the stream holds more, saying
+    the note is over the characters of its first 4 x NOTE_MAX_CHARS bytes (its true length is not
+    read)."""
+    limit = 4 * config.NOTE_MAX_CHARS
+    data = stream.read(limit + 1)
+    if len(data) <= limit:
+        return data.decode("utf-8", "surrogateescape")
+    # The complete characters of the first `limit` bytes; at least one more follows.
+    at_least = len(codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(data[:limit]))
+    raise InputError(f"note is over {at_least:,} characters; keep it under {config.NOTE_MAX_CHARS:,} "
+                     "(it is read inside the recall budget)")
 
 
 def leave(layout: Layout, note: str, *, cwd: str | None = None, once: bool = False,
