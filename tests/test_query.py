@@ -100,3 +100,14 @@ def test_the_floor_wants_a_share_of_the_prompt_s_weight_and_a_rare_lone_word() -
     assert not query.enough(1, 3.0, 3, 9.0, 100, (2, 0.3, 0.7))  # two shared terms wanted
     assert query.enough(1, query.weight(1, 100), 1, query.weight(1, 100), 100, floor)  # one memory holds it
     assert not query.enough(1, query.weight(40, 100), 1, query.weight(40, 100), 100, floor)  # most do
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("test_search_refuses_query_without_meaningful_word",
+     ["test", "search", "refuses", "query", "meaningful", "word"]),
+    ("zebras-tox-widgets-cafeteria-nine-opens-about", ["zebras", "tox", "widgets", "cafeteria", "nine", "opens"]),
+    ("mix_audit " + "a" * 41 + "_report", ["mix_audit", "mix", "audit", "report"]),
+])
+def test_regression_a_compound_over_40_characters_lost_every_word_in_it(text: str, expected: list[str]) -> None:
+    assert len(text.split()[0]) > query.MAX_WORD_CHARS or len(text.split()[-1]) > query.MAX_WORD_CHARS
+    assert query.terms(text) == expected

@@ -439,3 +439,13 @@ def test_regression_two_processes_rebuilding_the_index_at_once_both_succeed(layo
     assert failures == []
     journals = "".join(path.read_text() for path in (layout.root / ".trace").glob("recall-*.log"))
     assert "index-refreshed" in journals and " failed " not in journals
+
+
+def test_regression_a_test_name_over_40_characters_was_no_word_to_search_for(layout: Layout, project: Path) -> None:
+    remember(layout, "test_search_refuses_query_without_meaningful_word fails on CI", cwd=str(project))
+    expected = [hit.file for hit in search(layout, "meaningful")]
+    assert len(expected) == 1
+    assert files(search(layout, "test_search_refuses_query_without_meaningful_word"))[0] == expected[0]
+    done = CliRunner().invoke(app, ["search", "test_search_refuses_query_without_meaningful_word"])
+    assert done.exit_code == 0, done.stderr
+    assert "fails on CI" in done.stdout

@@ -30,7 +30,8 @@ hook and search read a query one way (docs/recall.md, "The relevance floor").
 The query is bounded before anything reads it whole: only its first
 MAX_QUERY_CHARS characters are read, at most ``max_terms`` distinct terms are
 kept (MAX_TERMS by default, related words not counted), and a word longer than
-MAX_WORD_CHARS (a hash, a base64 run) is skipped. Only quoted words reach FTS5,
+MAX_WORD_CHARS (a hash, a base64 run) is skipped; a longer compound is no phrase, but
+its words are still searched. Only quoted words reach FTS5,
 so nothing of a query is ever FTS5 syntax.
 """
 
@@ -155,7 +156,8 @@ def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     quoted part (stop words kept), or a compound (``mix_audit``,
     ``parallel-safe``) followed by its meaningful words as terms of their own. Lower-cased, not
     case-folded: ``ß`` stays ``ß``, as the index keeps it. Reads at most
-    MAX_QUERY_CHARS characters of ``text``; skips a word over MAX_WORD_CHARS.
+    MAX_QUERY_CHARS characters of ``text``; skips a word over MAX_WORD_CHARS, and a compound
+    over MAX_WORD_CHARS is not a phrase term (its meaningful words still are terms).
     """
     found: list[str] = []
     seen = set()
@@ -175,10 +177,9 @@ def terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
                 continue  # a phrase the person quoted: its words together, not apart
         else:
             compound = compound.lower()
-            if len(compound) > MAX_WORD_CHARS:
-                continue
-            found_words = words(compound)
-            if len(found_words) > 1 and keep(compound):
+            found_words = [word for word in words(compound) if len(word) <= MAX_WORD_CHARS]
+            # A compound over MAX_WORD_CHARS is no phrase term, but its words still are terms.
+            if len(found_words) > 1 and len(compound) <= MAX_WORD_CHARS and keep(compound):
                 break
         if any(keep(word) for word in found_words
                if word not in STOP_WORDS and not (len(word) == 1 and word.isalpha())):
