@@ -219,7 +219,7 @@ def start(layout: Layout, opened: shifts.Opened, settings: config.Machine) -> in
             raise OSError(f"claude not found: {argv[0]} (set SANDMAN_CLAUDE_BIN or install Claude Code)") from None
     _STARTED.append(process)
     current = shifts.read_current(layout) or {}
-    current.update({"pid": process.pid})
+    current.update({"pid": process.pid, "pid_start": shifts.process_start(process.pid)})
     shifts.write_current(layout, current)
     shifts.attach(layout, session, pid=process.pid, worktree=str(worktree) if worktree else None)
     journal.write(layout, shifts.VERB, "started", shift=opened.id, session=session, pid=process.pid,
