@@ -512,6 +512,9 @@ WEEK_THEMES = {
 }
 MACHINE_NIGHT = "21:00-07:00"
 MACHINE_SHIFT_HOURS = 5.0
+# The most one trail event's cost_usd may say (US dollars): no session or mind costs this much, and a
+# bigger figure (1e308) would spend every later day's budget and fill `sandman score` with digits.
+EVENT_COST_MAX_USD = 1_000.0
 MACHINE_MIN_WINDOW_MINUTES = 60
 WINDOW_FILE_MAX_BYTES = 64 * 1024  # a usage window file is ~100 bytes; a bigger one (or /dev/zero) is not one
 MACHINE_REST_DAY = "Saturday"

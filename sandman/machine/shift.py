@@ -670,7 +670,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     cost = result_cost(session_result(layout, shift_id))
     estimated = cost is None and estimated_cost is not None
     if estimated:
-        cost = round(estimated_cost, 6)  # a session stopped for cost printed none: the budget counts the estimate
+        # a session stopped for cost printed none: the budget counts the estimate (at most an event's cap)
+        cost = round(min(estimated_cost, config.EVENT_COST_MAX_USD), 6)
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
@@ -811,9 +812,10 @@ def _stop(layout: Layout, current: dict) -> bool:
 
 
 def result_cost(result: dict | None) -> float | None:
-    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number ≥ 0."""
+    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number from 0
+    to ``config.EVENT_COST_MAX_USD`` (the most an event carries)."""
     cost = result.get("total_cost_usd") if result else None
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost <= config.EVENT_COST_MAX_USD:
         return float(cost)
     return None
 

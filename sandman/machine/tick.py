@@ -60,10 +60,11 @@ class Tick:
 
 
 def spent_today(layout: Layout, settings: config.Machine, day, trail: trails.Trail) -> float:
-    """US dollars the shift and breath events of the night's ``day`` carry."""
+    """US dollars the shift and breath events of the night's ``day`` carry; a revoked event (by
+    name, an ancestor or its shift: ``Trail.revoked_by``) counts nothing."""
     total = 0.0
     for event in trail.events:
-        if event.cost_usd and event.kind.split(".")[0] in ("shift", "breath"):
+        if event.cost_usd and event.kind.split(".")[0] in ("shift", "breath") and trail.revoked_by(event) is None:
             moment = datetime.fromisoformat(event.at.replace("Z", "+00:00"))
             if week.day_of(settings, moment) == day:
                 total += event.cost_usd
