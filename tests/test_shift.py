@@ -1036,3 +1036,25 @@ def test_the_tick_never_signals_a_live_process_whose_start_time_is_not_the_recor
     finally:
         bystander.kill()
         bystander.wait()
+
+
+@pytest.mark.parametrize("line, key", [
+    ("shift_budget_usd = inf", "machine.shift_budget_usd"), ("shift_budget_usd = nan", "machine.shift_budget_usd"),
+    ("budget_usd_day = inf", "machine.budget_usd_day"), ("budget_usd_day = nan", "machine.budget_usd_day"),
+    ("shift_hours = nan", "machine.shift_hours"),
+    ('[machine.week]\nTuesday = { theme = "Refactor", job = "x", extra = 1 }', "machine.week.Tuesday"),
+])
+def test_regression_machine_took_an_infinite_budget_and_an_unknown_key_in_a_weekday_table(layout, line, key):
+    """`shift_budget_usd = inf` was a cap never reached, and `extra = 1` in a weekday table was dropped
+    without a word: each is now the one-line error naming the file and the key, as other bad values."""
+    layout.root.mkdir(parents=True)
+    layout.settings_file.write_text(f"[machine]\ntime_zone = \"UTC\"\n{line}\n")
+    with pytest.raises(ConfigError) as raised:
+        config.machine(layout)
+    message = str(raised.value)
+    assert message.startswith(f"{layout.settings_file}: {key} ") and "\n" not in message
+    if "extra" in line:
+        assert "unknown key(s) extra" in message
+    done = cli("shift", "run")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and key in done.stderr
