@@ -10,6 +10,7 @@ value. The constants at the bottom are the design's numbers
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from collections import namedtuple
@@ -207,7 +208,7 @@ def _budget_usd_day(section: dict, where: Path) -> float | None:
         return old_daily_budget_usd()
     value = section["budget_usd_day"]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
-        raise ConfigError(f"{where}: machine.budget_usd_day must be a number above 0 and at most inf, "
+        raise ConfigError(f"{where}: machine.budget_usd_day must be a number above 0, finite (US dollars), "
                           f"not {value!r}")
     return float(value)
 
@@ -512,6 +513,9 @@ WEEK_THEMES = {
 }
 MACHINE_NIGHT = "21:00-07:00"
 MACHINE_SHIFT_HOURS = 5.0
+# The most one trail event's cost_usd may say (US dollars): no session or mind costs this much, and a
+# bigger figure (1e308) would spend every later day's budget and fill `sandman score` with digits.
+EVENT_COST_MAX_USD = 1_000.0
 MACHINE_MIN_WINDOW_MINUTES = 60
 WINDOW_FILE_MAX_BYTES = 64 * 1024  # a usage window file is ~100 bytes; a bigger one (or /dev/zero) is not one
 MACHINE_REST_DAY = "Saturday"
@@ -636,8 +640,10 @@ def machine(layout: Layout) -> Machine:
         value = section.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low < value <= high):
-            raise ConfigError(f"{where}: machine.{key} must be a number above {low:g} and at most {high:g}, "
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not (low < value <= high):
+            most = f"and at most {high:g}" if math.isfinite(high) else "and finite"
+            raise ConfigError(f"{where}: machine.{key} must be a number above {low:g} {most}, "
                               f"not {value!r}")
         return float(value)
 
@@ -672,6 +678,10 @@ def machine(layout: Layout) -> Machine:
         name = day.capitalize() if isinstance(day, str) else day
         if name not in WEEKDAYS:
             raise ConfigError(f"{where}: machine.week has {day!r}, which is not a weekday (Sunday…Saturday)")
+        extra = sorted(set(value) - {"theme", "job"}) if isinstance(value, dict) else []
+        if extra:
+            raise ConfigError(f"{where}: machine.week.{day} has unknown key(s) {', '.join(map(str, extra))}; "
+                              "known: job, theme")
         if isinstance(value, str) and value.strip():
             week[name] = (value.strip(), "")
         elif isinstance(value, dict) and isinstance(value.get("theme"), str) and value["theme"].strip() \

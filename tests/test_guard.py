@@ -79,6 +79,32 @@ def test_the_guard_lets_a_shifts_work_through(context, command):
     guard.decide({"tool_name": "Bash", "tool_input": {"command": text}, "cwd": str(context.worktree)}, context)
 
 
+@pytest.mark.parametrize("command", [
+    "cd {root}/shifts && python3 -c \"open('.current.json','w')\"", "cd {root}/shifts && touch x",
+    "cd {root} && cd shifts && touch x", "cd {root}/shifts; cp /tmp/a .current.json", "pushd {root} && mkdir x",
+    "cd {root}/shifts && node -e 'x'", "cd {root}/shifts && sh -c 'touch x'", "printf x | python3 -",
+    "printf x | python3", "printf x | python3 -u -", "printf x | perl", "printf x | sh", "printf x | bash",
+    "echo 'open(1)' | node -", "python3 - <<'EOF'\nprint(1)\nEOF",
+])
+def test_a_cd_into_the_memory_root_or_code_on_stdin_no_longer_slips_a_write_past_the_guard(context, command):
+    """`touch {root}/shifts/x` was refused but `cd {root}/shifts && touch x` (a relative path after a cd)
+    and `printf … | python3 -` (code the guard never sees) ran: the hook itself, as Claude Code calls it."""
+    payload = {"tool_name": "Bash", "tool_input": {"command": command.format(root=context.root)},
+               "cwd": str(context.worktree)}
+    denied = guard.hook(json.dumps(payload), context.root, SHIFT)
+    assert denied and json.loads(denied)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "cd {root} && cat shifts/.current.json", "cd {root} && sandman trail log", "cd {root}/shifts && ls -la",
+    "cd {root} && git log --oneline", "cd {root} && cd {worktree} && touch x", "python3 --version",
+    "python3 tools/gen.py", "python3 -m pytest -q", "cd sub && touch x",
+])
+def test_the_guard_still_lets_reads_in_the_memory_root_and_scripts_through(context, command):
+    text = command.format(root=context.root, worktree=context.worktree)
+    guard.decide({"tool_name": "Bash", "tool_input": {"command": text}, "cwd": str(context.worktree)}, context)
+
+
 @pytest.mark.parametrize("tool,path,allowed", [
     ("Edit", "{root}/trail/2026/12/05.jsonl", False), ("Write", "{worktree}/a.py", True),
     ("Write", "{worktree}/.github/workflows/x.yml", False), ("Write", "{repo}/a.py", False),

@@ -987,3 +987,74 @@ def test_shift_handoff_hides_nested_private_spans(layout, world):
     assert result.returncode == 0, result.stderr
     text = (opened.folder / "handoff.md").read_text(encoding="utf-8")
     assert "done [private] ok" in text and "TAIL-7781" not in text
+
+
+def _open_and_hang(layout: Layout) -> str:
+    """A shift the tick opened on Tuesday night whose fake session hangs; its id."""
+    started = tick.run(layout, now=TUESDAY_NIGHT)
+    assert started.decision == "started", started.reason
+    return started.shift
+
+
+def test_the_tick_never_signals_pid_1_named_by_a_current_json_a_session_wrote(
+        layout, world, fake_claude, monkeypatch):
+    """A shift session can write shifts/.current.json: ``"pid": 1`` made the tick's os.killpg(1,
+    SIGTERM), i.e. kill(-1), every process on the machine. Now a pid not ours is never signalled,
+    journalled as not ours, and the session counts as gone."""
+    fake_claude.mode("default", "hang")
+    shift_id = _open_and_hang(layout)
+    current = shifts.read_current(layout)
+    shifts.write_current(layout, {**current, "pid": 1, "pid_start": shifts.process_start(1)})
+    signalled = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: signalled.append((pgid, sig)))
+
+    closed = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))  # past the deadline
+
+    assert signalled == []
+    assert closed.closed == shift_id
+    assert shifts.read_meta(layout, shift_id)["outcome"] == "abandoned"
+    assert "not-ours" in journal_text(layout) and "pid=1" in journal_text(layout)
+
+
+def test_the_tick_never_signals_a_live_process_whose_start_time_is_not_the_recorded_one(
+        layout, world, fake_claude):
+    """The same hole with a reused or forged pid: a live process leading its own group, but not the
+    one the tick started (its start time differs from ``pid_start``), survives the tick."""
+    fake_claude.mode("default", "hang")
+    shift_id = _open_and_hang(layout)
+    current = shifts.read_current(layout)
+    bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        forged = shifts.process_start(bystander.pid) + 1
+        shifts.write_current(layout, {**current, "pid": bystander.pid, "pid_start": forged})
+
+        closed = tick.run(layout, now=TUESDAY_NIGHT + timedelta(days=1))  # past the deadline
+
+        assert bystander.poll() is None  # still running: never signalled
+        assert closed.closed == shift_id
+        assert "not-ours" in journal_text(layout)
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+@pytest.mark.parametrize("line, key", [
+    ("shift_budget_usd = inf", "machine.shift_budget_usd"), ("shift_budget_usd = nan", "machine.shift_budget_usd"),
+    ("budget_usd_day = inf", "machine.budget_usd_day"), ("budget_usd_day = nan", "machine.budget_usd_day"),
+    ("shift_hours = nan", "machine.shift_hours"),
+    ('[machine.week]\nTuesday = { theme = "Refactor", job = "x", extra = 1 }', "machine.week.Tuesday"),
+])
+def test_regression_machine_took_an_infinite_budget_and_an_unknown_key_in_a_weekday_table(layout, line, key):
+    """`shift_budget_usd = inf` was a cap never reached, and `extra = 1` in a weekday table was dropped
+    without a word: each is now the one-line error naming the file and the key, as other bad values."""
+    layout.root.mkdir(parents=True)
+    layout.settings_file.write_text(f"[machine]\ntime_zone = \"UTC\"\n{line}\n")
+    with pytest.raises(ConfigError) as raised:
+        config.machine(layout)
+    message = str(raised.value)
+    assert message.startswith(f"{layout.settings_file}: {key} ") and "\n" not in message
+    if "extra" in line:
+        assert "unknown key(s) extra" in message
+    done = cli("shift", "run")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and key in done.stderr

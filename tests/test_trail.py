@@ -250,3 +250,39 @@ def test_regression_trail_today_counted_the_utc_day_not_the_machines(layout, pin
     result = CliRunner().invoke(app, ["trail", "today"], env={"SANDMAN_ROOT": str(layout.root)})
     assert result.exit_code == 0, result.output
     assert [line.split()[1] for line in result.output.splitlines()] == [today.id]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["trail", "append", "shift.commit", "x", "--cost", "1e308"],
+     "sandman: cost 1e+308 is over the 1,000 US dollars one event may carry"),
+    (["trail", "append", "shift.commit", "x", "--cost", "inf"], "sandman: cost inf is not a non-negative number"),
+    (["trail", "append", "shift.commit", "x", "--cost", "nan"], "sandman: cost nan is not a non-negative number"),
+    (["trail", "append", "nodot", "x"], "sandman: event kind 'nodot' is not <family>.<what>"),
+])
+def test_regression_trail_append_took_a_cost_of_1e308_and_a_kind_without_a_dot(layout, args, message):
+    """`--cost 1e308` spent every later day's budget and filled `sandman score` with 300 digits; `nodot`
+    is not `<family>.<what>` (docs/BANK-FORMAT.md § trail). Both are one-line errors, exit 2, nothing written."""
+    result = sandman(*args)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode().startswith(message) and result.stderr.decode().count("\n") == 1
+    assert trail.read(layout).events == []
+
+
+def test_regression_a_revoked_events_cost_still_spent_the_days_budget(layout):
+    """A cost revoked with `trail revoke` (the event, or its shift) no longer counts against the day."""
+    from datetime import datetime
+
+    from sandman import config
+    from sandman.machine import breath, tick, week
+
+    costly = trail.append(layout, "shift.cost", "the session cost $900", shift="s-20261201T0210Z", cost_usd=900.0)
+    kept = trail.append(layout, "breath.cost", "a pass cost $2", cost_usd=2.0)
+    settings = config.machine(layout)
+    moment = datetime.fromisoformat(costly.at.replace("Z", "+00:00"))
+    day = week.day_of(settings, moment)
+    assert tick.spent_today(layout, settings, day, trail.read(layout)) == pytest.approx(902.0)
+    trail.revoke(layout, costly.id, "a mistyped cost")
+    assert tick.spent_today(layout, settings, day, trail.read(layout)) == pytest.approx(2.0)
+    assert breath.spent_on_day(layout, moment)[1] == pytest.approx(2.0)
+    trail.revoke(layout, "s-20261201T0210Z", "the whole shift")  # revoked twice over: still counted once
+    assert tick.spent_today(layout, settings, day, trail.read(layout)) == pytest.approx(kept.cost_usd)

@@ -498,15 +498,17 @@ def _due(source: Source, entry: dict, now: datetime) -> bool:
 
 def spent_on_day(layout: Layout, now: datetime) -> tuple[str, float]:
     """The local day of ``now`` (``machine.time_zone``, else the system's zone) and the US dollars the
-    trail's events of that day cost (every event's ``cost_usd``: shifts and research share one cap)."""
+    trail's events of that day cost (every event's ``cost_usd``: shifts and research share one cap; a
+    revoked event counts nothing)."""
     local = now.astimezone(config.machine(layout).zone())
     start = local.replace(hour=0, minute=0, second=0, microsecond=0)
     end = start + timedelta(days=1)
     since = (start.astimezone(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%d")
     spent = 0.0
-    for event in trail.read(layout, since=since).events:
+    whole = trail.read(layout, since=since)
+    for event in whole.events:
         moment = _time(event.at)
-        if event.cost_usd and start <= moment < end:
+        if event.cost_usd and start <= moment < end and whole.revoked_by(event) is None:
             spent += event.cost_usd
     return start.strftime("%Y-%m-%d"), spent
 

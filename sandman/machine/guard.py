@@ -17,7 +17,9 @@ backquotes are read as commands of their own, ``sh -c``/``bash -c``/``eval`` rea
 and wrappers (``env X=1``, ``command``, ``exec``, ``nohup``, ``time``, ``nice``, ``timeout``,
 ``xargs``, ``sudo``, an absolute path such as ``/usr/bin/git``) are looked through. git's global
 options (``-C DIR``, ``-c k=v``, ``--git-dir`` …) are read, ``cd``/``pushd`` move the directory a
-later git command runs in, and an unknown git subcommand (an alias) is refused.
+later command runs in (its relative paths resolve there; in the memory root only readers, ``sandman``
+and git's own rules run), an interpreter reading its code from stdin (``| python3 -``) is refused
+like a shell without ``-c``, and an unknown git subcommand (an alias) is refused.
 
 Stdlib and machine.owner (stdlib and sandman.errors) only at import, so a call costs one short
 Python start; the trail is imported on a deny.
@@ -275,6 +277,27 @@ def _strip_wrappers(words: list[str], env: dict[str, str]) -> list[str]:
     return words
 
 
+INFO_FLAGS = ("-V", "-VV", "--version", "-h", "--help")
+VALUE_FLAGS = ("-W", "-X", "-Q", "-I", "-M", "-r", "--require", "--import", "--loader", "-d", "-x")
+
+
+def _reads_stdin(words: list[str]) -> bool:
+    """True when the interpreter ``words`` (no -c/-e code) reads its program from stdin: no script
+    or module after its options, or ``-`` in the script's place."""
+    args = words[1:]
+    n = 0
+    while n < len(args):
+        word = args[n]
+        if word == "-":
+            return True
+        if word in INFO_FLAGS or word in ("-m", "--"):
+            return False
+        if not word.startswith("-"):
+            return False  # a script file
+        n += 2 if word in VALUE_FLAGS else 1
+    return True
+
+
 @dataclass
 class Shell:
     """The walk through one Bash command: the directory each command runs in."""
@@ -310,6 +333,11 @@ class Shell:
             elif len(words) == 1:
                 self.cwd = self.context.home
             return
+        if _within(_resolved(self.cwd), self.context.root) and program not in READERS \
+                and program not in ("sandman", "git"):
+            # after `cd <root>/…` (or in a session started there) a relative path lands in the root
+            raise Refused("memory-root", f"`{program}` would run in {self.cwd}, in the memory root, where its "
+                          "relative paths and inline code write; only sandman's verbs write there: cd out first")
         if program in SHELLS:
             self.shell(words)
             return
@@ -388,6 +416,9 @@ class Shell:
         if not code:
             if len(words) > 2 and words[1] == "-m" and words[2].split(".")[0] == "sandman":
                 self.owner(["sandman", *words[3:]])
+            elif _reads_stdin(words):
+                raise Refused("script", f"{words[0]} reading its code from stdin (`| {words[0]} -`, a "
+                              "here-document) hides it from the guard; pass it with -c or run a script file")
             return
         root = str(self.context.root)
         lowered = code.lower()

@@ -119,6 +119,37 @@ def pid_alive(pid: object) -> bool:
         return True
 
 
+def process_start(pid: object) -> int | None:
+    """The start time of process ``pid`` (field 22 of ``/proc/<pid>/stat``, clock ticks since
+    boot), None when it is gone or unreadable. With the pid it names one process, not a reused pid."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[19])  # fields[0] is field 3 (state): field 22 is fields[19]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def session_ours(layout: Layout, current: dict) -> bool:
+    """True when ``current`` (``shifts/.current.json``) names a live session process the tick
+    started: ``pid`` > 1, its start time now equal to the recorded ``pid_start``, and it leads its
+    own process group (started with ``start_new_session``). A session can write that file: any
+    other pid is journalled (``shift not-ours``) and never signalled (docs/shift.md, "The tick")."""
+    pid, recorded = current.get("pid"), current.get("pid_start")
+    if not pid_alive(pid):
+        return False
+    try:
+        leads = os.getpgid(pid) == pid
+    except OSError:
+        leads = False
+    if pid > 1 and isinstance(recorded, int) and process_start(pid) == recorded and leads:
+        return True
+    journal.write(layout, VERB, "not-ours", shift=current.get("shift") or "-", pid=pid,
+                  pid_start=recorded if isinstance(recorded, int) else "-")
+    return False
+
+
 def lock(layout: Layout) -> RunLock:
     """Take ``.shift.lock`` or raise LockBusy naming its holder."""
     held = RunLock(layout.shift_lock)
@@ -473,7 +504,8 @@ def update_meta(layout: Layout, shift_id: str, changes: dict, subject: str) -> N
 
 
 def attach(layout: Layout, session: str, *, pid: int | None = None, worktree: str | None = None) -> str:
-    """Record the session id (and the process, the worktree) of the open shift; return the shift id.
+    """Record the session id (and the process with its start time, ``process_start``; the worktree)
+    of the open shift; return the shift id.
 
     Raises InputError: no open shift, a session id that is not a UUID.
     """
@@ -482,7 +514,7 @@ def attach(layout: Layout, session: str, *, pid: int | None = None, worktree: st
     current = read_current(layout)
     if not current or current.get("state") != "open":
         raise InputError("no shift is open; `sandman shift brief` opens one")
-    current.update({"session": session, **({"pid": pid} if pid else {}),
+    current.update({"session": session, **({"pid": pid, "pid_start": process_start(pid)} if pid else {}),
                     **({"worktree": worktree} if worktree else {})})
     update_meta(layout, current["shift"], {"session": session, **({"worktree": worktree} if worktree else {})},
                 f"attach session {session} to {current['shift']}")
@@ -638,7 +670,8 @@ def handoff(layout: Layout, text: str, *, abandoned: bool = False, truncate: boo
     cost = result_cost(session_result(layout, shift_id))
     estimated = cost is None and estimated_cost is not None
     if estimated:
-        cost = round(estimated_cost, 6)  # a session stopped for cost printed none: the budget counts the estimate
+        # a session stopped for cost printed none: the budget counts the estimate (at most an event's cap)
+        cost = round(min(estimated_cost, config.EVENT_COST_MAX_USD), 6)
     commits, findings = shift_commits(layout, meta)
     if not text:
         text = "(abandoned: the session ended without a handoff)"
@@ -698,11 +731,11 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     if current.get("state") == "briefing" and pid_alive(current.get("pid")):
         return None
     if meta is not None and meta.get("outcome") and current.get("state") == "closing":
-        if pid_alive(current.get("pid")):
+        if session_ours(layout, current):
             deadline = meta.get("deadline") or ""
             if not deadline or journal.iso(now) < deadline:
                 return None  # handed off, still running: its cost comes when it exits
-            _stop(current.get("pid"))
+            _stop(layout, current)
         settle_cost(layout, shift_id, now=now)
         layout.shift_current.unlink(missing_ok=True)
         journal.write(layout, VERB, "settled", shift=shift_id, cost_usd=read_meta(layout, shift_id).get("cost_usd"))
@@ -716,12 +749,12 @@ def recover(layout: Layout, now: datetime | None = None) -> Closed | str | None:
     deadline = meta.get("deadline") or ""
     over = bool(deadline) and journal.iso(now) >= deadline
     pid = current.get("pid")
-    if pid_alive(pid):
+    if session_ours(layout, current):  # a pid not ours counts as a session gone
         cut = _cut(layout, meta, now) or (("deadline", "(stopped: the shift reached its deadline)", None)
                                           if over else None)
         if cut is None:
             return None
-        _stop(pid)
+        _stop(layout, current)
         reason, text, estimate = cut
         return handoff(layout, text, abandoned=True, shift_id=shift_id, now=now, reason=reason,
                        wait_for_cost=False, estimated_cost=estimate)
@@ -764,21 +797,25 @@ def _cut(layout: Layout, meta: dict, now: datetime) -> tuple[str, str, float | N
     return None
 
 
-def _stop(pid: object) -> None:
-    """SIGTERM the session's process group (it was started in a session of its own)."""
+def _stop(layout: Layout, current: dict) -> bool:
+    """SIGTERM the session's process group (it was started in a session of its own) when it is
+    ours (``session_ours``); True when signalled. The one place a recorded pid is signalled."""
     import signal
 
-    if isinstance(pid, int) and pid > 0:
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except OSError:
-            pass
+    if not session_ours(layout, current):
+        return False
+    try:
+        os.killpg(current["pid"], signal.SIGTERM)
+    except OSError:
+        return False
+    return True
 
 
 def result_cost(result: dict | None) -> float | None:
-    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number ≥ 0."""
+    """``total_cost_usd`` of a ``claude -p`` result (US dollars), None when absent or not a number from 0
+    to ``config.EVENT_COST_MAX_USD`` (the most an event carries)."""
     cost = result.get("total_cost_usd") if result else None
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost <= config.EVENT_COST_MAX_USD:
         return float(cost)
     return None
 

@@ -60,10 +60,11 @@ class Tick:
 
 
 def spent_today(layout: Layout, settings: config.Machine, day, trail: trails.Trail) -> float:
-    """US dollars the shift and breath events of the night's ``day`` carry."""
+    """US dollars the shift and breath events of the night's ``day`` carry; a revoked event (by
+    name, an ancestor or its shift: ``Trail.revoked_by``) counts nothing."""
     total = 0.0
     for event in trail.events:
-        if event.cost_usd and event.kind.split(".")[0] in ("shift", "breath"):
+        if event.cost_usd and event.kind.split(".")[0] in ("shift", "breath") and trail.revoked_by(event) is None:
             moment = datetime.fromisoformat(event.at.replace("Z", "+00:00"))
             if week.day_of(settings, moment) == day:
                 total += event.cost_usd
@@ -219,7 +220,7 @@ def start(layout: Layout, opened: shifts.Opened, settings: config.Machine) -> in
             raise OSError(f"claude not found: {argv[0]} (set SANDMAN_CLAUDE_BIN or install Claude Code)") from None
     _STARTED.append(process)
     current = shifts.read_current(layout) or {}
-    current.update({"pid": process.pid})
+    current.update({"pid": process.pid, "pid_start": shifts.process_start(process.pid)})
     shifts.write_current(layout, current)
     shifts.attach(layout, session, pid=process.pid, worktree=str(worktree) if worktree else None)
     journal.write(layout, shifts.VERB, "started", shift=opened.id, session=session, pid=process.pid,

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from sandman import journal
+from sandman import config, journal
 from sandman.errors import InputError
 from sandman.layout import Layout
 from sandman.machine.owner import refuse_owner_kind
@@ -166,11 +166,11 @@ def new_event(
 
     ``summary`` is made one line and cut at 300 characters. Raises InputError
     naming the bad field: a kind that is not ``<family>.<what>`` in lower case,
-    a parent or shift id of the wrong shape, a relative ``repo``, a negative or
-    non-finite ``cost_usd``, ``data`` that is not a JSON object, a line over
+    a parent or shift id of the wrong shape, a relative ``repo``, a negative,
+    non-finite or over ``config.EVENT_COST_MAX_USD`` ``cost_usd``, ``data`` that is not a JSON object, a line over
     64 KiB. (That the parent exists is checked by ``append``, which reads.)
     """
-    if not isinstance(kind, str) or not KIND.fullmatch(kind):
+    if not isinstance(kind, str) or not KIND.fullmatch(kind) or ("." not in kind and kind not in (REVOKE, RECONCILE)):
         raise InputError(f"event kind {kind!r} is not <family>.<what> in lower case (dream.commit, shift.commit)")
     summary = _one_line(summary or "")[:SUMMARY_MAX_CHARS]
     if not summary:
@@ -188,6 +188,9 @@ def new_event(
         if isinstance(cost_usd, bool) or not isinstance(cost_usd, (int, float)) or not math.isfinite(cost_usd) \
                 or cost_usd < 0:
             raise InputError(f"cost {cost_usd!r} is not a non-negative number of US dollars")
+        if cost_usd > config.EVENT_COST_MAX_USD:
+            raise InputError(f"cost {cost_usd:g} is over the {config.EVENT_COST_MAX_USD:,.0f} US dollars one event "
+                             "may carry; give what it cost in US dollars")
     if data is not None and not isinstance(data, dict):
         raise InputError("event data must be a JSON object")
     if model is not None:
