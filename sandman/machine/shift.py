@@ -839,17 +839,18 @@ def status(layout: Layout) -> dict:
     recent = []
     revoked = revoked_shifts(layout)
     if layout.shifts.is_dir():
-        for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
-            if trails.is_shift_id(folder.name):
-                other, problem = read_meta_file(folder / "meta.json")
-                other = other or {}
-                outcome = other.get("outcome")
-                if problem is None and outcome is not None and not isinstance(outcome, str):
-                    problem = "meta.json's outcome is not a string"
-                text = {key: value if problem is None and isinstance(value, str) else None
-                        for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
-                                           ("outcome", outcome))}
-                recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
+        found = [(folder, *read_meta_file(folder / "meta.json")) for folder in layout.shifts.iterdir()
+                 if trails.is_shift_id(folder.name)]
+        found.sort(key=lambda one: trails.shift_order(one[0].name, (one[1] or {}).get("opened_at")), reverse=True)
+        for folder, other, problem in found[:10]:  # newest first, by opened_at
+            other = other or {}
+            outcome = other.get("outcome")
+            if problem is None and outcome is not None and not isinstance(outcome, str):
+                problem = "meta.json's outcome is not a string"
+            text = {key: value if problem is None and isinstance(value, str) else None
+                    for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
+                                       ("outcome", outcome))}
+            recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
     alive = bool(current) and pid_alive(current.get("pid"))
     return {"current": current, "alive": alive, "meta": meta, "recent": recent,
             "paused": layout.shift_pause.exists()}
@@ -884,14 +885,19 @@ def _window_text(path: Path, configured: bool) -> str:
     ConfigError (exit 2) for another file named by ``[machine] window_file`` (``configured``),
     WindowUnreadable (exit 3) for sandman's own; FileNotFoundError, OSError, UnicodeDecodeError."""
     limit = config.WINDOW_FILE_MAX_BYTES
-    with open(path, "rb") as handle:
-        problem = None
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            problem = "is not a regular file"
-        else:
-            data = handle.read(limit + 1)
-            if len(data) > limit:
-                problem = f"is larger than {limit} bytes"
+    problem = None
+    try:
+        handle = open(path, "rb")
+    except IsADirectoryError:  # open() refuses a directory before fstat could say what it is
+        problem = "is not a regular file"
+    else:
+        with handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                problem = "is not a regular file"
+            else:
+                data = handle.read(limit + 1)
+                if len(data) > limit:
+                    problem = f"is larger than {limit} bytes"
     if problem is None:
         return data.decode("utf-8")
     if configured:
