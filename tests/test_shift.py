@@ -502,6 +502,23 @@ def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layou
     assert git(world["alpha"], "status", "--short") == ""
 
 
+def test_the_brief_commit_command_quotes_a_repository_path_with_a_space_and_a_command_substitution(
+        layout, world, isolated, tmp_path):
+    weird = make_repo(world["alpha"].parent / "we ird$(touch pwned)")
+    trust(isolated, world["alpha"], world["beta"], weird)
+    write_machine(layout, roots=[str(weird.parent)], **a_working_night_now())  # never the rest day
+    result = cli("shift", "brief", "--path", str(weird))
+    assert result.returncode == 0, result.stderr
+    brief = (layout.shift_dir(shifts.read_current(layout)["shift"]) / "brief.md").read_text()
+    line = next(line for line in brief.splitlines() if "sandman trail append shift.commit" in line)
+    command = line.strip().strip("`").replace("sandman ", "printf '%s\\n' ", 1)
+
+    printed = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True)
+
+    assert printed.stdout.splitlines()[-2:] == ["--repo", str(weird)]  # one word, was cut at the space
+    assert not (tmp_path / "pwned").exists()  # the $(touch pwned) was run
+
+
 def _breath(repo: Path, title: str, address: str) -> dict:
     return {"title": title, "address": address, "source": "claude-code-changelog", "repo": str(repo),
             "scores": {"bearing": 0.7, "novelty": 0.5, "provenance": 0.9},

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -425,6 +426,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
             "shift.hours": f"{settings.shift_hours:g}", "shift.window": clock(layout, now).note,
             "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
+            # the same values as one shell word each, for the commands the brief prints
+            "shift.repo_arg": shlex.quote(repo), "shift.start_event_arg": shlex.quote(start.id),
         }
         text, cuts = briefing.fill(template, values, slots, cap)
         text = mask_found(text)  # a plan, a breath or an old handoff may hold one (docs/secrets.md)
