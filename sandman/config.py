@@ -611,9 +611,7 @@ def machine(layout: Layout) -> Machine:
     section = settings(layout).get("machine", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: [machine] must be a table")
-    known = {"roots", "exclude", "time_zone", "night", "shift_hours", "min_window_minutes", "window_file",
-             "model", "week", "rest_day", "budget_usd_day", "shift_budget_usd", "shifts_per_night",
-             "check", "check_timeout_seconds"}
+    known = set(Machine._fields)  # the one table of keys: a key the tuple has is never left out of `known:`
     unknown = sorted(set(section) - known)
     if unknown:
         raise ConfigError(f"{where}: [machine] has unknown key(s) {', '.join(unknown)}; "

@@ -126,6 +126,35 @@ def test_a_reading_session_over_its_time_bound_is_killed_and_its_pass_closed(lay
     assert done.decision == "ran" and done.exit is None and done.filed == 0
     record = json.loads((layout.breath_pass(done.pass_id) / "pass.json").read_text())
     assert record["closed_at"] and record["cost_usd"] is None
+    assert done.failed == "killed at its 1 s bound"
+    assert {s["name"]: s["due"] for s in breath.sources(layout, now=datetime(2026, 12, 1, 12, 1, tzinfo=timezone.utc))
+            }["hourly-notes"]  # a killed session read nothing: its source stays due
+
+
+@pytest.mark.parametrize("mode", ["is_error", "fail"])
+def test_a_failed_reading_session_leaves_its_sources_due_and_exits_non_zero_with_one_line(
+        layout, reading_world, fake_claude, mode):
+    """`FAKE_CLAUDE_MODE=is_error sandman breathe run deep` printed `0 breath(s) filed, cost unknown,
+    session exit 1`, exit 0, and every source said `not due` for its whole cadence."""
+    from helpers import sandman
+
+    fake_claude.mode("default", mode)
+    before = {s["name"]: s["last_read"] for s in breath.sources(layout)}
+
+    done = sandman("breathe", "run", "deep")
+
+    stderr = done.stderr.decode()
+    assert done.returncode == 1 and stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert stderr.startswith("sandman: the reading session of p-") and "its sources stay due" in stderr
+    assert len(fake_claude.calls()) == 1
+    after = breath.sources(layout)
+    assert all(s["due"] for s in after) and {s["name"]: s["last_read"] for s in after} == before
+    unread = [e for e in trails.read(layout).events if e.kind == "breath.unread"]
+    assert len(unread) == 1 and sorted(unread[0].data["sources"]) == ["daily-paper", "hourly-notes"]
+    lines = "".join(p.read_text() for p in layout.trace.glob("breathe-*.log"))
+    assert " failed " in lines and "why=" in lines
+    again = sandman("breathe", "run", "deep")  # still due: the next run reads them
+    assert len(fake_claude.calls()) == 2 and again.returncode == 1
 
 
 def test_the_runner_passes_what_the_day_has_left_and_refuses_a_spent_day(layout, reading_world, fake_claude):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import plistlib
+import shlex
+import shutil
 import stat
 from pathlib import Path
 
@@ -117,7 +119,7 @@ def test_bad_options_are_one_line_errors(root, args, message):
     assert done.returncode != 0 and done.stderr.decode() == message
 
 
-def test_doctor_reports_the_schedule_and_the_last_reflect(root, monkeypatch):
+def test_doctor_reports_the_schedule_and_the_last_reflect(root, monkeypatch, fake_claude):
     monkeypatch.setattr(schedule, "detect", lambda: "systemd")
     found = next(c for c in doctor().checks if c.name == "schedule")
     assert found.message.startswith("not installed for systemd") and found.message.endswith("reflect has not run")
@@ -126,6 +128,50 @@ def test_doctor_reports_the_schedule_and_the_last_reflect(root, monkeypatch):
     assert found.status == "ok" and found.message.startswith("installed for systemd (3 files)")
     (schedule.units(root, "systemd")[1].path).unlink()
     assert next(c for c in doctor().checks if c.name == "schedule").status == "warn"
+
+
+def _environment(path: Path) -> dict[str, str]:
+    """The variables a systemd unit's ``Environment=`` lines set."""
+    return dict(word.split("=", 1) for line in path.read_text().splitlines() if line.startswith("Environment=")
+                for word in shlex.split(line.removeprefix("Environment=")))
+
+
+def test_scheduled_jobs_carry_the_claude_the_install_found_not_only_sandman_root(root, isolated, fake_claude):
+    """The units carried only SANDMAN_ROOT: under the scheduler's bare PATH `shift run` said
+    `skipped: claude not found`, exit 0, while doctor said OK claude and OK schedule."""
+    _machine_on(root, isolated / "code")
+    claude = os.path.abspath(shutil.which(os.environ["SANDMAN_CLAUDE_BIN"]))
+    _out(sandman("schedule", "install", "--kind", "systemd", "--no-enable"))
+    folder = isolated / ".config" / "systemd" / "user"
+    for job in ("reflect", "shift", "skim", "deep"):
+        assert _environment(folder / f"sandman-{job}.service") == {"SANDMAN_ROOT": str(root.root),
+                                                                  "SANDMAN_CLAUDE_BIN": claude}
+    cron = _out(sandman("schedule", "install", "--kind", "cron"))
+    lines = [line for line in cron.splitlines() if "* * *" in line]
+    assert len(lines) == 4 and all(f"SANDMAN_CLAUDE_BIN={shlex.quote(claude)} " in line for line in lines)
+    schedule.install(root, kind="launchd", enable=False)
+    agent = plistlib.loads((isolated / "Library" / "LaunchAgents" / "org.sandman.shift.plist").read_bytes())
+    assert agent["EnvironmentVariables"] == {"SANDMAN_ROOT": str(root.root), "SANDMAN_CLAUDE_BIN": claude}
+
+
+def test_doctor_warns_when_an_installed_job_would_not_find_claude(root, isolated, monkeypatch, tmp_path):
+    monkeypatch.setattr(schedule, "detect", lambda: "systemd")
+    monkeypatch.setattr(schedule, "SCHEDULER_PATH", {**schedule.SCHEDULER_PATH, "systemd": str(tmp_path / "none")})
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", str(tmp_path / "nowhere" / "claude"))
+    schedule.install(root, kind="systemd", enable=False)  # no claude found: none written in
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.status == "warn" and "sets no SANDMAN_CLAUDE_BIN" in found.message, found.message
+
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("SANDMAN_CLAUDE_BIN", str(claude))
+    schedule.install(root, kind="systemd", enable=False)
+    assert next(c for c in doctor().checks if c.name == "schedule").status == "ok"
+    claude.unlink()  # the claude the jobs name is gone
+    found = next(c for c in doctor().checks if c.name == "schedule")
+    assert found.status == "warn" and f"runs claude {claude}, which is not an executable file" in found.message
 
 
 def _machine_on(layout: Layout, roots: Path) -> None:
@@ -195,7 +241,7 @@ def test_launchd_shift_tick_agent_starts_every_five_minutes(root, isolated, fake
     assert tick["StartInterval"] == 300 and "StartCalendarInterval" not in tick
 
 
-def test_doctor_lists_the_shift_tick_when_the_machine_is_on(root, isolated, monkeypatch):
+def test_doctor_lists_the_shift_tick_when_the_machine_is_on(root, isolated, monkeypatch, fake_claude):
     monkeypatch.setattr(schedule, "detect", lambda: "systemd")
     schedule.install(root, kind="systemd", enable=False)
     _machine_on(root, isolated / "code")

@@ -312,3 +312,21 @@ def test_score_creates_a_missing_memory_root_like_every_writing_verb_not_run_ini
     assert result.output.startswith("no data this week: 2026-W10")
     assert layout.week_score("2026-W10").is_file()
     assert git(layout.root, "status", "--porcelain") == ""
+
+
+def test_the_shifts_table_orders_by_opened_at_not_the_id_string_whose_minute_and_second_forms_mix(layout):
+    """`s-…T1144Z` sorted after `s-…T114448Z` as strings though it opened first."""
+    init(layout)
+    write_machine(layout, roots=[str(layout.root.parent / "code")], time_zone="UTC")
+    at = MONDAY + timedelta(hours=11, minutes=44)
+    for shift_id, opened in ((f"s-{at:%Y%m%dT%H%M}Z", at), (f"s-{at:%Y%m%dT%H%M}48Z", at + timedelta(seconds=48)),
+                             (f"s-{at:%Y%m%dT%H}45Z", at + timedelta(minutes=1))):
+        folder = layout.shift_dir(shift_id)
+        folder.mkdir(parents=True)
+        (folder / "meta.json").write_text(json.dumps({
+            "id": shift_id, "week": WEEK, "repo": "/code/alpha", "outcome": "finished",
+            "opened_at": journal.iso(opened), "closed_at": journal.iso(opened + timedelta(seconds=5))}))
+    result = cli("score", "--week", WEEK, "--json")
+    assert result.exit_code == 0, result.output
+    rows = next(t for t in json.loads(result.output)["tables"] if t["key"] == "shift.list")["rows"]
+    assert [row[0] for row in rows] == [f"s-{at:%Y%m%dT%H%M}Z", f"s-{at:%Y%m%dT%H%M}48Z", f"s-{at:%Y%m%dT%H}45Z"]

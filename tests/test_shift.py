@@ -293,7 +293,8 @@ def test_pick_reads_claude_codes_trust_and_lists_the_untrusted(layout, world, is
 
 
 @pytest.mark.parametrize("bad, problem", [("/dev/zero", "not a regular file"),
-                                          ("huge.json", "larger than 65536 bytes")])
+                                          ("huge.json", "larger than 65536 bytes"),
+                                          ("/tmp", "not a regular file")])  # a directory was "not readable JSON", exit 3
 def test_a_window_file_that_is_dev_zero_or_huge_is_a_one_line_config_error_not_read_without_end(
         layout, world, tmp_path, bad, problem):
     (tmp_path / "huge.json").write_text('{"resets_at": 0, "x": "%s"}' % ("a" * 70_000))
@@ -338,6 +339,29 @@ def test_bad_machine_settings_are_named(layout, key, value, words):
     write_machine(layout, **{key: value})
     with pytest.raises(ConfigError, match=words):
         config.machine(layout)
+
+
+def test_shift_status_lists_recent_shifts_newest_first_by_opened_at_not_the_id_string(layout, world):
+    """Ids mix a minute and a second form: as strings `s-…T1144Z` sorts above `s-…T114448Z`."""
+    write_machine(layout, roots=[str(world["alpha"].parent)], time_zone="UTC")
+    for ident, opened in (("s-20261205T1144Z", "2026-12-05T11:44:00Z"), ("s-20261205T114448Z", "2026-12-05T11:44:48Z"),
+                          ("s-20261205T1145Z", "2026-12-05T11:45:00Z"), ("s-20261205T1143Z", None)):
+        layout.shift_dir(ident).mkdir(parents=True)
+        meta = {"id": ident, "repo": "/code/alpha", "outcome": "finished"}
+        if opened:
+            meta["opened_at"] = opened
+        (layout.shift_dir(ident) / "meta.json").write_text(json.dumps(meta))
+    recent = [shift["id"] for shift in shifts.status(layout)["recent"]]
+    assert recent == ["s-20261205T1145Z", "s-20261205T114448Z", "s-20261205T1144Z", "s-20261205T1143Z"]
+
+
+def test_the_unknown_machine_key_error_names_every_key_machine_parses(layout):
+    layout.root.mkdir(parents=True)
+    write_machine(layout, bogus=1)
+    with pytest.raises(ConfigError) as caught:
+        config.machine(layout)
+    listed = str(caught.value).split("known: ", 1)[1].split(", ")
+    assert sorted(listed) == sorted(config.Machine._fields) and "window_file" in listed
 
 
 def test_machine_defaults_carry_nobodys_set_up(layout):
@@ -476,6 +500,23 @@ def test_brief_by_hand_adds_the_worktree_and_keeps_the_owners_status_clean(layou
     worktree = Path(current["worktree"])
     assert git(worktree, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"shift/{current['shift']}"
     assert git(world["alpha"], "status", "--short") == ""
+
+
+def test_the_brief_commit_command_quotes_a_repository_path_with_a_space_and_a_command_substitution(
+        layout, world, isolated, tmp_path):
+    weird = make_repo(world["alpha"].parent / "we ird$(touch pwned)")
+    trust(isolated, world["alpha"], world["beta"], weird)
+    write_machine(layout, roots=[str(weird.parent)], **a_working_night_now())  # never the rest day
+    result = cli("shift", "brief", "--path", str(weird))
+    assert result.returncode == 0, result.stderr
+    brief = (layout.shift_dir(shifts.read_current(layout)["shift"]) / "brief.md").read_text()
+    line = next(line for line in brief.splitlines() if "sandman trail append shift.commit" in line)
+    command = line.strip().strip("`").replace("sandman ", "printf '%s\\n' ", 1)
+
+    printed = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True)
+
+    assert printed.stdout.splitlines()[-2:] == ["--repo", str(weird)]  # one word, was cut at the space
+    assert not (tmp_path / "pwned").exists()  # the $(touch pwned) was run
 
 
 def _breath(repo: Path, title: str, address: str) -> dict:

@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 
 from sandman import config
-from sandman.cli.common import PlainUsage, layout, run, say
+from sandman.cli.common import PlainUsage, fail, layout, run, say
 
 breathe_app = typer.Typer(
     help="The research store: feeds, breaths, reading passes and weights.",
@@ -173,8 +173,10 @@ def breathe_run(
         say(f"skipped: {done.reason}")
         return
     cost = "unknown" if done.cost_usd is None else f"${done.cost_usd:.4f}"
-    ended = "killed at its bound" if done.exit is None else f"exit {done.exit}"
-    say(f"{done.pass_id}: {done.filed} breath(s) filed, cost {cost}, session {ended}")
+    if done.failed:
+        raise fail(f"the reading session of {done.pass_id} failed ({done.failed}): {done.filed} breath(s) "
+                   f"filed, cost {cost}; its sources stay due (see {root.breath_session_log(done.pass_id)})")
+    say(f"{done.pass_id}: {done.filed} breath(s) filed, cost {cost}, session exit {done.exit}")
 
 
 @breathe_app.command("reweight")

@@ -523,6 +523,10 @@ def _schedule(layout: Layout, now: datetime) -> Check:
         missing = next(path for path, there in files.items() if not there)
         return Check("schedule", WARN, f"partly installed for {kind}: {missing} is missing; run "
                      f"`sandman schedule install` again; {ran}", details)
+    problem = schedule.claude_problem(layout, kind)
+    if problem is not None:
+        return Check("schedule", WARN, f"installed for {kind}, but {problem}; with claude found (on PATH or "
+                     f"SANDMAN_CLAUDE_BIN), run `sandman schedule install` again; {ran}", details)
     return Check("schedule", OK, f"installed for {kind} ({len(present)} files); {ran}", details)
 
 

@@ -629,6 +629,34 @@ def close(layout: Layout, pass_id: str, *, cost_usd: float | None = None, now: d
     return data
 
 
+CLOCKS = ("first_read", "silent_from", "last_read")  # what composing a pass sets on each of its sources
+
+
+def clocks(layout: Layout) -> dict[str, dict]:
+    """Each source's reading clocks in ``weights.json``: ``{name: {first_read, silent_from, last_read}}``
+    (ISO UTC strings or None), what ``unread`` puts back. Raises InputError on a bad sources.toml or weights.json."""
+    table = _weights(layout, load_sources(layout))["sources"]
+    return {name: {key: entry.get(key) for key in CLOCKS} for name, entry in table.items()}
+
+
+def unread(layout: Layout, pass_id: str, before: dict[str, dict], why: str, *, now: datetime | None = None) -> list[str]:
+    """Leave the sources of a pass whose reading session failed due: put their clocks back to
+    ``before`` (``clocks(layout)`` taken before the pass was composed), in one commit with a
+    ``breath.unread`` event (``data`` ``{"pass", "sources", "why"}``; docs/BANK-FORMAT.md § breath).
+    Returns the sources put back. Raises InputError on an unknown pass."""
+    _, data = _read_pass(layout, pass_id)
+    weights = _weights(layout, load_sources(layout))
+    table = weights["sources"]
+    names = [source["name"] for source in data.get("sources", []) if isinstance(source, dict)
+             and source.get("name") in table and source.get("name") in before]
+    for name in names:
+        table[name].update({key: before[name].get(key) for key in CLOCKS})
+    event = trail.new_event("breath.unread", f"pass {pass_id} failed ({why}): {len(names)} source(s) left due",
+                            now=_now(now), data={"pass": pass_id, "sources": names, "why": why})
+    _commit(layout, event, {layout.breath_weights: _json(weights)})
+    return names
+
+
 def settle(layout: Layout, pass_id: str, cost_usd: float | None, *, now: datetime | None = None) -> dict:
     """The runner's end of a pass (docs/breathe.md, "The runner"): close it with ``cost_usd`` when the
     reading session did not; when the session closed it without a cost, record the cost on a

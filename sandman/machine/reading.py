@@ -18,7 +18,11 @@ held starts nothing), in order:
    ``breathe close``; its output goes to ``passes/<id>/.session.log``;
 4. settle the pass (breath.settle): close it with the session's ``total_cost_usd`` when
    the session did not, or record the cost on a ``breath.cost`` event; either way the
-   cost is on the trail, where the day's budget counts it.
+   cost is on the trail, where the day's budget counts it;
+5. a session that failed (a non-zero exit, an ``is_error`` result, killed at its bound)
+   leaves its sources due: their clocks go back to what they were before the pass
+   (breath.unread), the journal says ``breathe failed``, and the Reading's ``failed``
+   says why (the CLI exits 1 with it).
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ BOUNDS = {"skim": (15 * 60, 20), "deep": (60 * 60, 80)}
 @dataclass
 class Reading:
     """What one run did: ``ran`` (``pass_id``, the breaths ``filed``, ``cost_usd``, ``exit``
-    the session's exit code or None when killed at its bound) or ``skipped`` (``reason``)."""
+    the session's exit code or None when killed at its bound, ``failed`` why the session
+    failed or "") or ``skipped`` (``reason``)."""
 
     decision: str
     reason: str = ""
@@ -55,6 +60,20 @@ class Reading:
     filed: int = 0
     cost_usd: float | None = None
     exit: int | None = None
+    failed: str = ""
+
+
+def failure(code: int | None, result: dict | None, seconds: int) -> str:
+    """Why a reading session failed, "" when it did not: killed at its bound (``code`` None),
+    a non-zero exit, or a result whose ``is_error`` is true."""
+    if code is None:
+        return f"killed at its {seconds} s bound"
+    if code != 0:
+        return f"exit {code}"
+    if result is not None and result.get("is_error") is True:
+        said = " ".join(str(result.get("result") or result.get("subtype") or "").split())[:120]
+        return f"is_error: {said}" if said else "is_error"
+    return ""
 
 
 def _skip(layout: Layout, depth: str, reason: str) -> Reading:
@@ -97,6 +116,7 @@ def run(layout: Layout, depth: str, *, now: datetime | None = None) -> Reading:
             return _skip(layout, depth, f"claude not found: {config.claude_bin()} (install Claude Code or set "
                                         "SANDMAN_CLAUDE_BIN)")
         try:
+            before = breath.clocks(layout)
             made = breath.compose_pass(layout, now=now, depth=depth)
         except PassRefused as refused:
             return _skip(layout, depth, str(refused))
@@ -124,11 +144,15 @@ def run(layout: Layout, depth: str, *, now: datetime | None = None) -> Reading:
                 code = None
         from sandman.machine.shift import result_cost, result_of
 
-        cost = result_cost(result_of(log.read_text(encoding="utf-8", errors="replace")))
-        settled = breath.settle(layout, made.id, cost, now=now)
+        result = result_of(log.read_text(encoding="utf-8", errors="replace"))
+        settled = breath.settle(layout, made.id, result_cost(result), now=now)
         filed = sum(1 for found in breath.all_breaths(layout) if found.pass_id == made.id)
-        journal.write(layout, VERB, "read", depth=depth, pass_id=made.id, filed=filed,
-                      cost_usd=settled.get("cost_usd"), exit="killed" if code is None else code)
-        return Reading("ran", "", made.id, filed, settled.get("cost_usd"), code)
+        failed = failure(code, result, seconds)
+        if failed:
+            breath.unread(layout, made.id, before, failed, now=now)
+        journal.write(layout, VERB, "failed" if failed else "read", depth=depth, pass_id=made.id, filed=filed,
+                      cost_usd=settled.get("cost_usd"), exit="killed" if code is None else code,
+                      **({"why": failed} if failed else {}))
+        return Reading("ran", "", made.id, filed, settled.get("cost_usd"), code, failed)
     finally:
         held.release()

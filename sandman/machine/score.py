@@ -239,7 +239,7 @@ def _shift_metas(layout: Layout, week_name: str, start: datetime, end: datetime,
         if meta["week"] == week_name:
             meta.setdefault("id", folder.name)
             found.append(meta)
-    return found
+    return sorted(found, key=lambda meta: trails.shift_order(str(meta["id"]), meta.get("opened_at")))  # by opened_at
 
 
 def _share(part: int, whole: int) -> float | None:

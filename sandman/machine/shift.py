@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -456,6 +457,8 @@ def open_shift(layout: Layout, *, path: str | None = None, now: datetime | None 
             "shift.job": job, "shift.week": week_name, "shift.next_week": week.next_week(day),
             "shift.hours": f"{settings.shift_hours:g}", "shift.window": clock(layout, now).note,
             "shift.handoff_max": f"{config.SHIFT_HANDOFF_MAX_CHARS:,}",
+            # the same values as one shell word each, for the commands the brief prints
+            "shift.repo_arg": shlex.quote(repo), "shift.start_event_arg": shlex.quote(start.id),
         }
         text, cuts = briefing.fill(template, values, slots, cap)
         text = mask_found(text)  # a plan, a breath or an old handoff may hold one (docs/secrets.md)
@@ -876,17 +879,18 @@ def status(layout: Layout) -> dict:
     recent = []
     revoked = revoked_shifts(layout)
     if layout.shifts.is_dir():
-        for folder in sorted(layout.shifts.iterdir(), reverse=True)[:10]:
-            if trails.is_shift_id(folder.name):
-                other, problem = read_meta_file(folder / "meta.json")
-                other = other or {}
-                outcome = other.get("outcome")
-                if problem is None and outcome is not None and not isinstance(outcome, str):
-                    problem = "meta.json's outcome is not a string"
-                text = {key: value if problem is None and isinstance(value, str) else None
-                        for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
-                                           ("outcome", outcome))}
-                recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
+        found = [(folder, *read_meta_file(folder / "meta.json")) for folder in layout.shifts.iterdir()
+                 if trails.is_shift_id(folder.name)]
+        found.sort(key=lambda one: trails.shift_order(one[0].name, (one[1] or {}).get("opened_at")), reverse=True)
+        for folder, other, problem in found[:10]:  # newest first, by opened_at
+            other = other or {}
+            outcome = other.get("outcome")
+            if problem is None and outcome is not None and not isinstance(outcome, str):
+                problem = "meta.json's outcome is not a string"
+            text = {key: value if problem is None and isinstance(value, str) else None
+                    for key, value in (("repo", other.get("repo")), ("theme", other.get("theme")),
+                                       ("outcome", outcome))}
+            recent.append({"id": folder.name, **text, "problem": problem, "revoked": revoked.get(folder.name)})
     alive = bool(current) and pid_alive(current.get("pid"))
     return {"current": current, "alive": alive, "meta": meta, "recent": recent,
             "paused": layout.shift_pause.exists()}
@@ -921,14 +925,19 @@ def _window_text(path: Path, configured: bool) -> str:
     ConfigError (exit 2) for another file named by ``[machine] window_file`` (``configured``),
     WindowUnreadable (exit 3) for sandman's own; FileNotFoundError, OSError, UnicodeDecodeError."""
     limit = config.WINDOW_FILE_MAX_BYTES
-    with open(path, "rb") as handle:
-        problem = None
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            problem = "is not a regular file"
-        else:
-            data = handle.read(limit + 1)
-            if len(data) > limit:
-                problem = f"is larger than {limit} bytes"
+    problem = None
+    try:
+        handle = open(path, "rb")
+    except IsADirectoryError:  # open() refuses a directory before fstat could say what it is
+        problem = "is not a regular file"
+    else:
+        with handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                problem = "is not a regular file"
+            else:
+                data = handle.read(limit + 1)
+                if len(data) > limit:
+                    problem = f"is larger than {limit} bytes"
     if problem is None:
         return data.decode("utf-8")
     if configured:

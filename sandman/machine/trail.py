@@ -142,6 +142,17 @@ def check_target(value: str) -> str:
                      "(s-<yyyymmddTHHMM[SS]>Z); `sandman trail log` lists them")
 
 
+def shift_order(ident: str, opened_at: object) -> tuple[str, str]:
+    """The sort key of a shift, oldest first: ``(when, id)``, ``when`` its ``meta.json`` ``opened_at``
+    (``YYYY-MM-DDTHH:MM:SSZ``) else its id's time in that form, the id the tie-break. Ids come in a
+    minute form and a second form (``s-20261205T1144Z``, ``s-20261205T114448Z``), whose strings
+    do not sort by time."""
+    if isinstance(opened_at, str) and opened_at:
+        return opened_at, ident
+    stamp = ident[2:-1].ljust(15, "0")  # yyyymmddTHHMM[SS]
+    return f"{stamp[0:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}Z", ident
+
+
 def new_id(moment: datetime) -> str:
     return f"ev-{moment:%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"
 

@@ -32,7 +32,10 @@ that cannot be asked, or that fails (no user bus), is reported plainly and
 the CLI exits 1: the files are written but not enabled. ``uninstall`` disables and
 removes exactly the files ``install`` writes, nothing else. Every unit runs
 the absolute path of this installation's ``sandman`` (claudecode.settings.executable) with
-this memory root in ``SANDMAN_ROOT``.
+this memory root in ``SANDMAN_ROOT`` and, when the install finds ``claude``
+(config.claude_bin on this PATH), its absolute path in ``SANDMAN_CLAUDE_BIN``: a
+scheduler starts its jobs with a bare PATH (``SCHEDULER_PATH``) where ``claude``
+is seldom found. ``claude_problem`` says when installed files would not find it.
 
 The ``sandman schedule`` verb (sandman/verbs/schedule.py) is the command over
 this module; nothing here imports sandman.verbs or sandman.cli.
@@ -67,6 +70,9 @@ SHIFT_TICK_S = 300  # seconds between shift ticks; `shift run` does nothing outs
 SKIM_MINUTE = 17
 DEEP_AT = (13, 7)
 ENABLE_TIMEOUT_S = 30
+# The PATH each scheduler gives a job that sets none (systemd's user manager, launchd, cron).
+SCHEDULER_PATH = {"systemd": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                  "launchd": "/usr/bin:/bin:/usr/sbin:/sbin", "cron": "/usr/bin:/bin"}
 
 
 @dataclass
@@ -116,6 +122,48 @@ def _command(*args: str) -> list[str]:
     return [*executable(), *args]
 
 
+def environment(layout: Layout) -> dict[str, str]:
+    """The environment every job carries: ``SANDMAN_ROOT``, and ``SANDMAN_CLAUDE_BIN`` the absolute
+    path of the ``claude`` found now (``$SANDMAN_CLAUDE_BIN``, else ``claude`` on PATH) when one is."""
+    env = {"SANDMAN_ROOT": str(layout.root)}
+    found = shutil.which(config.claude_bin())
+    if found is not None:
+        env["SANDMAN_CLAUDE_BIN"] = os.path.abspath(found)
+    return env
+
+
+def _cron_env(layout: Layout) -> str:
+    return " ".join(f"{key}={shlex.quote(value)}" for key, value in environment(layout).items())
+
+
+def claude_problem(layout: Layout, kind: str) -> str | None:
+    """Why the installed files of ``kind`` would not find ``claude`` under their scheduler, or None:
+    the first file whose ``SANDMAN_CLAUDE_BIN`` is not an executable file, or that sets none while
+    ``claude`` is not on the scheduler's bare PATH (``SCHEDULER_PATH``). A file that cannot be read or
+    parsed is skipped. Raises what ``units`` raises (InputError, ConfigError)."""
+    for unit in units(layout, kind):
+        if unit.job == "serve" or not unit.path.is_file() or unit.path.suffix == ".timer":
+            continue
+        try:
+            text = unit.path.read_bytes()
+            if kind == "launchd":
+                env = plistlib.loads(text).get("EnvironmentVariables") or {}
+            else:
+                env = dict(word.split("=", 1) for line in text.decode("utf-8").splitlines()
+                           if line.startswith("Environment=") for word in shlex.split(line[len("Environment="):])
+                           if "=" in word)
+        except (OSError, ValueError, UnicodeDecodeError, plistlib.InvalidFileException, AttributeError):
+            continue
+        claude = env.get("SANDMAN_CLAUDE_BIN") if isinstance(env, dict) else None
+        if claude:
+            if not (os.path.isabs(claude) and os.path.isfile(claude) and os.access(claude, os.X_OK)):
+                return f"{unit.path} runs claude {claude}, which is not an executable file"
+        elif shutil.which("claude", path=SCHEDULER_PATH[kind]) is None:
+            return (f"{unit.path} sets no SANDMAN_CLAUDE_BIN and claude is not on {kind}'s PATH "
+                    f"({SCHEDULER_PATH[kind]}): its job would skip, `claude not found`")
+    return None
+
+
 def machine_on(layout: Layout) -> bool:
     """Whether the shift tick belongs in the schedule: ``[machine] roots`` is set. Raises ConfigError."""
     return config.machine(layout).on
@@ -129,14 +177,15 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
         raise InputError(f"--kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
     if shift is None:
         shift = kind != "cron" and machine_on(layout)
-    root = str(layout.root)
+    env = environment(layout)
     if kind == "systemd":
         folder = config.systemd_user_dir()
 
         def service(job: str, argv: list[str], extra: str) -> Unit:
             shown = {"serve": 2, "shift": 2, "skim": 3, "deep": 3}.get(job, 1)
             text = (f"[Unit]\nDescription=sandman {' '.join(argv[-shown:])}\n\n"
-                    f"[Service]\n{extra}Environment={shlex.quote('SANDMAN_ROOT=' + root)}\n"
+                    f"[Service]\n{extra}"
+                    + "".join(f"Environment={shlex.quote(key + '=' + value)}\n" for key, value in env.items()) +
                     f"ExecStart={shlex.join(argv)}\n")
             if job == "serve":
                 text += "\n[Install]\nWantedBy=default.target\n"
@@ -166,7 +215,7 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
 
         def agent(job: str, argv: list[str], extra: dict) -> Unit:
             label = LAUNCHD_LABELS[job]
-            data = {"Label": label, "ProgramArguments": argv, "EnvironmentVariables": {"SANDMAN_ROOT": root},
+            data = {"Label": label, "ProgramArguments": argv, "EnvironmentVariables": env,
                     "StandardOutPath": str(logs / f"launchd-{job}.log"),
                     "StandardErrorPath": str(logs / f"launchd-{job}.log"), **extra}
             return Unit(job, folder / f"{label}.plist", plistlib.dumps(data, sort_keys=False).decode("utf-8"))
@@ -186,19 +235,17 @@ def units(layout: Layout, kind: str, at: str = DEFAULT_AT, *, shift: bool | None
 def cron_line(layout: Layout, at: str = DEFAULT_AT) -> str:
     """The crontab line that runs reflect nightly."""
     hour, minute = check_at(at)
-    return (f"{minute} {hour} * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
-            f"{shlex.join(_command('reflect'))}")
+    return f"{minute} {hour} * * * {_cron_env(layout)} {shlex.join(_command('reflect'))}"
 
 
 def cron_shift_line(layout: Layout) -> str:
     """The crontab line that runs the shift tick every ``SHIFT_TICK_S // 60`` minutes."""
-    return (f"*/{SHIFT_TICK_S // 60} * * * * SANDMAN_ROOT={shlex.quote(str(layout.root))} "
-            f"{shlex.join(_command('shift', 'run'))} >/dev/null 2>&1")
+    return f"*/{SHIFT_TICK_S // 60} * * * * {_cron_env(layout)} {shlex.join(_command('shift', 'run'))} >/dev/null 2>&1"
 
 
 def cron_research_lines(layout: Layout) -> list[str]:
     """The crontab lines of the research runner: the skim hourly, the deep pass daily."""
-    env = f"SANDMAN_ROOT={shlex.quote(str(layout.root))}"
+    env = _cron_env(layout)
     return [f"{SKIM_MINUTE} * * * * {env} {shlex.join(_command('breathe', 'run', 'skim'))} >/dev/null 2>&1",
             f"{DEEP_AT[1]} {DEEP_AT[0]} * * * {env} {shlex.join(_command('breathe', 'run', 'deep'))} >/dev/null 2>&1"]
 
