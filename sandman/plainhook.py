@@ -38,10 +38,10 @@ _KEEP = _ALNUM | frozenset(".")
 MAX_NAME_CHARS = 200
 
 
-def bank_name(path: str) -> str | None:
-    """banks.names.bank_name of ``path`` without its special names (``/``, home): each character
-    kept, ``/`` as ``-``, ``-`` as ``_-``, ``_`` as ``__``, any other as ``_<hex>`` of its UTF-8
-    bytes; None when that is over MAX_NAME_CHARS (bank_name would cut it and add a hash)."""
+def encode_name(path: str) -> str:
+    """``path`` in the bank names' encoding (docs/BANK-FORMAT.md, "Bank names"): each character of
+    _KEEP kept, ``/`` as ``-``, ``-`` as ``_-``, ``_`` as ``__``, any other as ``_<hex>`` of its
+    UTF-8 bytes. banks.names.bank_name adds the special names and the cut to length."""
     parts = []
     for char in path:
         if char in _KEEP:
@@ -54,8 +54,39 @@ def bank_name(path: str) -> str | None:
             parts.append("__")
         else:
             parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-    name = "".join(parts)
+    return "".join(parts)
+
+
+def bank_name(path: str) -> str | None:
+    """banks.names.bank_name of ``path`` without its special names (``/``, home): ``encode_name``,
+    None when that is over MAX_NAME_CHARS (bank_name would cut it and add a hash)."""
+    name = encode_name(path)
     return name if len(name) <= MAX_NAME_CHARS else None
+
+
+def write_atomic(path: str, data: bytes) -> bool:
+    """store.atomic.write_atomic with built-ins only: ``data`` into a sibling temp file (its folder
+    made when missing), then ``os.replace``; False when it could not be written. Never raises."""
+    folder = os.path.dirname(path)
+    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.urandom(16).hex()}.tmp")
+    try:
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        return False
+    return True
 
 
 def session_ok(session: object) -> bool:

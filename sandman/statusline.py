@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import time
 
+from sandman import plainhook
 from sandman.fastjson import parse, string
 
 # layout.py's, relative to the root (tests/test_statusline.py checks them)
@@ -169,7 +170,6 @@ def _iso(seconds: float) -> str:
 def record_window(base: str, window: tuple[float, float | None], now: float) -> None:
     """Write ``shifts/.window.json`` from the payload's window when it differs from what is there
     (atomically: a sibling temp file, then ``os.replace``); ``shifts/`` is made when missing."""
-    folder = os.path.join(base, SHIFTS)
     path = os.path.join(base, WINDOW)
     known = _object(path)
     resets, used = _iso(window[0]), window[1]
@@ -177,17 +177,7 @@ def record_window(base: str, window: tuple[float, float | None], now: float) -> 
         return
     text = ("{\n" + f'  "resets_at": {string(resets)},\n  "used_percentage": {"null" if used is None else repr(used)},\n'
             + f'  "source": "statusline",\n  "at": {string(_iso(now))}\n' + "}\n")
-    temp = os.path.join(folder, f".window.json.{os.getpid()}.tmp")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+    plainhook.write_atomic(path, text.encode("utf-8"))
 
 
 def line(base: str, payload: dict, now: float) -> str:

@@ -254,7 +254,6 @@ def test_the_served_paths_copies_equal_their_sources():
                                                                        config.BACKSTOP_EVERY_S)
     assert (missed.TAKE_LIVE_WINDOW_S, missed.BACKSTOP_LOOKBACK_S) == (config.TAKE_LIVE_WINDOW_S,
                                                                         config.BACKSTOP_LOOKBACK_S)
-    assert (plainhook.MAX_NAME_CHARS, plainhook._KEEP) == (names.MAX_NAME_CHARS, names._KEEP)
     assert plainhook.PATH_MAX_BYTES == config.PATH_MAX_BYTES
     for directory in ("/home/a-b/c_d/é ü", "/x" * 100):
         assert served.key(directory) == names.bank_name(directory)

@@ -27,14 +27,12 @@ import re
 from pathlib import Path
 
 from sandman.errors import InputError
+from sandman.plainhook import _KEEP, MAX_NAME_CHARS, encode_name  # the one encoding, built-ins only
 
 ROOT_BANK = "_root"
 USER_BANK = "_user"
-MAX_NAME_CHARS = 200
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 SLUG_MAX_CHARS = 60
-
-_KEEP = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.")
 
 
 def normalize_directory(directory: str | os.PathLike[str]) -> Path:
@@ -63,19 +61,7 @@ def bank_name(directory: str | os.PathLike[str] | None) -> str:
     text = path.as_posix()
     if text == "/":
         return ROOT_BANK
-    parts: list[str] = []
-    for char in text:
-        if char in _KEEP:
-            parts.append(char)
-        elif char == "/":
-            parts.append("-")
-        elif char == "-":
-            parts.append("_-")
-        elif char == "_":
-            parts.append("__")
-        else:
-            parts.extend(f"_{byte:02x}" for byte in char.encode("utf-8", "surrogatepass"))
-    name = "".join(parts)
+    name = encode_name(text)
     if len(name) > MAX_NAME_CHARS:
         import hashlib  # rare; 2.6 ms the recall hook need not pay
 

@@ -149,27 +149,8 @@ def _record_start(base: str, session: str) -> bool:
     if pid is None:
         return True
     moment, _ = plainhook.now_iso()
-    path = f"{base}/.started/{session}.json"
-    temp = f"{base}/.started/.{session}.json.{os.urandom(16).hex()}.tmp"
     data = f'{{"pid": {pid}, "at": "{moment}"}}\n'.encode()
-    try:
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileNotFoundError:
-            os.makedirs(f"{base}/.started", exist_ok=True)
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        return False
-    return True
+    return plainhook.write_atomic(f"{base}/.started/{session}.json", data)
 
 
 def serve(payload: bytes) -> str | None:
