@@ -89,6 +89,28 @@ def write_atomic(path: str, data: bytes) -> bool:
     return True
 
 
+def utf16_units(text: str) -> int:
+    """The UTF-16 code units of ``text``: its length as Claude Code counts it (a character outside
+    the Basic Multilingual Plane, an emoji say, is two)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def fit(body: list[str], where: str, room: int) -> list[str] | None:
+    """The lines of a memory's ``body`` a recall surface shows within ``room`` UTF-16 units (each
+    line counts its newline): all of them when they fit, else the first that fit and then
+    ``where`` (the line naming the file to read it whole in); None when not even ``where`` fits."""
+    if sum(utf16_units(line) + 1 for line in body) <= room:
+        return body
+    room -= utf16_units(where) + 1
+    kept = []
+    for line in body:
+        if utf16_units(line) + 1 > room:
+            break
+        kept.append(line)
+        room -= utf16_units(line) + 1
+    return None if room < 0 else [*kept, where]
+
+
 def session_ok(session: object) -> bool:
     """ledger.usable_session: a session id that can name a file."""
     return (isinstance(session, str) and 0 < len(session) <= 128 and session[0] in _ALNUM

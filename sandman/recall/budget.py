@@ -12,6 +12,7 @@ import re
 
 from sandman import config
 from sandman.errors import InputError
+from sandman.plainhook import utf16_units  # noqa: F401 - the one definition; recall imports it from here
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
@@ -29,11 +30,6 @@ def memories(count: int) -> str:
     """Return ``1 memory`` or ``<n> memories``."""
     return f"{count} memory" if count == 1 else f"{count} memories"
 
-
-def utf16_units(text: str) -> int:
-    """Return the UTF-16 code units of ``text``: its length as Claude Code counts it
-    (a character outside the Basic Multilingual Plane, an emoji say, is two)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def cost(lines: list[str] | tuple[str, ...]) -> int:

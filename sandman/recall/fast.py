@@ -37,6 +37,7 @@ import _json
 import _sqlite3
 
 from sandman import plainhook
+from sandman.plainhook import utf16_units
 from sandman.banks.query import corrections, enough, group, terms as meaningful, weight
 from sandman.fastjson import parse
 
@@ -103,10 +104,6 @@ def _one_line(text: str) -> str | None:
     return " ".join(text.split()) if text.isprintable() else None
 
 
-def utf16_units(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[str, list[str]] | None:
     """moments.render, or None when a memory's text holds what ``marks.visible`` marks."""
     lines = [HEAD]
@@ -123,21 +120,9 @@ def render(memories_dir: str, found: list, labels: dict, budget: int) -> tuple[s
             continue
         body = ["  " + line if line.strip() else "" for line in body_lines]
         where = f"  [cut; read it whole in {memories_dir}/{bank}/{file}]"
-        kept = []
-        room = budget - used - cost
-        total = sum(utf16_units(line) + 1 for line in body)
-        if total > room:
-            room -= utf16_units(where) + 1
-            for line in body:
-                if utf16_units(line) + 1 > room:
-                    break
-                kept.append(line)
-                room -= utf16_units(line) + 1
-            if room < 0:
-                continue
-            kept.append(where)
-        else:
-            kept = body
+        kept = plainhook.fit(body, where, budget - used - cost)
+        if kept is None:
+            continue  # not even the line naming its file fits beside its entry
         lines += [entry, *kept]
         used += cost + sum(utf16_units(line) + 1 for line in kept)
         shown.append(path)

@@ -23,6 +23,7 @@ import os
 import re
 
 from sandman import config, hookpayload, journal, plainhook
+from sandman.plainhook import utf16_units
 from sandman.layout import Layout
 from sandman.recall import index, ledger
 
@@ -35,11 +36,6 @@ FILE_MATCHER = "|".join(FILE_TOOLS)
 _CONTROL = r"[\x00-\x1f\x7f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 # A path-like run in a memory's text: what may name a file or a directory.
 _PATHISH = r"[\w.~+@-]*(?:/[\w.~+@-]*)*/?"
-
-
-def utf16_units(text: str) -> int:
-    """The UTF-16 code units of ``text``: its length as Claude Code counts it (recall/budget.py's)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _one_line(text: str) -> str:
@@ -92,21 +88,9 @@ def render(layout: Layout, head: str, found: list[index.Found], budget: int) -> 
             continue
         body = ["  " + visible(line) if line.strip() else "" for line in memory.body.strip().splitlines()]
         where = f"  [cut; read it whole in {layout.memories / memory.bank / memory.file}]"
-        kept: list[str] = []
-        room = budget - used - cost
-        total = sum(utf16_units(line) + 1 for line in body)
-        if total > room:
-            room -= utf16_units(where) + 1
-            for line in body:
-                if utf16_units(line) + 1 > room:
-                    break
-                kept.append(line)
-                room -= utf16_units(line) + 1
-            if room < 0:
-                continue  # not even the line naming its file fits beside its entry
-            kept.append(where)
-        else:
-            kept = body
+        kept = plainhook.fit(body, where, budget - used - cost)
+        if kept is None:
+            continue  # not even the line naming its file fits beside its entry
         lines += [entry, *kept]
         used += cost + sum(utf16_units(line) + 1 for line in kept)
         shown.append(memory.path)
