@@ -82,7 +82,7 @@ def test_write_file_reads_only_the_lines_it_adds(layout):
 def test_trail_append_refuses_a_credential_in_data_or_model(layout, flag):
     init(layout)
     value = json.dumps({"token": GITHUB_PAT}) if flag == "--data" else GITHUB_PAT
-    done = sandman("trail", "append", "note", "a clean summary", flag, value)
+    done = sandman("trail", "append", "shift.note", "a clean summary", flag, value)
     assert done.returncode == 2, done.stderr
     assert done.stderr.decode() == ("sandman: event refused: --model or --data holds a secret (github-pat); "
                                     "remove the credential and write it again without it\n")
@@ -92,7 +92,7 @@ def test_trail_append_refuses_a_credential_in_data_or_model(layout, flag):
 
 def test_trail_append_keeps_clean_data(layout):
     init(layout)
-    done = sandman("trail", "append", "note", "a clean summary", "--data", '{"pr": 12}', "--model", "sonnet")
+    done = sandman("trail", "append", "shift.note", "a clean summary", "--data", '{"pr": 12}', "--model", "sonnet")
     assert done.returncode == 0, done.stderr
     (event,) = trails.read(layout).events
     assert event.data == {"pr": 12} and event.model == "sonnet"
