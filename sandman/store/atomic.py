@@ -143,12 +143,18 @@ def move_no_replace(src: Path, dst: Path) -> None:
     try:
         _move(src, dst)
     except BaseException:
-        for folder in created:  # deepest first; one another writer filled stays
-            try:
-                folder.rmdir()
-            except OSError:
-                break
+        _remove_made(created)
         raise
+
+
+def _remove_made(created: list[Path]) -> None:
+    """Remove the parents ``_make_parents`` made, deepest first, while empty: one another writer
+    filled stays, and so do those above it."""
+    for folder in created:
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def link_no_replace(src: Path, dst: Path) -> None:
@@ -170,11 +176,7 @@ def link_no_replace(src: Path, dst: Path) -> None:
                 raise CrossDeviceError(f"cannot link {src} to {dst}: different filesystems") from None
             raise
     except BaseException:
-        for folder in created:  # deepest first; one another writer filled stays
-            try:
-                folder.rmdir()
-            except OSError:
-                break
+        _remove_made(created)
         raise
     fsync_dir(dst.parent)
 
