@@ -25,6 +25,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .started/<sid>.json        sessions started here and the Claude Code pid they run under
     ├── .delivered/<sid>.tsv       the memories each session was given (recall, prompt, file hooks, search)
     ├── .backstop.stamp            touched when a SessionStart starts the backstop
+    ├── .backstop.kept             what the backstop's check last found in each project folder (derived)
     ├── .start-replies/<key>.json  a directory's SessionStart reply, kept to be served (derived)
 ├── .strays/<UTC stamp>/<relpath>  files of no sandman format found in the versioned tier, moved aside
     ├── log/<yyyy-mm-dd>.md, log/INDEX.md                     the voyage log
@@ -340,6 +341,12 @@ class Layout(namedtuple("Layout", "root")):
     def backstop_stamp(self) -> Path:
         """``.backstop.stamp``: its mtime is when a SessionStart last started the backstop."""
         return self.root / ".backstop.stamp"
+
+    @property
+    def backstop_kept(self) -> Path:
+        """``.backstop.kept``: what the backstop's check last found in each project folder
+        (BANK-FORMAT "Started sessions")."""
+        return self.root / ".backstop.kept"
 
     @property
     def strays(self) -> Path:

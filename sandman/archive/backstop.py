@@ -68,15 +68,17 @@ def spawn(layout: Layout, session: str | None) -> int | None:
 
     Due: no SessionStart started one, or found nothing for one to take, in the last
     ``config.BACKSTOP_EVERY_S`` seconds (``.backstop.stamp``); then a run is started only when
-    the stat data says it could take something (archive/missed.py ``anything_missed``), and the
-    stamp is set either way. Never raises and never waits: a failed spawn is a journal line.
+    the stat data says it could take something (archive/missed.py ``anything_missed``, with the
+    kept scan ``.backstop.kept``), and the stamp is set either way. Never raises and never waits:
+    a failed spawn is a journal line.
     """
     now = time.time()
     if not _due(layout, now):
         return None
     from sandman.archive.missed import anything_missed
 
-    if not anything_missed(str(layout.root), str(config.claude_projects_dir()), session, now):
+    if not anything_missed(str(layout.root), str(config.claude_projects_dir()), session, now,
+                           str(layout.backstop_kept)):
         # Nothing a run could take: no process (issue 29); asked again a minute on.
         try:
             _stamp(layout, now)

@@ -27,7 +27,6 @@ import time
 import _json
 
 from sandman import fastjson, plainhook
-from sandman.archive import missed
 
 FALLBACK = None
 FORMAT = 1
@@ -123,7 +122,7 @@ def fresh(kept: object, base: str, cwd: str, now: float) -> bool:
 
 def _backstop_quiet(base: str, session: str, now: float) -> bool:
     """True when the backstop would spawn nothing now (take_missed.spawn): not due, or nothing to take
-    (the stamp then set, as take_missed.spawn sets it)."""
+    (the stamp then set, as take_missed.spawn sets it), by the kept scan (``.backstop.kept``) as spawn's."""
     try:
         due = now - os.stat(f"{base}/.backstop.stamp").st_mtime >= BACKSTOP_EVERY_S
     except FileNotFoundError:
@@ -132,8 +131,10 @@ def _backstop_quiet(base: str, session: str, now: float) -> bool:
         due = False
     if not due:
         return True
+    from sandman.archive import missed  # only when due: 0.02 x python -c pass at every other start
+
     projects = projects_dir()
-    if projects is None or missed.anything_missed(base, projects, session, now):
+    if projects is None or missed.anything_missed(base, projects, session, now, f"{base}/.backstop.kept"):
         return False
     try:  # take_missed._stamp: asked again a minute on
         os.close(os.open(f"{base}/.backstop.stamp", os.O_WRONLY | os.O_CREAT, 0o644))
