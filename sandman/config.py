@@ -293,6 +293,9 @@ TOOL_INDEX_MAX_CHARS = 1_200
 TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400  # the backstop takes missed endings this recent; older ones are take --all's
 BACKSTOP_EVERY_S = 60  # session starts closer together than this start one backstop
+# The backstop's check at a start trusts its kept scan of a project folder this long: a transcript
+# taken (or older than the lookback) and written again since is found at the folder's next listing.
+BACKSTOP_RESCAN_S = 3_600
 TAKE_CLOCK_SLACK_S = 2  # a transcript written further in the future means a clock is off
 DREAM_DUE_POINTERS = 10  # default of $SANDMAN_DREAM_DUE_POINTERS: a queue this deep is dreamt at once
 DREAM_WAIT_HOURS = 12.0  # default of $SANDMAN_DREAM_WAIT_HOURS: a session queued this long is dreamt anyway
