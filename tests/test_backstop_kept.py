@@ -51,10 +51,10 @@ def _transcript(folder: Path, sid: str, age: float, taken_in: Path | None = None
     return path
 
 
-def _settle(*folders: Path) -> None:
-    """Give each folder an mtime an hour back, as a folder nobody touched lately has."""
+def _settle(*folders: Path, at: float = LONG_AGO) -> None:
+    """Give each folder an mtime an hour back (or ``at``), as a folder nobody touched lately has."""
     for folder in folders:
-        os.utime(folder, (LONG_AGO, LONG_AGO))
+        os.utime(folder, (at, at))
 
 
 def _check(root: Path, projects: Path, now: float | None = None, starting: str | None = None) -> bool:
@@ -89,6 +89,34 @@ def test_a_transcript_made_in_a_kept_folder_is_looked_at(places):
     assert not _check(root, projects)
     _transcript(folder, _sid(2), age=10 * MINUTE)  # a session whose ending was missed: its folder changed
     assert _check(root, projects)
+
+
+def test_a_transcript_replaced_under_its_name_is_found_at_its_folders_next_whole_listing(places):
+    root, projects, folder = places
+    taken = _transcript(folder, _sid(1), age=10 * MINUTE, taken_in=root / ".archive")
+    _settle(folder, projects)
+    now = time.time()
+    assert not _check(root, projects, now)
+    other = _transcript(folder, "copy", age=10 * MINUTE)
+    other.replace(taken)  # another file under the taken one's name: never taken
+    _settle(folder, at=LONG_AGO - 60)
+    assert not _check(root, projects, now + MINUTE)  # its name is kept quiet
+    assert _check(root, projects, now + config.BACKSTOP_RESCAN_S + MINUTE)
+
+
+def test_a_taken_transcript_written_again_is_found_at_its_folders_next_whole_listing(places):
+    root, projects, folder = places
+    taken = _transcript(folder, _sid(1), age=10 * MINUTE, taken_in=root / ".archive")
+    _settle(folder, projects)
+    now = time.time()
+    assert not _check(root, projects, now)  # the whole listing
+    with taken.open("a") as stream:  # resumed after its take, and its ending missed
+        stream.write("{}\n")
+    _transcript(folder, _sid(2), age=10 * MINUTE, taken_in=root / ".archive")  # a session since: the folder changed
+    _settle(folder, at=LONG_AGO - 60)
+    assert not _check(root, projects, now + 10 * MINUTE)  # only the new name is looked at
+    assert not _check(root, projects, now + config.BACKSTOP_RESCAN_S - MINUTE)
+    assert _check(root, projects, now + config.BACKSTOP_RESCAN_S + MINUTE)  # an hour after the whole listing
 
 
 def test_a_project_folder_made_since_is_listed(places):

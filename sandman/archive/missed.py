@@ -30,16 +30,20 @@ tests/test_recall_served.py checks each copy equals its source.
 
 The start hooks pass ``kept``, the kept scan (``.backstop.kept``, docs/BANK-FORMAT.md
 "Started sessions"): what the last look at each project folder found, so a check stats
-only what could have changed since. A folder whose own ``(mtime_ns, inode)`` is as kept
-(no transcript made, removed or renamed in it since) and that was listed less than
-``BACKSTOP_RESCAN_S`` ago is not listed again: only the transcripts it held that time
-or another process can turn into a missed one are looked at (written in the live window,
-the starting session's, a running session's). The others (taken since their last write,
-older than the lookback, not a regular file) change only when written again: a session
-resumed after its take whose ending was missed is found when its folder next changes (a
-new session there) or at the folder's next listing, at most ``BACKSTOP_RESCAN_S`` later,
-not at once as the check without ``kept`` finds it. A kept scan that is missing, corrupt
-or kept for another projects folder is the check without it, and is written anew.
+only what could have changed since. Per folder it keeps the folder's own ``(mtime_ns,
+inode)``, when every transcript in it was last looked at (its whole listing), the
+transcripts that time or another process can turn into a missed one (written in the live
+window, the starting session's, a running session's: watched, looked at by every check)
+and the names of the quiet ones (taken since their last write, older than the lookback,
+not a regular file). A folder as kept is not listed: only its watched transcripts are
+looked at. A folder that changed (a transcript made, removed or renamed in it) is listed,
+and only its names not kept quiet are looked at. ``BACKSTOP_RESCAN_S`` after its whole
+listing (or when that time is ahead of the clock), a folder is listed whole again. A quiet
+transcript leaves that state only when written again (or replaced under its name): a
+session resumed after its take whose ending was missed is found at its folder's next whole
+listing, at most ``BACKSTOP_RESCAN_S`` later, not at once as the check without ``kept``
+finds it. A kept scan that is missing, corrupt or kept for another projects folder is the
+check without it, and is written anew.
 """
 
 from __future__ import annotations
@@ -107,30 +111,37 @@ def _any_in(projects_fd: int, rules: tuple) -> bool:
         return False
     for folder in folders:
         try:
-            if _listed(projects_fd, folder, rules) is None:
+            if _listed(projects_fd, folder, rules, None) is None:
                 return True
         except OSError:
             continue  # not a folder (nor a link to one), or unreadable
     return False
 
 
-def _listed(projects_fd: int, folder: str, rules: tuple) -> list[str] | None:
-    """The names to watch (``_judge``) in the project folder ``folder`` of the projects folder open
-    at ``projects_fd``, listed whole; None when one of its transcripts is missed. Raises OSError
-    when ``folder`` is not a folder (a link to one included) or cannot be listed.
+def _listed(projects_fd: int, folder: str, rules: tuple, quiet: set[str] | None) -> tuple | None:
+    """``(watched, quiet)`` of the project folder ``folder`` of the projects folder open at
+    ``projects_fd``, listed: the transcripts to look at again, and the names of the _QUIET ones
+    joined by ``/`` (no name holds one; nothing collected when ``quiet`` is None); None when one
+    is missed. A name in ``quiet`` is taken as quiet without a stat. Raises OSError when
+    ``folder`` is not a folder (a link to one included) or cannot be listed.
 
     The folder is listed through a descriptor, so a stat looks up one name, not the whole path
     (a quarter of the check's time at 1,000 transcripts)."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=projects_fd)
     try:
-        watch = []
-        for name in os.listdir(fd):
+        names = os.listdir(fd)
+        watched, still = [], []
+        for name in set(names).difference(quiet) if quiet else names:
             verdict = _judge(fd, name, rules)
             if verdict == _MISSED:
                 return None
             if verdict == _WATCH:
-                watch.append(name)
-        return watch
+                watched.append(name)
+            elif quiet is not None and name[-6:] == ".jsonl" and name[:6] != "agent-":
+                still.append(name)
+        if quiet:
+            still.extend(quiet.intersection(names))
+        return watched, "/".join(still)
     finally:
         os.close(fd)
 
@@ -181,9 +192,10 @@ def _judge(fd: int, name: str, rules: tuple) -> int:
 
 
 def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tuple) -> bool:
-    """anything_missed with the kept scan at ``kept``: a project folder unchanged since it was
-    listed, less than BACKSTOP_RESCAN_S ago, has only its watched names looked at; any other is
-    listed whole. The kept scan is written again when a folder was listed and nothing is missed."""
+    """anything_missed with the kept scan at ``kept`` (the module's docstring): per project folder,
+    its watched transcripts only when it is as kept, its new names too when it changed, every
+    transcript when its last whole listing is BACKSTOP_RESCAN_S old. Written again when a folder
+    was listed and nothing is missed."""
     record = _read_kept(kept, projects)
     clock = time.time_ns()
     try:
@@ -209,20 +221,21 @@ def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tup
             changed = changed or folder in folders
             continue
         entry = folders.get(folder)
-        if (entry is not None and entry[0] == st.st_mtime_ns and entry[1] == st.st_ino
-                and entry[2] <= now < entry[2] + BACKSTOP_RESCAN_S):
+        fresh = entry is not None and entry[2] <= now < entry[2] + BACKSTOP_RESCAN_S
+        if fresh and entry[0] == st.st_mtime_ns and entry[1] == st.st_ino:
             if entry[3] and _watched(projects_fd, folder, entry[3], rules):
                 return True
             written[folder] = entry
             continue
         changed = True
         try:
-            watch = _listed(projects_fd, folder, rules)
+            listed = _listed(projects_fd, folder, rules, set(entry[4].split("/")) if fresh else set())
         except OSError:
             continue  # not kept: listed again next time
-        if watch is None:
+        if listed is None:
             return True
-        written[folder] = [None if _racy(st.st_mtime_ns, clock) else st.st_mtime_ns, st.st_ino, now, watch]
+        written[folder] = [None if _racy(st.st_mtime_ns, clock) else st.st_mtime_ns, st.st_ino,
+                           entry[2] if fresh else now, *listed]
     if changed:
         _write_kept(kept, projects, None if _racy(key[0], clock) else key, written)
     return False
@@ -237,8 +250,8 @@ def _racy(mtime_ns: int, clock_ns: int) -> bool:
 def _read_kept(kept: str, projects: str) -> dict | None:
     """The kept scan at ``kept`` when it is one, for ``projects``: ``{"key": [mtime_ns or None, inode]
     or None, "names": [folder, ...], "folders": {folder: [mtime_ns or None, inode, listed, [watched
-    name, ...]]}}``, ``names`` every folder kept, ``folders`` those whose entry is of that shape
-    (any other is listed again); None when it is missing or not one."""
+    name, ...], quiet names joined by "/"]}}``, ``names`` every folder kept, ``folders`` those whose entry is of
+    that shape (any other is listed whole again); None when it is missing or not one."""
     try:
         with open(kept, "rb") as stream:
             record = fastjson.loads(stream.read())
@@ -251,9 +264,9 @@ def _read_kept(kept: str, projects: str) -> dict | None:
     if not all(_name_ok(folder) for folder in names):
         return None  # the folder names stand for a listing: one bad name, no listing
     folders = {folder: entry for folder, entry in record["folders"].items()
-               if isinstance(entry, list) and len(entry) == 4 and _key_ok(entry[:2])
+               if isinstance(entry, list) and len(entry) == 5 and _key_ok(entry[:2])
                and isinstance(entry[2], (int, float)) and isinstance(entry[3], list)
-               and all(_name_ok(name) for name in entry[3])}
+               and all(_name_ok(name) for name in entry[3]) and isinstance(entry[4], str)}
     return {"key": record["key"], "names": names, "folders": folders}
 
 
@@ -282,7 +295,8 @@ def _write_kept(kept: str, projects: str, key: list | None, folders: dict) -> No
 
     own = "null" if key is None else f"[{number(key[0])}, {number(key[1])}]"
     entries = ", ".join(f"{string(folder)}: [{number(entry[0])}, {number(entry[1])}, {number(entry[2])}, "
-                        f"[{', '.join(map(string, entry[3]))}]]" for folder, entry in folders.items())
+                        f"[{', '.join(map(string, entry[3]))}], {string(entry[4])}]"
+                        for folder, entry in folders.items())
     text = f'{{"format": {KEPT_FORMAT}, "projects": {string(projects)}, "key": {own}, "folders": {{{entries}}}}}\n'
     plainhook.write_atomic(kept, text.encode("ascii"))
 
