@@ -10,7 +10,10 @@ Then times, interleaved run by run (wall and CPU medians):
 - ``python -c pass``: the bare interpreter, the baseline;
 - ``<python> -I -S <sandman>/fasthook.py recall --hook``: the served start, what
   ``hooks install`` and the plugin run, within the backstop's minute (no check), and again
-  with the minute over (``.backstop.stamp`` removed before the run: the check included);
+  with the minute over (``.backstop.stamp`` removed before the run: the check included, from
+  the kept scan of the last check, ``.backstop.kept``), and with the kept scan removed too
+  (what a start pays when a folder's hourly whole listing is due: every transcript statted
+  and the kept scan written; no target);
 - ``sandman recall --hook``: the full hook, composing, for comparison;
 - the backstop's check alone (``archive.missed.anything_missed``), in this process, over
   the 1,000 transcripts.
@@ -113,21 +116,25 @@ def rows(runs: int = RUNS) -> list[Row]:
         progress(f"start hook: the served reply is the full hook's, byte for byte ({len(served):,} bytes)")
         journal = root / ".trace"
         before = sum(1 for path in journal.glob("recall-*.log") for _ in path.open())
-        progress(f"start hook: {runs} runs of 4 commands")
+        progress(f"start hook: {runs} runs of 5 commands")
         stamp = root / ".backstop.stamp"
 
         def due() -> float:  # the backstop's minute over: the served start runs the check too
             stamp.unlink(missing_ok=True)
             return run_timed(_fasthook(), env, sent)
 
-        bare, fast, checked, slow = interleaved(
-            [python_pass(env), lambda: run_timed(_fasthook(), env, sent), due,
+        def whole() -> float:  # the check due and no kept scan: every transcript looked at
+            (root / ".backstop.kept").unlink(missing_ok=True)
+            return due()
+
+        bare, fast, checked, listed, slow = interleaved(
+            [python_pass(env), lambda: run_timed(_fasthook(), env, sent), due, whole,
              lambda: run_timed([*sandman_argv(), "recall", "--hook"], env, sent)], runs, warmup=3)
         takes = "".join(path.read_text() for path in journal.glob("take-*.log"))
         if "missed-spawned" in takes:
             raise SystemExit("a start spawned the backstop with nothing to take")
         after = sum(1 for path in journal.glob("recall-*.log") for _ in path.open())
-        if after - before != 3 * (runs + 3):
+        if after - before != 4 * (runs + 3):
             raise SystemExit("the hooks did not journal one line a run")
         profile = subprocess.run([_fasthook()[0], "-X", "importtime", *_fasthook()[1:]], input=sent, env=env,
                                  capture_output=True).stderr.decode()
@@ -138,6 +145,8 @@ def rows(runs: int = RUNS) -> list[Row]:
                 runs, SERVED_TARGET),
             Row(f"served `recall --hook`, the backstop's check due ({TRANSCRIPTS:,} transcripts)", checked,
                 PYTHON_PASS, bare, runs, SERVED_TARGET),
+            Row("served `recall --hook`, the check due, no kept scan (a folder's hourly whole listing)", listed,
+                PYTHON_PASS, bare, runs),
             Row(f"full `sandman recall --hook`, {MEMORIES:,} memories, 5 banks", slow, PYTHON_PASS, bare, runs),
             Row(f"backstop check, {TRANSCRIPTS:,} transcripts, nothing to take (in process)", check, PYTHON_PASS,
                 bare, runs, CHECK_TARGET)]
