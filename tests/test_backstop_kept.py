@@ -1,10 +1,12 @@
 """The backstop check's kept scan (issue 29): a due start stats only what could have changed.
 
 ``anything_missed(..., kept=<path>)`` (what both start hooks run) keeps, per project folder,
-the folder's ``(mtime_ns, inode)``, when it was listed and the transcripts to look at again
-(docs/BANK-FORMAT.md, "Started sessions"). Each test pins one way the kept scan could hide a
-missed transcript: a folder that changed, a transcript aging into the window, a kept scan too
-old, corrupt or another folder's, a folder changed within the clock's tick.
+the folder's ``(mtime_ns, inode)``, when it was last listed whole, the transcripts to look at
+again and the names of the quiet ones (docs/BANK-FORMAT.md, "Started sessions"). Each test
+pins one way the kept scan could hide a missed transcript: a folder that changed, a transcript
+aging into the window, a quiet one written again or replaced (found within the rescan period),
+a kept scan too old, from the future, corrupt or another folder's, a folder changed within the
+clock's tick.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def _sid(n: int) -> str:
 
 @pytest.fixture
 def places(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """(root, projects folder, one project folder in it, its mtime an hour back)."""
+    """(root, projects folder, one project folder in it); ``_settle`` ages the folders' mtimes."""
     root = tmp_path / "root"
     root.mkdir()
     folder = tmp_path / "projects" / "-home-user-proj"
