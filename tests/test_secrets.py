@@ -640,6 +640,16 @@ _UUID_LOOK = "3f2a9c1e-7b3d-4f8a-9c6e-2b4d9f1a3c5e"
     "acme_key = settings.ACME_SIGNING_KEY",
     # a UUID's layout made of words
     "handling-user-auth-flow-implementati",
+    # code and prose the first draft of these rules refused (site-packages, /usr/share/doc): lists of names, a
+    # subscript by a variable, type unions, a dotted CamelCase type, `pass` the verb, a format slot
+    '__slots__ = ["_compare_key", "_defining_class"]',
+    "['crc-16-buypass', 'Crc16Buypass', 0x18005, NON_REVERSE]",
+    'Literal["authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:jwt-bearer"] | str',
+    "cmd_opts[cmd][key] = (str(filename), value)",
+    ":param Ed25519PrivateKey|Ed25519PublicKey|Ed448PrivateKey|Ed448PublicKey key:",
+    "self, private_key: ed25519.Ed25519PrivateKey, f_priv: _FragList",
+    'the "--quiet" option, to pass "--quiet" down to "gc --auto".',
+    "Did you mean to pass '--{name}'?",
 ])
 def test_fourth_pass_look_alikes_pass(text: str) -> None:
     assert find_secrets(text) == []

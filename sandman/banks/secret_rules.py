@@ -115,11 +115,14 @@ _TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
 # `<type>_<slug>`, `<bank>/<file>.md`, `ev-<stamp>-<hex>`.
 _SLOTS = re.compile(r"(?:[\w.\-/:]*<[\w\s.\-:/~|]+>)+[\w.\-/:]*")
 _QUOTES = "'\"`"
+# A slot a program fills (`--{name}`, `{password}`, `%(token)s`): the value is a template.
+_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\}|%\([A-Za-z_]\w*\)s")
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
 _CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
-# Words joined by - _ . or an apostrophe (a possessive, a contraction: `Microsoft's`, `isn't`).
-_WORDS = re.compile(r"^[A-Za-z]+(?:(?:[-_.]|['’](?=[a-z]{1,2}\b))[A-Za-z]+)*$")
+# Words joined by - _ . : (a URN's `grant-type:jwt-bearer`) or an apostrophe (a possessive, a contraction:
+# `Microsoft's`, `isn't`).
+_WORDS = re.compile(r"^_*[A-Za-z]+(?:(?:[-_.:]|['’](?=[a-z]{1,2}\b))[A-Za-z]+)*_*$")
 _PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
 
 
@@ -154,7 +157,7 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
             or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
             or typed and len(value) >= 12
             and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 >= len(value)
-            or any(part in lowered for part in _PLACEHOLDER_PARTS))
+            or any(part in lowered for part in _PLACEHOLDER_PARTS) or bool(_FORMAT_SLOT.search(value)))
 
 
 def _filler(value: str) -> bool:
@@ -202,7 +205,7 @@ def credential_like(value: str, minimum: int = 6) -> bool:
         return False
     # A dotted name in code (`settings.SLACK_TOKEN`); parts that are generated make a token (`<random>.<random>`).
     if _CODE.match(value) and ("." in value or "(" in value or "[" in value) and not (
-            "(" not in value and "[" not in value and any(_random(part) for part in value.split("."))):
+            "(" not in value and "[" not in value and any(len(part) >= 24 and _random(part) for part in value.split("."))):
         return False
     if _random_letters(value):
         return True
@@ -536,17 +539,18 @@ _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|(?<![a-z])pw|secret|token|credentials?
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
 # The name may close a subscript (`os.environ["OPENAI_API_KEY"] = …`, `config['token'] = …`); a quoted value runs to
 # its closing quote, `,` and `;` inside it (`'NSPwR0>Q,wTE…'`), whitespace never.
-_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?\]?"
+_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")(?:[\"']\]|[\"'])?"
                        r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)('[^'\s]+'|\"[^\"\s]+\"|[^\s,;]+)")
-# A name and its value as a call's two quoted arguments: `req.Header.Set("X-Api-Key", "<value>")`,
-# `os.setenv("API_TOKEN", "<value>")`.
-_PAIR = re.compile(r"(?i)[\"']([\w.-]{0,64}?" + _NAME + r")[\"'][ \t]*,[ \t]*(\"[^\"\s]+\"|'[^'\s]+')")
+# A name and its value as a call's only two arguments, both quoted: `req.Header.Set("X-Api-Key", "<value>")`,
+# `os.setenv("API_TOKEN", "<value>")`. Not a list or a longer call (`["_compare_key", "_defining_class"]`).
+_PAIR = re.compile(r"(?i)\([ \t]*[\"']([\w.-]{0,64}?" + _NAME + r")[\"'][ \t]*,[ \t]*(\"[^\"\s]+\"|'[^'\s]+')[ \t]*\)")
 # A password-like name and a quoted value with only a space between (`pass 'A:J$…'`, Ruby's `password "…"`).
 _NAME_QUOTED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?))"
                           r"[ \t]+(\"[^\"\s]{6,}\"|'[^'\s]{6,}')")
 # A table's row, `name | value`: only a generated value (long hex, or mixed case and digits at high entropy), since
 # a cell beside `token` may hold a time or a count (sandman's own score.md).
-_TABLE_ROW = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[ \t]*\|[ \t]*([A-Za-z0-9_\-+/=]{16,})(?=[ \t]*(?:\||$))",
+_TABLE_ROW = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")(?:[ \t]+\|[ \t]*|\|[ \t]+)([A-Za-z0-9_\-+/=]{16,})"
+                        r"(?=[ \t]*(?:\||$))",
                         re.MULTILINE)
 # A function named for a credential that returns a literal: `getBetterStackToken() string { return "<value>" }`,
 # `def api_key():\n    return "<value>"`.
@@ -647,6 +651,8 @@ def _strip(value: str) -> str:
     # A quoted value ends at its closing quote: in `{"pass": "p-…"}}` the value is `p-…`.
     if len(value) > 1 and value[0] in _QUOTES and value[0] in value[1:]:
         value = value[1:value.index(value[0], 1)]
+    # A quoted value closing a list or a call: `"…-bearer"]`, `"…")`.
+    value = re.sub(r"[\"'`][\])}]+$", "", value)
     return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
 
 
@@ -761,6 +767,9 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         name, value = match.group(1), _strip(match.group(2).strip())
         if match.re is _RETURNED and len(value) < 16:
             continue  # a returned literal is read from 16 characters, where the pre-check's long run finds it
+        if match.re is _NAME_QUOTED and name.lower().endswith("pass") and (
+                len(value) < 8 or value.startswith("-") or not _DIGIT.search(value) or not _LETTER.search(value)):
+            continue  # `pass` is a verb too: `to pass "--quiet" down`
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
             continue
