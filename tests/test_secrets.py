@@ -564,6 +564,7 @@ def _fourth_pass_credentials(seed: int) -> dict[str, str]:
         "tableau": "pat my-token\n" + g(alnum + "+/", 22) + "==:" + g(alnum, 32),
         "atlassian-dc-pat": f"wiki_b={_b64_pat(seed)}",
         "uuid-layout-key": f"sms_id: {layout}",
+        "bitbucket-app-password": f"user1:ATBB{g(alnum, 20)}{g(string.digits, 1)}{g(alnum, 4)} and more",
         # assignments in more forms
         "subscript": f"os.environ[\"OPENAI_API_KEY\"] = '{g(_HEX, 32)}'",
         "call-pair": f'os.setenv("ACME_PASSWORD", "{g(alnum, 6)}!{g(alnum, 3)}")',

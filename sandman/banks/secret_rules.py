@@ -380,7 +380,8 @@ _SHAPED = [
     re.compile(r"\b([a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b"),
     re.compile(r"\b([A-Za-z0-9]{70,}AZDO[A-Za-z0-9]{4})\b"),
     re.compile(r"\b(LTAI[A-Za-z0-9]{12,20})\b"),
-    re.compile(r"\b(ATBB[A-Za-z0-9]{32,})\b"),
+    # Bitbucket app passwords: `ATBB` and a body of any length (trufflehog's pattern), with a digit in it
+    re.compile(r"\b(ATBB(?=[A-Za-z_=.\-]{0,80}\d)[A-Za-z0-9_=.\-]{20,})\b"),
     re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b"),
 ]
 # Vendors' published token formats (GitHub's secret-scanning patterns, the vendors' docs), found wherever
