@@ -14,10 +14,14 @@ Each rule is a class of input, not a list of providers:
   and PGP blocks included) and PuTTY key files;
 - ``url-credentials``: a password in a URL's authority, whatever characters
   it holds, and a credential in a query (``sig=``, ``api_key=``) or in a
-  path segment (chat webhooks, bot URLs);
+  path segment (chat webhooks, bot URLs, a webhook's segment after
+  ``/webhook/``, a key after ``/keys/``);
 - ``assigned-credential``: ``NAME=value`` / ``name: value`` / ``set NAME to
   value`` where the name says credential (``*_PASS``, ``*_APP_KEY``, ``SECRET_KEY``) and the value
-  looks like one, ``.netrc`` and ``.pgpass`` lines;
+  looks like one, ``.netrc`` and ``.pgpass`` lines; also by subscript
+  (``os.environ["X_KEY"] = …``), as a call's two quoted arguments, a
+  password-like name before a quoted value, a table's ``name | value`` row
+  with a generated value, a credential-named function returning a literal;
 - ``command-line-credential``: ``--password v``, ``--token v``, ``-p<v>``,
   ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
 - ``authorization-header``: Basic and Bearer authorization values;
@@ -38,7 +42,12 @@ Each rule is a class of input, not a list of providers:
   signature); ``azure-storage-key``: 88 base64 characters after a key's name;
 - ``vendor-keyword``: a random value right after a vendor's name
   (sandman.banks.secret_vendors), credential words and a separator between
-  at most.
+  at most; read more loosely (a UUID, 40 hex, shorter values) when the
+  vendor's name is the value's key (``onesignal: <uuid>``);
+- ``vendor-token`` also: AppSync, Fly.io, Entra ID refresh tokens,
+  LaunchDarkly, Tableau PAT secrets, Atlassian Data Center PATs, keys in a
+  UUID's layout that are no UUID; typed examples in a vendor's exact format
+  are refused, as betterleaks' are.
 
 A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
