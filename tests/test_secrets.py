@@ -639,8 +639,10 @@ _UUID_LOOK = "3f2a9c1e-7b3d-4f8a-9c6e-2b4d9f1a3c5e"
     "railway: production-eu-west",
     # a dotted name in code stays a reference
     "acme_key = settings.ACME_SIGNING_KEY",
-    # a UUID's layout made of words
+    # a UUID's layout made of words, a UUID marked fake, a UUID typed as a placeholder
     "handling-user-auth-flow-implementati",
+    '"entityId": "93a51c1d-fake-4673-a71d-0889fake1238",',
+    "the id looks like a1b2c3d4-e5f6-g7h8-i9j0-k1l2m3n4o5p6",
     # code and prose the first draft of these rules refused (site-packages, /usr/share/doc): lists of names, a
     # subscript by a variable, type unions, a dotted CamelCase type, `pass` the verb, a format slot
     '__slots__ = ["_compare_key", "_defining_class"]',

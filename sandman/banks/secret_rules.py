@@ -150,6 +150,13 @@ def _sequential(value: str, run: int = 6) -> bool:
     return False
 
 
+def _interleaved(value: str) -> bool:
+    """True when the letters of ``value`` alone, or its digits alone, run six in sequence: an example typed by
+    alternating them (``a1b2c3d4-e5f6-g7h8-…``), improbable in a generated secret. Read for a key in a UUID's
+    layout only, whose shape is weaker evidence than a prefix or a name."""
+    return (_sequential("".join(c for c in value if c.isalpha())) or _sequential("".join(c for c in value if c.isdigit())))
+
+
 def placeholder(value: str, *, typed: bool = True) -> bool:
     """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``).
 
@@ -424,6 +431,8 @@ _ATLASSIAN_DC_ID = re.compile(rb"\d{6,}:")
 _UUID_LAYOUT = re.compile(_EDGE_L + r"([A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12})"
                           + _EDGE_R)
 _NOT_HEX = re.compile(r"[g-zG-Z]")
+# A UUID a person marked as not real (`93a51c1d-fake-4673-…`, `…-test-…`): the layout alone is weak evidence.
+_MARKED = re.compile(r"(?i)fake|test|dummy|mock|sample")
 # A JSON Web Token known by its header (base64url of a JSON object naming its `alg` or `typ`), whatever its
 # payload: the `eyJ….eyJ….` rule above wants a JSON payload too.
 _JWT = re.compile(_EDGE_L + r"(eyJ[0-9A-Za-z_\-]{10,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})"
@@ -710,7 +719,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     for match in _UUID_LAYOUT.finditer(text):
         value = match.group(1)
         if (_NOT_HEX.search(value) and _DIGIT.search(value) and entropy(value.replace("-", "")) >= 3.5
-                and not placeholder(value) and not _name_like(value)):
+                and not placeholder(value) and not _interleaved(value.lower()) and not _name_like(value)
+                and not _MARKED.search(value)):
             yield "vendor-token", value
     for match in _JWT.finditer(text):
         header = _b64text(match.group(1).replace("-", "+").replace("_", "/").rstrip("="))
