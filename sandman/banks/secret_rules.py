@@ -448,9 +448,10 @@ _AZURE_ACR = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]
 # between them at most: `liveagent '<32>'`, `mixpanel <32>`, `cloudmersive: "<36>"`, `meraki token = '<40>'`.
 # The candidates are found first (few in any text), then the name before each is read back at most 100 characters.
 _VENDOR_VALUE = re.compile(r"(?<![\w\-+/=.@])[A-Za-z0-9][A-Za-z0-9_\-]{9,99}(?![\w\-+/=@]|\.\w)")
-# Groups: the name, the credential words after it, the separator (`(` for a call: `HubSpotAPI("…")`), the quote.
+# Groups: the name, the credential words after it, the separator, a call's `(` right after the name
+# (`HubSpotAPI("…")`; not `magicbell (…)` in prose), the quote.
 _VENDOR_BEFORE = re.compile(r"(?i)(?<![\w.-])([a-z][\w.-]{3,60}?)((?:[ \t]+(?:api|auth|access|secret|token|key|pat|password))*)"
-                            r"[\"']?[ \t]*(:=|=>|[:=|(])?[ \t]*([\"'`]?)$")
+                            r"(?:[\"']?[ \t]*(:=|=>|[:=|])|(?<=\w)(\())?[ \t]*([\"'`]?)$")
 _VENDOR_SUFFIX = re.compile(r"(?:api|auth|access|secret|token|key|pat|password|id)*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -563,13 +564,16 @@ _ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")(?:[\"']\]|[
 # A name and its value as a call's only two arguments, both quoted: `req.Header.Set("X-Api-Key", "<value>")`,
 # `os.setenv("API_TOKEN", "<value>")`. Not a list or a longer call (`["_compare_key", "_defining_class"]`).
 _PAIR = re.compile(r"(?i)\([ \t]*[\"']([\w.-]{0,64}?" + _NAME + r")[\"'][ \t]*,[ \t]*(\"[^\"\s]+\"|'[^'\s]+')[ \t]*\)")
-# A password-like name and a quoted value with only a space between (`pass 'A:J$…'`, Ruby's `password "…"`).
-_NAME_QUOTED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?))"
+# A password's name and a quoted value with only a space between (`pass 'A:J$…'`, Ruby's `password "…"`). Not
+# `secret` or `credentials`: `kubectl get secret "tls-cert-v2"` names a Kubernetes secret.
+_NAME_QUOTED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?(?:pass(?:word|wd|phrase)?|pwd))"
                           r"[ \t]+(\"[^\"\s]{6,}\"|'[^'\s]{6,}')")
 # A table's row, `name | value`: only a generated value (long hex, or mixed case and digits at high entropy), since
 # a cell beside `token` may hold a time or a count (sandman's own score.md).
-_TABLE_ROW = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")(?:[ \t]+\|[ \t]*|\|[ \t]+)([A-Za-z0-9_\-+/=]{16,})"
-                        r"(?=[ \t]*(?:\||$))",
+# The name is its whole cell, one to three words before it at most (`apiKey`, `sanity auth token`); under words, not
+# a commit or a digest (`| Fix expired token | <40 hex> |` is a change and its commit).
+_TABLE_ROW = re.compile(r"(?i)(?:^|\|)[ \t]*((?:[\w.-]{1,30}[ \t]+){0,3}[\w.-]{0,64}?" + _NAME + r")(?:[ \t]+\|[ \t]*|\|[ \t]+)"
+                        r"([A-Za-z0-9_\-+/=]{16,})(?=[ \t]*(?:\||$))",
                         re.MULTILINE)
 # A function named for a credential that returns a literal: `getBetterStackToken() string { return "<value>" }`,
 # `def api_key():\n    return "<value>"`.
@@ -620,7 +624,8 @@ _KEY_SEGMENTS = {"key", "keys", "token", "tokens", "secret", "secrets", "apikey"
 def _hook_segment(segment: str) -> bool:
     return (bool(_HOOK_SEGMENT.fullmatch(segment)) and _LETTER.search(segment) is not None
             and _DIGIT.search(segment) is not None and entropy(segment) >= _short_gate(segment) and not _name_like(segment)
-            and not _IDENTIFIER.fullmatch(segment.lower()) and not placeholder(segment))
+            and not _IDENTIFIER.fullmatch(segment.lower()) and not placeholder(segment) and not _UUID.fullmatch(segment)
+            and not _HASH_PREFIXES.match(segment) and not _SANDMAN_ID.fullmatch(segment))
 
 
 def _key_segment(segment: str) -> bool:
@@ -742,7 +747,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             continue
         if loose and _vendor_named(before.group(1)):
             yield "vendor-keyword", value
-        elif before.group(3) or before.group(4):
+        elif before.group(3) or before.group(4) or before.group(5):
             # the vendor's name is the value's key: `onesignal: <uuid>`, `parsehub token = '<12>'`
             rest = _vendor_keyed(before.group(1))
             if rest is not None and _keyed_value(value, bool(rest or before.group(2).strip())):
@@ -801,6 +806,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "assigned-credential", value
     for match in _TABLE_ROW.finditer(text):
         name, value = match.group(1), match.group(2)
+        if " " in name.strip() and re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", value):
+            continue
         if not _NOT_SECRET_NAME.search(name) and _random(value) and not placeholder(value) and not _name_like(value):
             yield "assigned-credential", value
     for match in _COOKIE.finditer(text):
