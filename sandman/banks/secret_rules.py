@@ -14,10 +14,14 @@ Each rule is a class of input, not a list of providers:
   and PGP blocks included) and PuTTY key files;
 - ``url-credentials``: a password in a URL's authority, whatever characters
   it holds, and a credential in a query (``sig=``, ``api_key=``) or in a
-  path segment (chat webhooks, bot URLs);
+  path segment (chat webhooks, bot URLs, a webhook's segment after
+  ``/webhook/``, a key after ``/keys/``);
 - ``assigned-credential``: ``NAME=value`` / ``name: value`` / ``set NAME to
   value`` where the name says credential (``*_PASS``, ``*_APP_KEY``, ``SECRET_KEY``) and the value
-  looks like one, ``.netrc`` and ``.pgpass`` lines;
+  looks like one, ``.netrc`` and ``.pgpass`` lines; also by subscript
+  (``os.environ["X_KEY"] = …``), as a call's two quoted arguments, a
+  password-like name before a quoted value, a table's ``name | value`` row
+  with a generated value, a credential-named function returning a literal;
 - ``command-line-credential``: ``--password v``, ``--token v``, ``-p<v>``,
   ``sshpass -p``, ``curl -u user:pw``, ``login ... -p v``;
 - ``authorization-header``: Basic and Bearer authorization values;
@@ -38,7 +42,12 @@ Each rule is a class of input, not a list of providers:
   signature); ``azure-storage-key``: 88 base64 characters after a key's name;
 - ``vendor-keyword``: a random value right after a vendor's name
   (sandman.banks.secret_vendors), credential words and a separator between
-  at most.
+  at most; read more loosely (a UUID, 40 hex, shorter values) when the
+  vendor's name is the value's key (``onesignal: <uuid>``);
+- ``vendor-token`` also: AppSync, Fly.io, Entra ID refresh tokens,
+  LaunchDarkly, Tableau PAT secrets, Atlassian Data Center PATs, keys in a
+  UUID's layout that are no UUID; typed examples in a vendor's exact format
+  are refused, as betterleaks' are.
 
 A value is a credential only if it is not a placeholder (``<token>``,
 ``${VAR}``, ``********``, ``password``, a typed ``abcdef…`` or ``xxxx…``), not
@@ -115,11 +124,14 @@ _TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
 # `<type>_<slug>`, `<bank>/<file>.md`, `ev-<stamp>-<hex>`.
 _SLOTS = re.compile(r"(?:[\w.\-/:]*<[\w\s.\-:/~|]+>)+[\w.\-/:]*")
 _QUOTES = "'\"`"
+# A slot a program fills (`--{name}`, `{password}`, `%(token)s`): the value is a template.
+_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\}|%\([A-Za-z_]\w*\)s")
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
 _CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
-# Words joined by - _ . or an apostrophe (a possessive, a contraction: `Microsoft's`, `isn't`).
-_WORDS = re.compile(r"^[A-Za-z]+(?:(?:[-_.]|['’](?=[a-z]{1,2}\b))[A-Za-z]+)*$")
+# Words joined by - _ . : (a URN's `grant-type:jwt-bearer`) or an apostrophe (a possessive, a contraction:
+# `Microsoft's`, `isn't`).
+_WORDS = re.compile(r"^_*[A-Za-z]+(?:(?:[-_.:]|['’](?=[a-z]{1,2}\b))[A-Za-z]+)*_*$")
 _PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/)[\w./-]*$")
 
 
@@ -138,6 +150,13 @@ def _sequential(value: str, run: int = 6) -> bool:
     return False
 
 
+def _interleaved(value: str) -> bool:
+    """True when the letters of ``value`` alone, or its digits alone, run six in sequence: an example typed by
+    alternating them (``a1b2c3d4-e5f6-g7h8-…``), improbable in a generated secret. Read for a key in a UUID's
+    layout only, whose shape is weaker evidence than a prefix or a name."""
+    return (_sequential("".join(c for c in value if c.isalpha())) or _sequential("".join(c for c in value if c.isdigit())))
+
+
 def placeholder(value: str, *, typed: bool = True) -> bool:
     """True when ``value`` stands for a credential rather than being one (``<token>``, ``password``, ``****``).
 
@@ -154,7 +173,18 @@ def placeholder(value: str, *, typed: bool = True) -> bool:
             or typed and len(value) >= 12 and Counter(lowered).most_common(1)[0][1] * 2 > len(value)
             or typed and len(value) >= 12
             and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 >= len(value)
-            or any(part in lowered for part in _PLACEHOLDER_PARTS))
+            or any(part in lowered for part in _PLACEHOLDER_PARTS) or bool(_FORMAT_SLOT.search(value)))
+
+
+def _filler(value: str) -> bool:
+    """True when one character makes more than half of ``value`` (``AIzaaaaa…``, ``hvb.aaaa…``): filler, not a key."""
+    return Counter(value.lower()).most_common(1)[0][1] * 2 > len(value) if value else True
+
+
+def _short_gate(value: str) -> float:
+    """The entropy a generated ``value`` reaches, in bits per character: 3.5, or ``log2(length) - 1`` for a value
+    too short to reach it (16 characters hold at most 4 bits each; a random 16 often holds 3.4)."""
+    return min(3.5, math.log2(len(value)) - 1.0) if value else 0.0
 
 
 def entropy(value: str) -> float:
@@ -189,7 +219,9 @@ def credential_like(value: str, minimum: int = 6) -> bool:
         return False
     if _MEMORY_KEY.fullmatch(value):
         return False
-    if _CODE.match(value) and ("." in value or "(" in value or "[" in value):
+    # A dotted name in code (`settings.SLACK_TOKEN`); parts that are generated make a token (`<random>.<random>`).
+    if _CODE.match(value) and ("." in value or "(" in value or "[" in value) and not (
+            "(" not in value and "[" not in value and any(len(part) >= 24 and _random(part) for part in value.split("."))):
         return False
     if _random_letters(value):
         return True
@@ -287,7 +319,8 @@ _FILE_RUN = re.compile(r"(?:user|feedback|project|reference)_[a-z0-9]+(?:_[a-z0-
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
 _SUSPECT = re.compile(
-    r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie)[\w\-\"']{0,64}\s*(?:[:=]|\s(?:is|[a-z0-9$]))"
+    r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie)[\w\-\"']{0,64}\]?\s*"
+    r"(?:[:=]|\s(?:is|[a-z0-9$'\"])|[\"']\s*,\s*[\"'])"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
@@ -363,7 +396,8 @@ _SHAPED = [
     re.compile(r"\b([a-f0-9]{32}-[a-f0-9]{8}-[a-f0-9]{8})\b"),
     re.compile(r"\b([A-Za-z0-9]{70,}AZDO[A-Za-z0-9]{4})\b"),
     re.compile(r"\b(LTAI[A-Za-z0-9]{12,20})\b"),
-    re.compile(r"\b(ATBB[A-Za-z0-9]{32,})\b"),
+    # Bitbucket app passwords: `ATBB` and a body of any length (trufflehog's pattern), with a digit in it
+    re.compile(r"\b(ATBB(?=[A-Za-z_=.\-]{0,80}\d)[A-Za-z0-9_=.\-]{20,})\b"),
     re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b"),
 ]
 # Vendors' published token formats (GitHub's secret-scanning patterns, the vendors' docs), found wherever
@@ -381,7 +415,24 @@ _VENDOR = re.compile(_EDGE_L + "(" + "|".join((
     r"(?:hf|api_org)_[A-Za-z]{34}",                      # Hugging Face
     r"SK[0-9a-fA-F]{32}",                                # Twilio API key SID
     r"eyJ[0-9A-Za-z_\-]{8,}\.eyJ[0-9A-Za-z_\-]{8,}\.[0-9A-Za-z_\-]{16,}",  # a signed JWT (Supabase, Kubernetes)
+    r"da2-[a-z0-9]{26}",                                 # AWS AppSync API key
+    r"FlyV1 fm\d+_[A-Za-z0-9+/=,_\-]{100,}",             # Fly.io token
+    r"0\.A[\w\-]{50,}\.Ag[\w\-]{250,}",                  # Microsoft Entra ID refresh token
+    r"(?:api|sdk|mob)-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",  # LaunchDarkly keys
 )) + ")" + _EDGE_R)
+# A Tableau personal access token's secret: 16 bytes in base64, `:`, 32 letters and digits.
+_TABLEAU = re.compile(r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{22}==:[A-Za-z0-9]{32})(?![A-Za-z0-9])")
+# An Atlassian Data Center personal access token (Jira, Confluence): 44 base64 characters that decode to a numeric
+# id, `:` and random bytes, so it opens with M, N or O (an ASCII digit's first six bits).
+_ATLASSIAN_DC = re.compile(r"(?<![A-Za-z0-9+/])([MNO][A-Za-z0-9+/]{43})(?![A-Za-z0-9+/=])")
+_ATLASSIAN_DC_ID = re.compile(rb"\d{6,}:")
+# A key in a UUID's layout that is no UUID: 8-4-4-4-12 letters and digits, one letter at least past `f`
+# (ClickSend's keys, `G9TXU2YD-NOYB-…`); a UUID is hex.
+_UUID_LAYOUT = re.compile(_EDGE_L + r"([A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12})"
+                          + _EDGE_R)
+_NOT_HEX = re.compile(r"[g-zG-Z]")
+# A UUID a person marked as not real (`93a51c1d-fake-4673-…`, `…-test-…`): the layout alone is weak evidence.
+_MARKED = re.compile(r"(?i)fake|test|dummy|mock|sample")
 # A JSON Web Token known by its header (base64url of a JSON object naming its `alg` or `typ`), whatever its
 # payload: the `eyJ….eyJ….` rule above wants a JSON payload too.
 _JWT = re.compile(_EDGE_L + r"(eyJ[0-9A-Za-z_\-]{10,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})\.([0-9A-Za-z_\-]{16,}={0,2})"
@@ -396,9 +447,11 @@ _AZURE_ACR = re.compile(r"(?<![A-Za-z0-9+/])([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9+/]
 # A random value right after a vendor's name (sandman.banks.secret_vendors), credential words and a separator
 # between them at most: `liveagent '<32>'`, `mixpanel <32>`, `cloudmersive: "<36>"`, `meraki token = '<40>'`.
 # The candidates are found first (few in any text), then the name before each is read back at most 100 characters.
-_VENDOR_VALUE = re.compile(r"(?<![\w\-+/=.@])[A-Za-z0-9][A-Za-z0-9_\-]{15,99}(?![\w\-+/=@]|\.\w)")
-_VENDOR_BEFORE = re.compile(r"(?i)(?<![\w.-])([a-z][\w.-]{3,60}?)(?:[ \t]+(?:api|auth|access|secret|token|key|pat|password))*"
-                            r"[\"']?[ \t]*(?::=|=>|[:=|])?[ \t]*[\"'`]?$")
+_VENDOR_VALUE = re.compile(r"(?<![\w\-+/=.@])[A-Za-z0-9][A-Za-z0-9_\-]{9,99}(?![\w\-+/=@]|\.\w)")
+# Groups: the name, the credential words after it, the separator, a call's `(` right after the name
+# (`HubSpotAPI("…")`; not `magicbell (…)` in prose), the quote.
+_VENDOR_BEFORE = re.compile(r"(?i)(?<![\w.-])([a-z][\w.-]{3,60}?)((?:[ \t]+(?:api|auth|access|secret|token|key|pat|password))*)"
+                            r"(?:[\"']?[ \t]*(:=|=>|[:=|])|(?<=\w)(\())?[ \t]*([\"'`]?)$")
 _VENDOR_SUFFIX = re.compile(r"(?:api|auth|access|secret|token|key|pat|password|id)*")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -415,6 +468,56 @@ def _vendor_named(name: str) -> bool:
             if part in VENDORS and (size >= 6 or start == 0 and _VENDOR_SUFFIX.fullmatch(flat[size:])):
                 return True
     return False
+
+
+# What may follow a vendor's name in a key that is the vendor's credential: credential words only (`HubSpotAPI`,
+# `railway`, `timezoneapi_token`); not `id` (`ALGOLIA_APP_ID`), nor any other word.
+_KEYED_SUFFIX = re.compile(r"(?:api|auth|access|secret|token|key|pat|password|personal)*")
+_KEYED_PREFIXES = ("", "x", "get", "my")
+
+
+def _vendor_keyed(name: str) -> str | None:
+    """Return the credential words after the vendor's name when the identifier ``name`` is a vendor's name
+    (secret_vendors), perhaps after ``x``, ``get`` or ``my``, and credential words alone (``HubSpotAPI``,
+    ``X-BillomatApiKey``, ``railway``); else None."""
+    from sandman.banks.secret_vendors import VENDORS
+
+    flat = re.sub(r"[_.\-]", "", name.lower())
+    for prefix in _KEYED_PREFIXES:
+        if not flat.startswith(prefix):
+            continue
+        for size in range(4, min(len(flat) - len(prefix), 40) + 1):
+            rest = flat[len(prefix) + size:]
+            if flat[len(prefix):len(prefix) + size] in VENDORS and _KEYED_SUFFIX.fullmatch(rest):
+                return rest
+    return None
+
+
+def _keyed_value(value: str, words: bool) -> bool:
+    """True when ``value``, given to a vendor's name as its key (``onesignal: <value>``, ``railway = '<value>'``,
+    ``HubSpotAPI("<value>")``), could be that vendor's credential. Looser than ``_vendor_value``, since the key
+    says whose credential it is: 16 characters or more, 10 when credential words stand beside the name (``words``:
+    the pre-check's keyword pass then reads the text); a UUID (HubSpot's, Heroku's keys) or 32, 40 or 64+ hex
+    digits; letters with digits or letters of both cases (the case changing three times or more), at 3.5 bits a
+    character or, for a value too short to reach it, ``log2(length) - 1``; a run of 16 digits or more at 2.5 bits
+    a character when credential words stand beside the name (``vbout token = '<digits>'``). Never a typed example, an
+    object id, a name or CamelCase words."""
+    if len(value) < (10 if words else 16) or placeholder(value) or _HASH_PREFIXES.match(value):
+        return False
+    if _UUID.fullmatch(value):
+        return True
+    if value.isdigit():
+        return words and len(value) >= 16 and entropy(value) >= 2.5
+    if re.fullmatch(r"[0-9a-fA-F]+", value) and _LETTER.search(value):
+        return len(value) in (32, 40) or len(value) >= 64
+    if entropy(value) < _short_gate(value) or _name_like(value) or _code_name(value) and not value.islower():
+        return False
+    if _IDENTIFIER.fullmatch(value.lower()) and not re.search(r"[a-z]\d|\d[a-z]", value.lower()):
+        return False
+    letters = value.replace("_", "").replace("-", "")
+    if letters.isalpha():
+        return sum(a.islower() != b.islower() for a, b in zip(letters, letters[1:])) >= 3
+    return _LETTER.search(value) is not None and _DIGIT.search(value) is not None
 
 
 def _vendor_value(value: str) -> bool:
@@ -454,8 +557,28 @@ _NAME = (r"(?:pass(?:word|wd|phrase)?|pwd|(?<![a-z])pw|secret|token|credentials?
          r"|private[_-]?key|app[_-]?key|admin[_-]?key|master[_-]?key|encryption[_-]?key|signing[_-]?key"
          r"|client[_-]?secret|key)")
 # The name's prefix is bounded: a run such as `keykeykey…` must not be re-read from every `key` in it.
-_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[\"']?"
-                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)([^\s,;]+)")
+# The name may close a subscript (`os.environ["OPENAI_API_KEY"] = …`, `config['token'] = …`); a quoted value runs to
+# its closing quote, `,` and `;` inside it (`'NSPwR0>Q,wTE…'`), whitespace never.
+_ASSIGNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")(?:[\"']\]|[\"'])?"
+                       r"(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+|[ \t]+-[ \t]+)('[^'\s]+'|\"[^\"\s]+\"|[^\s,;]+)")
+# A name and its value as a call's only two arguments, both quoted: `req.Header.Set("X-Api-Key", "<value>")`,
+# `os.setenv("API_TOKEN", "<value>")`. Not a list or a longer call (`["_compare_key", "_defining_class"]`).
+_PAIR = re.compile(r"(?i)\([ \t]*[\"']([\w.-]{0,64}?" + _NAME + r")[\"'][ \t]*,[ \t]*(\"[^\"\s]+\"|'[^'\s]+')[ \t]*\)")
+# A password's name and a quoted value with only a space between (`pass 'A:J$…'`, Ruby's `password "…"`). Not
+# `secret` or `credentials`: `kubectl get secret "tls-cert-v2"` names a Kubernetes secret.
+_NAME_QUOTED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?(?:pass(?:word|wd|phrase)?|pwd))"
+                          r"[ \t]+(\"[^\"\s]{6,}\"|'[^'\s]{6,}')")
+# A table's row, `name | value`: only a generated value (long hex, or mixed case and digits at high entropy), since
+# a cell beside `token` may hold a time or a count (sandman's own score.md).
+# The name is its whole cell, one to three words before it at most (`apiKey`, `sanity auth token`); under words, not
+# a commit or a digest (`| Fix expired token | <40 hex> |` is a change and its commit).
+_TABLE_ROW = re.compile(r"(?i)(?:^|\|)[ \t]*((?:[\w.-]{1,30}[ \t]+){0,3}[\w.-]{0,64}?" + _NAME + r")(?:[ \t]+\|[ \t]*|\|[ \t]+)"
+                        r"([A-Za-z0-9_\-+/=]{16,})(?=[ \t]*(?:\||$))",
+                        re.MULTILINE)
+# A function named for a credential that returns a literal: `getBetterStackToken() string { return "<value>" }`,
+# `def api_key():\n    return "<value>"`.
+_RETURNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[ \t]*\([^()\n]{0,40}\)[^{}\n]{0,30}[{:]?"
+                       r"\s{0,40}return[ \t]+(\"[^\"\s]+\"|'[^'\s]+')")
 # "Set NAME to VALUE" says the same as `NAME=VALUE` ("set HEROKU_API_KEY to <uuid>").
 _SET_TO = re.compile(r"(?i)\bset[ \t]+[\"'`]?([\w.-]{0,64}?" + _NAME + r")[\"'`]?[ \t]+to[ \t]+([^\s,;]+)")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|(?<![a-z])pw$|secret|credential|private")
@@ -487,7 +610,29 @@ _LOGIN_P = re.compile(r"\blogin\b[^\n]*?\s(?:-p|--password)\s+(\S+)")
 _BASIC = re.compile(r"(?i)\bBasic\s+([A-Za-z0-9+/]{8,}={0,2})")
 _BEARER = re.compile(r"(?i)(?:\bBearer|\bAuthorization:\s*token)\s+([A-Za-z0-9._~+/\-]{20,}=*)")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
-_DOCKER_AUTH = re.compile(r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{8,}={0,2})\"")
+# Its quotes may be escaped, once or twice (`DOCKER_AUTH_CONFIG={\\"auths\\":…}` in a runner's TOML).
+_DOCKER_AUTH = re.compile(r"\\*\"auth\\*\"\s*:\s*\\*\"([A-Za-z0-9+/]{8,}={0,2})\\*\"")
+# A webhook's URL is its credential (`https://<tenant>.tines.com/webhook/<id>/<secret>`, `hooks.zapier.com/hooks/
+# catch/<id>`): in a URL saying `hook`, a path segment of 16 or more letters and digits, mixed, at 3.5 bits a character.
+_HOOK_SEGMENT = re.compile(r"[A-Za-z0-9_\-]{16,}")
+_HOOK_WORDS = {"hook", "hooks", "webhook", "webhooks"}
+_HOOK_HOST = re.compile(r"(?i)https?://(?:web)?hooks?\.")
+# A URL's path segment right after one that names keys (`/v1/keys/<key>`, `/tokens/<token>`).
+_KEY_SEGMENTS = {"key", "keys", "token", "tokens", "secret", "secrets", "apikey", "apikeys", "api-keys", "api_keys"}
+
+
+def _hook_segment(segment: str) -> bool:
+    return (bool(_HOOK_SEGMENT.fullmatch(segment)) and _LETTER.search(segment) is not None
+            and _DIGIT.search(segment) is not None and entropy(segment) >= _short_gate(segment) and not _name_like(segment)
+            and not _IDENTIFIER.fullmatch(segment.lower()) and not placeholder(segment) and not _UUID.fullmatch(segment)
+            and not _HASH_PREFIXES.match(segment) and not _SANDMAN_ID.fullmatch(segment))
+
+
+def _key_segment(segment: str) -> bool:
+    """True when ``segment`` reads as a key: generated whole, or a prefix and a generated body (``pri_<32 hex>``)."""
+    prefixed = _PREFIXED.fullmatch(segment)
+    return (_random(segment) or bool(prefixed) and not _HASH_PREFIXES.match(segment) and len(prefixed.group(2)) >= 24
+            and _random(prefixed.group(2))) and not placeholder(segment)
 
 
 def _encoded_words(body: str) -> bool:
@@ -530,6 +675,8 @@ def _strip(value: str) -> str:
     # A quoted value ends at its closing quote: in `{"pass": "p-…"}}` the value is `p-…`.
     if len(value) > 1 and value[0] in _QUOTES and value[0] in value[1:]:
         value = value[1:value.index(value[0], 1)]
+    # A quoted value closing a list or a call: `"…-bearer"]`, `"…")`.
+    value = re.sub(r"[\"'`][\])}]+$", "", value)
     return value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES)
 
 
@@ -559,9 +706,27 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         for match in pattern.finditer(text):
             if not placeholder(match.group(1)):
                 yield "prefixed-token", match.group(1)
+    # A vendor's exact format is evidence enough, as betterleaks' rules are: an example typed in sequence
+    # (`AIzaSyCjkL9m2nOp4qRsTuVwXyZ…`) is refused too; one character filling it (`AIzaaaaa…`) is not.
     for match in _VENDOR.finditer(text):
-        if not placeholder(match.group(1)):
+        if not placeholder(match.group(1), typed=False) and not _filler(match.group(1)):
             yield "vendor-token", match.group(1)
+    for match in _TABLEAU.finditer(text):
+        if not placeholder(match.group(1), typed=False) and not _filler(match.group(1)):
+            yield "vendor-token", match.group(1)
+    for match in _ATLASSIAN_DC.finditer(text):
+        try:
+            raw = base64.b64decode(match.group(1), validate=True)
+        except binascii.Error:
+            continue
+        if _ATLASSIAN_DC_ID.match(raw):
+            yield "vendor-token", match.group(1)
+    for match in _UUID_LAYOUT.finditer(text):
+        value = match.group(1)
+        if (_NOT_HEX.search(value) and _DIGIT.search(value) and entropy(value.replace("-", "")) >= 3.5
+                and not placeholder(value) and not _interleaved(value.lower()) and not _name_like(value)
+                and not _MARKED.search(value)):
+            yield "vendor-token", value
     for match in _JWT.finditer(text):
         header = _b64text(match.group(1).replace("-", "+").replace("_", "/").rstrip("="))
         if header and header.lstrip().startswith("{") and ('"alg"' in header or '"typ"' in header):
@@ -573,10 +738,20 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
     for match in _AZURE_ACR.finditer(text):
         yield "vendor-token", match.group(1)
     for match in _VENDOR_VALUE.finditer(text):
-        if _vendor_value(match.group(0)):
-            before = _VENDOR_BEFORE.search(text[max(0, match.start() - 100):match.start()])
-            if before and _vendor_named(before.group(1)):
-                yield "vendor-keyword", match.group(0)
+        value = match.group(0)
+        loose = len(value) >= 16 and _vendor_value(value)
+        if not loose and not _keyed_value(value, True):
+            continue
+        before = _VENDOR_BEFORE.search(text[max(0, match.start() - 100):match.start()])
+        if not before:
+            continue
+        if loose and _vendor_named(before.group(1)):
+            yield "vendor-keyword", value
+        elif before.group(3) or before.group(4) or before.group(5):
+            # the vendor's name is the value's key: `onesignal: <uuid>`, `parsehub token = '<12>'`
+            rest = _vendor_keyed(before.group(1))
+            if rest is not None and _keyed_value(value, bool(rest or before.group(2).strip())):
+                yield "vendor-keyword", value
     if _TWILIO_SID.search(text):
         for match in _HEX32.finditer(text):
             if _classes(match.group(0)) == 2:
@@ -602,17 +777,38 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         if credential_like(match.group(1), 16):
             yield "url-credentials", match.group(1)
     for match in _URL_PATH.finditer(text):
-        for segment in re.split(r"[/:]", match.group(1)):
+        segments = re.split(r"[/:]", match.group(1))
+        # after a segment `webhook(s)` or `hook(s)`, or anywhere under a host `hooks.…` / `webhook(s).…`
+        hook = _HOOK_HOST.match(match.group(0)) is not None
+        for before, segment in zip(["", *segments], segments):
+            hook = hook or before.lower() in _HOOK_WORDS
             if (re.fullmatch(r"[A-Za-z0-9_\-]{24,}", segment) and _classes(segment) == 3 and entropy(segment) >= 4.0
                     and not _name_like(segment) and f"/d/{segment}" not in match.group(1)):
                 yield "url-credentials", segment
-    for match in (*_ASSIGNED.finditer(text), *_SET_TO.finditer(text)):
+            elif hook and _hook_segment(segment) or before.lower() in _KEY_SEGMENTS and _key_segment(segment):
+                yield "url-credentials", segment
+    for match in (*_ASSIGNED.finditer(text), *_SET_TO.finditer(text), *_PAIR.finditer(text),
+                  *_NAME_QUOTED.finditer(text), *_RETURNED.finditer(text)):
         name, value = match.group(1), _strip(match.group(2).strip())
+        if match.re is _RETURNED and len(value) < 16:
+            continue  # a returned literal is read from 16 characters, where the pre-check's long run finds it
+        if match.re is _NAME_QUOTED and name.lower().endswith("pass") and (
+                len(value) < 8 or value.startswith("-") or not _DIGIT.search(value) or not _LETTER.search(value)):
+            continue  # `pass` is a verb too: `to pass "--quiet" down`
         strong = _STRONG_NAME.search(name)
         if not strong and _NOT_SECRET_NAME.search(name):
             continue
+        # `,` or `;` inside a quoted value: a list or a sentence unless the whole is generated
+        if ("," in value or ";" in value) and (_classes(value) < 3 or entropy(value) < 4.0):
+            continue
         if credential_like(value, 6 if strong else 12) and (strong or _random_letters(value)
                                                              or not _name_like(value) and not _names(value)):
+            yield "assigned-credential", value
+    for match in _TABLE_ROW.finditer(text):
+        name, value = match.group(1), match.group(2)
+        if " " in name.strip() and re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", value):
+            continue
+        if not _NOT_SECRET_NAME.search(name) and _random(value) and not placeholder(value) and not _name_like(value):
             yield "assigned-credential", value
     for match in _COOKIE.finditer(text):
         for name, value in _COOKIE_PAIR.findall(match.group(1)):
@@ -643,7 +839,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             yield "authorization-header", match.group(1)
     for match in _DOCKER_AUTH.finditer(text):
         decoded = _b64text(match.group(1))
-        if decoded and ":" in decoded and credential_like(decoded.split(":", 1)[1], 4):
+        # `auth` is `user:password` by definition: any password of four characters or more that is not a placeholder
+        if decoded and ":" in decoded and len(decoded.split(":", 1)[1]) >= 4 and not placeholder(decoded.split(":", 1)[1]):
             yield "encoded-credential", match.group(1)
 
 
