@@ -4,7 +4,11 @@ The vectors are bench/secrets_vectors.json.gz, extracted by
 bench/secrets_vectors_extract.py from gitleaks (MIT: each rule's true and
 false positives) and trufflehog (AGPL-3.0: each detector's test inputs); the
 file names each source's repository, commit, paths and licence. Prints, per
-source and label, how many texts ``find_secrets`` refuses:
+source and label, how many texts ``refuse_secrets`` refuses: what ``sandman
+remember``, every channel and the versioned tier run, the stdlib pre-check
+(``secret_rules.suspected``) and then the ban (``find_secrets``) on what it
+flags. Then, on its own row, how many texts ``find_secrets`` alone refuses that
+the pre-check clears (target 0: each is a secret the product lets through):
 
 - ``gitleaks tp``: refusal, target >= 98 %;
 - ``gitleaks fp``: false refusal of the look-alikes, target <= 2 %; set
@@ -21,8 +25,9 @@ source and label, how many texts ``find_secrets`` refuses:
 
 The same rates for the ban at ``--baseline`` (a git ref, default ``main``:
 sandman/banks/secrets.py and secret_rules.py read from it), and the time per
-memory, median over the own corpus's texts, of the ban now against the ban at
-the baseline, interleaved in the same run; and the time of one text made of a
+memory, median over the own corpus's texts, of ``refuse_secrets`` and of
+``find_secrets`` alone now against the same at the baseline, interleaved in
+the same run; and the time of one text made of a
 credential word repeated (``keykeykey…``, 8 KiB) through the stdlib pre-check
 and the ban, as ``refuse_secrets`` runs them: the pre-check's keyword pass was
 quadratic in such a run (79 s on 64 KiB at ``main``).
@@ -125,6 +130,19 @@ ANOTHER_SHAPE = [
 ]
 
 
+def refuses(module) -> Callable[[str], bool]:
+    """Return ``text -> bool``: whether ``module.refuse_secrets`` (the pre-check, then the ban) refuses ``text``."""
+    from sandman.errors import SecretRefused
+
+    def check(text: str) -> bool:
+        try:
+            module.refuse_secrets(text)
+        except SecretRefused:
+            return True
+        return False
+    return check
+
+
 def _in(classes: list[tuple[str, str, str]], vector: dict) -> bool:
     return any(vector["rule"] == rule and re.fullmatch(shape, vector["text"]) for rule, shape, _ in classes)
 
@@ -182,6 +200,7 @@ def _rate_line(source: str, label: str, refused: int, total: int, before: int | 
 def rows(runs: int = RUNS, baseline: str = "main", misses: int = 12) -> list[Row]:
     """Print the rates per source (now and at ``baseline``) and ``misses`` examples of each
     source's misses (rule and path only); return the time rows, medians in seconds."""
+    from sandman.banks import secrets as now_module
     from sandman.banks.secrets import find_secrets
 
     data = load_vectors()
@@ -190,19 +209,29 @@ def rows(runs: int = RUNS, baseline: str = "main", misses: int = 12) -> list[Row
                  f"licence {source['licence']}")
     own = _own_corpus()
     baseline_module = baseline_ban(baseline)
-    before = baseline_module.find_secrets if baseline_module else None
+    refused, before = refuses(now_module), refuses(baseline_module) if baseline_module else None
     if before is None:
         progress(f"cannot read the ban at {baseline!r}: its column is left empty")
     print(f"| source | label | now | at {baseline} | target | |")
     print("|---|---|--:|--:|---|---|")
+    every = data["vectors"] + [v for (source, _), vectors in _groups(data, own).items() if source == "own corpus"
+                               for v in vectors]
     for (source, label), vectors in _groups(data, own).items():
         wrong = label.startswith("fp")
-        now = [bool(find_secrets(v["text"])) for v in vectors]
-        was = sum(bool(before(v["text"])) for v in vectors) if before else None
+        now = [refused(v["text"]) for v in vectors]
+        was = sum(before(v["text"]) for v in vectors) if before else None
         print(_rate_line(source, label, sum(now), len(vectors), was))
         missed = [v for v, hit in zip(vectors, now) if hit == wrong]
         for vector in missed[:misses]:
             progress(f"  {source} {label} {'refused' if wrong else 'missed'}: {vector['rule']} ({vector['path']})")
+    # The ban alone refuses what the pre-check cleared: a secret `refuse_secrets` lets through.
+    gap = [v for v in every if not refused(v["text"]) and find_secrets(v["text"])]
+    was = (sum(not before(v["text"]) and bool(baseline_module.find_secrets(v["text"])) for v in every)
+           if before else None)
+    print(f"| all | refused by `find_secrets` alone, cleared by the pre-check | {len(gap)}/{len(every)} | "
+          + ("" if was is None else f"{was}/{len(every)}") + f" | 0 | {'pass' if not gap else '**miss**'} |")
+    for vector in gap[:misses]:
+        progress(f"  cleared by the pre-check: {vector.get('source', 'own corpus')} {vector['rule']} ({vector['path']})")
     print()
 
     texts = own[0] + own[1]
@@ -217,10 +246,6 @@ def rows(runs: int = RUNS, baseline: str = "main", misses: int = 12) -> list[Row
 
     keyword = "key" * (8 * 1024 // 3)
 
-    def guarded(module) -> Callable[[str], object]:
-        # what refuse_secrets does (commit_memory, every verb): the stdlib pre-check, then the ban
-        return lambda text: module.secret_rules.suspected(text) and module.find_secrets(text)
-
     def once(scan: Callable[[str], object]) -> Callable[[], float]:
         def trial() -> float:
             start = time.perf_counter()
@@ -230,16 +255,17 @@ def rows(runs: int = RUNS, baseline: str = "main", misses: int = 12) -> list[Row
 
     progress(f"secrets ban: {runs} passes over {len(texts)} texts, now and at {baseline}")
     if before is None:
-        (ours,) = interleaved([per_memory(find_secrets)], runs)
-        return [Row(f"`find_secrets` per memory ({len(texts)} corpus texts)", ours, "(no baseline)", 0.0, runs)]
-    ours, base = interleaved([per_memory(find_secrets), per_memory(before)], runs)
-    from sandman.banks import secrets as now_module
-
-    long, long_base = interleaved([once(guarded(now_module)), once(guarded(baseline_module))], runs)
+        (ours,) = interleaved([per_memory(refused)], runs)
+        return [Row(f"`refuse_secrets` per memory ({len(texts)} corpus texts)", ours, "(no baseline)", 0.0, runs)]
+    ours, base, alone, alone_base, long, long_base = interleaved(
+        [per_memory(refused), per_memory(before), per_memory(find_secrets), per_memory(baseline_module.find_secrets),
+         once(refused), once(before)], runs)
     return [
-        Row(f"`find_secrets` per memory ({len(texts)} corpus texts)", ours, f"the ban at {baseline}", base, runs,
+        Row(f"`refuse_secrets` per memory ({len(texts)} corpus texts)", ours, f"the same at {baseline}", base, runs,
             Target("within 2x", ratio=2.0)),
-        Row("pre-check and ban on 8 KiB of `keykeykey…`", long, f"the ban at {baseline}", long_base, runs),
+        Row(f"`find_secrets` alone per memory ({len(texts)} corpus texts)", alone, f"the same at {baseline}",
+            alone_base, runs, Target("within 2x", ratio=2.0)),
+        Row("`refuse_secrets` on 8 KiB of `keykeykey…`", long, f"the same at {baseline}", long_base, runs),
     ]
 
 

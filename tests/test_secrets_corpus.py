@@ -4,11 +4,17 @@ input, the site) masked. The floors are the issue's: refusal >= 98 %, false refu
 
 from __future__ import annotations
 
+import gzip
+import json
+import random
+import string
+from pathlib import Path
+
 import pytest
 
 from secrets_corpus import credentials, look_alikes
 from sandman.banks import secret_rules
-from sandman.banks.secrets import MASK, find_secrets, mask_secrets
+from sandman.banks.secrets import MASK, find_secrets, mask_secrets, refuse_secrets
 from sandman.errors import SecretRefused
 from sandman.verbs.remember import remember
 
@@ -38,6 +44,51 @@ def test_each_look_alike_passes(kind: str, text: str) -> None:
 @pytest.mark.parametrize(("kind", "text"), CREDENTIALS, ids=[kind for kind, _ in CREDENTIALS])
 def test_the_hook_pre_check_never_clears_a_credential(kind: str, text: str) -> None:
     assert secret_rules.suspected(text), kind
+
+
+def _refused(text: str) -> bool:
+    try:
+        refuse_secrets(text)
+    except SecretRefused:
+        return True
+    return False
+
+
+def test_regression_the_pre_check_cleared_credentials_the_ban_refuses() -> None:
+    """``refuse_secrets`` (what ``remember`` and every channel run) asks the ban only about what the pre-check
+    flags: a Sidekiq key (two 8-hex halves, no digit needed), a Sumo Logic access id (14 characters) and a
+    value after `` - `` were refused by ``find_secrets`` and let through by ``refuse_secrets``."""
+    draw = random.Random(30)
+    sumo = "su" + "".join(draw.choice(string.ascii_letters + string.digits) for _ in range(12))
+    half = "".join(draw.choice("abcdef") for _ in range(8))
+    for text in (f"export BUNDLE_ENTERPRISE__CONTRIBSYS__COM={half}:{half[::-1]}",
+                 f'BUNDLE_GEMS__CONTRIBSYS__COM: "{half}:{half[::-1]}"',
+                 f'sumologic.accessId = "{sumo}"', f'export SUMOLOGIC_ACCESSID="{sumo}"',
+                 "nethunt token - '" + "".join(draw.choice(string.ascii_lowercase + "$@ ^&") for _ in range(30)) + "'"):
+        assert find_secrets(text), text
+        assert secret_rules.suspected(text) and _refused(text), text
+
+
+VECTORS = Path(__file__).resolve().parent.parent / "bench" / "secrets_vectors.json.gz"
+
+
+def test_refuse_secrets_refuses_exactly_what_the_ban_refuses_on_every_public_vector() -> None:
+    """The pre-check never clears what the ban refuses, over every vector of bench/secrets_vectors.json.gz
+    (gitleaks' and trufflehog's examples, each label) and the own corpus: the bench measures ``refuse_secrets``."""
+    texts = [vector["text"] for vector in json.loads(gzip.decompress(VECTORS.read_bytes()))["vectors"]]
+    texts += [text for _, text in CREDENTIALS + LOOK_ALIKES]
+    cleared = [text[:80] for text in texts if not secret_rules.suspected(text) and find_secrets(text)]
+    assert cleared == []
+
+
+def test_the_real_transcripts_hold_no_secret(corpus: Path) -> None:
+    """The shared corpus's real sessions and payloads, each file whole: no rule refuses any of them."""
+    found = {}
+    for path in sorted(p for p in corpus.rglob("*") if p.is_file()):
+        kinds = find_secrets(path.read_bytes().decode("utf-8", errors="replace"))
+        if kinds:
+            found[str(path.relative_to(corpus))] = kinds
+    assert found == {}
 
 
 def test_regression_the_pre_check_flagged_every_memory_file_by_its_times() -> None:

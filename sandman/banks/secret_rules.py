@@ -318,9 +318,13 @@ _TIME_RUN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?(?:Z|[
 _FILE_RUN = re.compile(r"(?:user|feedback|project|reference)_[a-z0-9]+(?:_[a-z0-9]+)*\.md")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT = re.compile(r"\d")
+# The credential words include the keywords of the betterleaks rules whose value has no such run: Sidekiq's
+# `BUNDLE_GEMS__CONTRIBSYS__COM: <8 hex>:<8 hex>`, Sumo Logic's access id `su` + 12 after `access_id`. A value
+# may follow ` - ` too (`nethunt token - '<value>'`, `_ASSIGNED`'s dash form).
 _SUSPECT = re.compile(
-    r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie)[\w\-\"']{0,64}\]?\s*"
-    r"(?:[:=]|\s(?:is|[a-z0-9$'\"])|[\"']\s*,\s*[\"'])"
+    r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie|contribsys|sumo|access[_.-]?id)"
+    r"[\w\-\"']{0,64}\]?\s*"
+    r"(?:[:=]|\s(?:is|[a-z0-9$'\"]|-\s)|[\"']\s*,\s*[\"'])"
     r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
