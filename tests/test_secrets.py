@@ -661,3 +661,66 @@ _UUID_LOOK = "3f2a9c1e-7b3d-4f8a-9c6e-2b4d9f1a3c5e"
 ])
 def test_fourth_pass_look_alikes_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# --- issue 30, fifth pass: a typed example given a credential's name is a credential -------------------------
+# The values are typed in sequence, as trufflehog's tests type them; each is built here so no line of this file
+# holds a name and such a value together.
+_HEX_TYPED = "1234567890abcdef"
+_TYPED = {
+    "a 64-hex value under a vendor's api_key": "captaindata_api_key = '" + _HEX_TYPED * 4 + "'",
+    "hex typed letters first under a key": "verifier_key = " + "abcdef1234567890" * 6,
+    "a JSON key's value typed in both cases": '"gengo_key": "1aBcDeFgHiJkLmNoPqRsTuVwXyZ' + '1234567890abcdefgHIJKLMNOpqRSTUVWXY=~"',
+    "a JSON secret's 40 characters": '"github_secret": "abc123def4567890' + 'abcdef1234567890abcdef12"',
+    "a vendor's prefix and a typed body under a token": "typeform_token = 'tfp_ABCDEfghijKLMNOPqrstuvWXYZ"
+                                                        + "0123456789ABCDEFGH_ijK12340qqqBBB'",
+    "a prefix and the alphabet after token=": "token=pgar_" + "abcdefghijklmnopqrstuvwxyz1",
+    "a prefix and 27 digits under a key": "PGANALYZE_READ_KEY=pgar_" + "1234567890" * 2 + "1234567",
+    "a secret id given a typed UUID": "secret_id = '" + "87654321-4321-4321-4321-CBA987654321'",
+    "a secret id in JSON": '{"secretId": "' + '12345678-1234-1234-1234-123456789abc"}',
+    "a secret id in .env": "VAULT_SECRET_ID=" + "12345678-1234-1234-1234-123456789abc",
+    "Bitbucket's prefix and a typed body": "Key=myuser:ATBB" + "123abcDEF456ghiJKL789mnoPQR",
+    "Bitbucket's prefix in prose": "the app password is ATBB" + "123abcDEF456ghiJKL789mnoPQR",
+}
+
+
+@pytest.mark.parametrize("text", list(_TYPED.values()), ids=list(_TYPED))
+def test_regression_a_typed_value_given_a_credential_name_is_refused(text: str) -> None:
+    """Read as a typed example (six characters in sequence), not a key, and let through by `remember`."""
+    with pytest.raises(SecretRefused):
+        refuse_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    # one character filling the value, or runs of one: placeholders
+    'api_key = "' + "A" * 32 + '"',
+    'token = "' + "1" * 32 + '"',
+    'secret: "' + "x" * 40 + '"',
+    'client_secret = "' + "5555555dAAAAA7777777bbbbbb9999" + '"',
+    "ATBB" + "1" * 26,
+    "secret_id = '" + "00000000-0000-0000-0000-000000000000'",
+    # templates and references
+    "api_key: ${API_KEY}",
+    "token=$GITHUB_TOKEN",
+    'api_key = "<your-api-key-' + '0123456789abcdef>"',
+    # names in prose with no value, or a value of one class
+    "api_key: required and password: optional",
+    "the secret id of the new client secret is shown once in the portal",
+    'api_key = "' + "abcdefghijklmnopqrstuvwxyz" + '"',
+    'token = "' + "1234567890" * 3 + '"',
+    # shorter than 24 characters: typed examples still
+    'api_key = "' + "abcdef123456789" + '"',
+    # an id that is not a secret's, a secret id that is a path or an ARN
+    "role_id = '" + "12345678-1234-1234-1234-123456789abc'",
+    "request_id = " + "12345678-1234-1234-1234-123456789abc",
+    "SecretId: arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+    'secret_id = "prod/db/password"',
+    # names: words and numbers under a key's name, a count or a time of 19 digits at most
+    "cache_key: v1-npm-cache-" + "0123456789abcdef",
+    "cache_key: build-cache-" + "20231105123456",
+    "cache_key: build_" + "1733400000000000000",
+    # typed in sequence beside a vendor's name, with no assignment: an example still
+    "mixpanel abcdef" + "1234567890abcdef",
+])
+def test_fifth_pass_look_alikes_pass(text: str) -> None:
+    assert find_secrets(text) == []

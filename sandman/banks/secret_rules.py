@@ -205,17 +205,24 @@ _SANDMAN_ID = re.compile(r"ev-\d{8}T\d{6}Z-[0-9a-f]{6}|s-\d{8}T\d{4}(?:\d{2})?Z|
 _MEMORY_KEY = re.compile(r"(?:user|feedback|project|reference)(?:_[^\W_A-Z]+){2,}(?:\.md)?")
 
 
-def credential_like(value: str, minimum: int = 6) -> bool:
+def credential_like(value: str, minimum: int = 6, *, named: bool = False) -> bool:
     """True when ``value`` (quotes and sentence punctuation trimmed) looks like a credential.
 
     At least ``minimum`` characters; not a placeholder, a code reference
     (``settings.SLACK_TOKEN``, ``getpass.getpass()``, ``Optional[str]``), a
     run of words (``db-credentials``, ``AWS_ACCESS_KEY_ID``), a path or a URL;
     and a mix of letters with digits or symbols.
+
+    With ``named`` (the value is assigned to a credential's name), a value of
+    24 characters or more mixing letters with digits is read as a credential
+    even when typed in sequence (``1234567890abcdef…``, ``ABCDEfghij…0123…``):
+    see ``typed_credential``.
     """
     # Markdown escapes (`\[private\]` in a MEMORY.md line) are not part of the value.
     value = value.strip(_QUOTES).rstrip(_SENTENCE_END).strip(_QUOTES).replace("\\", "")
-    if len(value) < minimum or placeholder(value) or "://" in value or _SANDMAN_ID.fullmatch(value):
+    if len(value) < minimum or "://" in value or _SANDMAN_ID.fullmatch(value):
+        return False
+    if placeholder(value) and not (named and typed_credential(value)):
         return False
     if _MEMORY_KEY.fullmatch(value):
         return False
@@ -228,6 +235,21 @@ def credential_like(value: str, minimum: int = 6) -> bool:
     if _WORDS.match(value) or _PATH.match(value) and "/" in value and not _random(value.split("/")[-1]):
         return False
     return any(c.isalpha() for c in value) and any(not c.isalpha() for c in value)
+
+
+def typed_credential(value: str) -> bool:
+    """True when ``value``, given to a credential's name (``captaindata_api_key = '<value>'``, ``"github_secret":
+    "<value>"``, ``token=<value>``), is a credential though typed in sequence: 24 characters or more, letters with
+    digits, not a placeholder by its form or words (``placeholder(typed=False)``), not filled by one character
+    (``AAAA…``, ``glc_1111…``) nor by runs of one (``5555555dAAAAA7777777…``).
+
+    A typed value beside a word or in a vendor's loose shape stays an example (gitleaks lists those as false
+    positives); a value assigned to a key's name is what a memory must not hold, and refusing a typed one costs a
+    rephrase, while letting a real one through costs the key (docs/secrets.md, "Typed examples")."""
+    lowered = value.lower()
+    return (len(value) >= 24 and _LETTER.search(value) is not None and _DIGIT.search(value) is not None
+            and not placeholder(value, typed=False) and not _filler(value)
+            and sum(len(run.group(0)) for run in _REPEATED.finditer(lowered)) * 2 < len(value))
 
 
 def _random_letters(value: str) -> bool:
@@ -254,6 +276,8 @@ def _name_like(value: str) -> bool:
     parts = re.split(r"[-_.]", value)
     if len(parts) < 2 or not all(part.isascii() and part.isalnum() for part in parts):
         return False
+    if any(part.isdigit() and len(part) >= 20 for part in parts):
+        return False  # no count, date or time (19 digits in nanoseconds) is that long: `pgar_<27 digits>`
     mixed = [part for part in parts if len(part) > 3 and not part.isalpha() and not part.isdigit()
              and not _WORD_NUMBER.fullmatch(part)]
     return (sum(part.isalpha() and len(part) >= 3 for part in parts) >= 1 and len(mixed) <= 1
@@ -585,6 +609,11 @@ _RETURNED = re.compile(r"(?i)(?<![\w-])([\w.-]{0,64}?" + _NAME + r")[ \t]*\([^()
                        r"\s{0,40}return[ \t]+(\"[^\"\s]+\"|'[^'\s]+')")
 # "Set NAME to VALUE" says the same as `NAME=VALUE` ("set HEROKU_API_KEY to <uuid>").
 _SET_TO = re.compile(r"(?i)\bset[ \t]+[\"'`]?([\w.-]{0,64}?" + _NAME + r")[\"'`]?[ \t]+to[ \t]+([^\s,;]+)")
+# A secret id given a UUID (`secret_id = '<uuid>'`: HashiCorp Vault's AppRole secret, the half of its login that
+# is secret). An id under another name (`role_id`, `request_id`) or a secret id that is a path or an ARN (AWS
+# Secrets Manager's `SecretId`) is not read.
+_SECRET_ID = re.compile(r"(?i)(?<![\w-])(?:[\w.-]{0,64}?[_.-])?secret[_-]?id[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
+                        r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|(?<![a-z])pw$|secret|credential|private")
 # Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
 _NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
@@ -706,9 +735,10 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         if (len(match.group(0)) <= 22 and _AWS_KEY_ID.search(match.group(0)) and len(set(match.group(0))) > 6
                 and not placeholder(match.group(0), typed=False)):
             yield "aws-access-key-id", match.group(0)
+    # A vendor's prefix is evidence enough for a long value typed in sequence (`ATBB123abcDEF456…`).
     for pattern in _SHAPED:
         for match in pattern.finditer(text):
-            if not placeholder(match.group(1)):
+            if not placeholder(match.group(1)) or typed_credential(match.group(1)):
                 yield "prefixed-token", match.group(1)
     # A vendor's exact format is evidence enough, as betterleaks' rules are: an example typed in sequence
     # (`AIzaSyCjkL9m2nOp4qRsTuVwXyZ…`) is refused too; one character filling it (`AIzaaaaa…`) is not.
@@ -805,9 +835,12 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         # `,` or `;` inside a quoted value: a list or a sentence unless the whole is generated
         if ("," in value or ";" in value) and (_classes(value) < 3 or entropy(value) < 4.0):
             continue
-        if credential_like(value, 6 if strong else 12) and (strong or _random_letters(value)
-                                                             or not _name_like(value) and not _names(value)):
+        if credential_like(value, 6 if strong else 12, named=match.re is _ASSIGNED) and (
+                strong or _random_letters(value) or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
+    for match in _SECRET_ID.finditer(text):
+        if not _filler(match.group(1).replace("-", "")):
+            yield "assigned-credential", match.group(1)
     for match in _TABLE_ROW.finditer(text):
         name, value = match.group(1), match.group(2)
         if " " in name.strip() and re.fullmatch(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", value):
