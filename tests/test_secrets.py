@@ -679,6 +679,7 @@ _TYPED = {
     "a secret id given a typed UUID": "secret_id = '" + "87654321-4321-4321-4321-CBA987654321'",
     "a secret id in JSON": '{"secretId": "' + '12345678-1234-1234-1234-123456789abc"}',
     "a secret id in .env": "VAULT_SECRET_ID=" + "12345678-1234-1234-1234-123456789abc",
+    "a call's quoted name and value": 'req.Header.Set("X-Octopus-ApiKey", "API-' + '1234567890ABCDEFGHIJKLMNO1234")',
     "Bitbucket's prefix and a typed body": "Key=myuser:ATBB" + "123abcDEF456ghiJKL789mnoPQR",
     "Bitbucket's prefix in prose": "the app password is ATBB" + "123abcDEF456ghiJKL789mnoPQR",
 }

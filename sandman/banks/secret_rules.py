@@ -359,10 +359,13 @@ def suspected(text: str) -> bool:
     with no run of 16 or more characters mixing letters with digits (a run
     that is an ISO 8601 time alone, or a memory file name alone, is not one) or
     letters of both cases drawn at random (``_random_letters``), no
-    credential word followed by a value, no URL with a user part, no key
+    credential word followed by a value (the words include the keywords of
+    the betterleaks rules whose values are shorter or of one class:
+    ``contribsys``, ``sumo``, ``access_id``), no URL with a user part, no key
     envelope and no command-line credential flag: no rule of the full check
     (sandman.banks.secrets) matches such text. tests/test_secrets_corpus.py
-    holds it to that on every credential kind.
+    holds it to that on every credential kind and on every public vector
+    (``refuse_secrets`` refuses what ``find_secrets`` refuses).
     """
     text = scan_text(unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf")))
     if _SUSPECT.search(text):
@@ -835,7 +838,7 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
         # `,` or `;` inside a quoted value: a list or a sentence unless the whole is generated
         if ("," in value or ";" in value) and (_classes(value) < 3 or entropy(value) < 4.0):
             continue
-        if credential_like(value, 6 if strong else 12, named=match.re is _ASSIGNED) and (
+        if credential_like(value, 6 if strong else 12, named=match.re in (_ASSIGNED, _PAIR)) and (
                 strong or _random_letters(value) or not _name_like(value) and not _names(value)):
             yield "assigned-credential", value
     for match in _SECRET_ID.finditer(text):
