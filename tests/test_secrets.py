@@ -670,7 +670,7 @@ _HEX_TYPED = "1234567890abcdef"
 _TYPED = {
     "a 64-hex value under a vendor's api_key": "captaindata_api_key = '" + _HEX_TYPED * 4 + "'",
     "hex typed letters first under a key": "verifier_key = " + "abcdef1234567890" * 6,
-    "a JSON key's value typed in both cases": '"gengo_key": "1aBcDeFgHiJkLmNoPqRsTuVwXyZ' + '1234567890abcdefgHIJKLMNOpqRSTUVWXY=~"',
+    "a JSON key's value typed in both cases": '"gengo_key": "' + '1aBcDeFgHiJkLmNoPqRsTuVwXyZ1234567890abcdefgHIJKLMNOpqRSTUVWXY=~"',
     "a JSON secret's 40 characters": '"github_secret": "abc123def4567890' + 'abcdef1234567890abcdef12"',
     "a vendor's prefix and a typed body under a token": "typeform_token = 'tfp_ABCDEfghijKLMNOPqrstuvWXYZ"
                                                         + "0123456789ABCDEFGH_ijK12340qqqBBB'",
