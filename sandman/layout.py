@@ -10,6 +10,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
     ├── .commit.undo               the undo log of the bank transaction in progress
+    ├── .git/sandman-index-behind  paths committed without the git index, not yet caught up (INDEX_BEHIND)
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
@@ -72,6 +73,11 @@ GITIGNORE_LINES = (
 # adopts no other repository with history): every root's .gitignore has had them
 # since the first version.
 GITIGNORE_SIGNATURE = (".*", "!/.gitignore")
+# In the root's git directory (``.git/``, never versioned): the repo-relative paths committed
+# without the git index (a remember's flat commit, store.repo.commit_flat), one a line, appended
+# before HEAD moves; the next writer that uses the index sets their entries to HEAD's and removes
+# it (store.repo.catch_up_index). docs/BANK-FORMAT.md, "The index behind HEAD".
+INDEX_BEHIND = "sandman-index-behind"
 
 
 # The records on the hook paths are namedtuples or plain classes, not dataclasses:

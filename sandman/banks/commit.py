@@ -306,7 +306,10 @@ def bank_transaction(
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
         # A root whose first commit was never made (its creation killed) is recovered whole.
-        if scope is None or adopted or store.head_id(repo) is None:
+        # A scoped transaction over a root with history commits without the git index (flat: what it
+        # costs does not grow with the root); the others stage through it.
+        flat = not (scope is None or adopted or store.head_id(repo) is None)
+        if not flat:
             recover(layout, repo)
         else:
             recover_scope(layout, repo, scope)
@@ -326,7 +329,11 @@ def bank_transaction(
                 values = [v for value in all_trailers.values() for v in ([value] if isinstance(value, str) else value)]
                 refuse_secrets(tx.subject)
                 refuse_secrets(*values, where="its session id or a commit trailer holds")
-                tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
+                if flat:
+                    tx.commit = store.commit_flat(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet,
+                                                  catch_up_below=config.INDEX_CATCH_UP_MAX_BYTES)
+                else:
+                    tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
         except BaseException:
             for step in reversed(tx.undo):
                 try:
@@ -337,7 +344,8 @@ def bank_transaction(
                 tx.undo.clear()
                 tx._reindex()
             try:
-                store.reset_index(repo)  # a commit that failed may have staged what was just undone
+                if not flat:  # a flat commit never stages anything
+                    store.reset_index(repo)  # a commit that failed may have staged what was just undone
             except SandmanError:
                 pass
             tx.log.close()
