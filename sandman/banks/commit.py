@@ -75,6 +75,8 @@ class BankTransaction:
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
     undo: list[Callable[[], None]] = field(default_factory=list)
     commit: str | None = None
+    # The MEMORY.md line of each memory file this transaction wrote (the file is not read back).
+    written: dict[Path, str] = field(default_factory=dict)
     # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
     trailers: dict[str, str | list[str]] = field(default_factory=dict)
 
@@ -126,6 +128,7 @@ class BankTransaction:
         self.log.created(path)
         write_atomic(path, text)
         self.changed.add(path)
+        self.written[path] = bank_index.index_line(path.name, memory.name, memory.description)
         self.undo.append(lambda: remove_created(self.layout, path))
         return path
 
@@ -205,6 +208,7 @@ class BankTransaction:
             # every file this transaction did not touch: only those are re-read.
             mine = {path.name for path in self.changed if path.parent == folder}
             known = {name: line for name, line in bank_index.current_lines(folder).items() if name not in mine}
+            known.update((path.name, line) for path, line in self.written.items() if path.parent == folder)
             text = bank_index.render_index(folder, directory, known)
             current = index.read_bytes() if index.exists() else None
             if text.encode("utf-8") != current:
@@ -342,6 +346,7 @@ def bank_transaction(
                     pass
             if tx.banks:
                 tx.undo.clear()
+                tx.written.clear()  # undone: a replaced file may be back under a written file's name
                 tx._reindex()
             try:
                 if not flat:  # a flat commit never stages anything
