@@ -317,6 +317,9 @@ def bank_transaction(
             recover(layout, repo)
         else:
             recover_scope(layout, repo, scope)
+        # Each bank folder's time before the block writes: the search index is then refreshed with
+        # what the block wrote alone, when it was current with the folder (search.refresh_written).
+        before = {path: _mtime(path) for path in scope} if flat else {}
         if adopted:
             _index_every_bank(layout, repo)
         tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
@@ -357,13 +360,24 @@ def bank_transaction(
             raise
         tx.log.close()
         if tx.commit is not None and tx.banks:
-            _refresh_search(layout, sorted(folder.name for folder in tx.banks))
+            _refresh_search(layout, sorted(folder.name for folder in tx.banks),
+                            {folder: before[folder] for folder in tx.banks if folder in before}, tx.changed)
 
 
-def _refresh_search(layout: Layout, banks: list[str]) -> None:
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _refresh_search(layout: Layout, banks: list[str], before: dict[Path, int | None] | None = None,
+                    changed: set[Path] = frozenset()) -> None:
     """Keep the search index current with the banks a commit touched (sandman.banks.search); build it
     whole when there is none (the first commit of memories, as dream's first), since the prompt and
-    file hooks read it and never build it.
+    file hooks read it and never build it. ``before`` maps each bank folder of a scoped transaction
+    to its modification time before the block wrote, ``changed`` what the block wrote: only those
+    files are read again when the index was current (search.refresh_written).
 
     The index is derived: a failure here costs a slower next search (it finds
     the change itself), never the commit, so it is a journal line.
@@ -372,11 +386,17 @@ def _refresh_search(layout: Layout, banks: list[str]) -> None:
 
     from sandman.banks import search
 
+    before = before or {}
     try:
-        if layout.search_index.is_file():
-            search.refresh(layout, banks)
-        else:
+        if not layout.search_index.is_file():
             search.build(layout)
+        elif before and set(banks) == {folder.name for folder in before}:
+            for folder, mtime in before.items():
+                files = [path.name for path in changed if path.parent == folder and path.name.endswith(".md")
+                         and path.name != BANK_INDEX and not path.name.startswith(".")]
+                search.refresh_written(layout, folder.name, files, mtime)
+        else:
+            search.refresh(layout, banks)
     except (sqlite3.Error, OSError) as error:
         journal.write(layout, "search", "refresh-failed", error=str(error))
 

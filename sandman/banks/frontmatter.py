@@ -95,39 +95,58 @@ def _flow(value: object) -> str:
 
 # What PyYAML's emitter writes for the values a new memory has, found without importing yaml
 # (issue 29: 14 ms of every remember). ``_known_flow`` answers only where the answer is certain and
-# leaves the rest to yaml; tests/test_frontmatter.py holds it to yaml's output byte for byte.
-# A character both of PyYAML's emitters (its own and libyaml's) print as it is, no escape, no line
-# break: printable ASCII and the printable basic plane (libyaml escapes every character beyond it).
-_PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]*")
-# Plain for certain (outside a flow collection): a letter, ``_`` or ``/`` (no implicit type starts so),
-# then word characters, spaces and a few marks that are never indicators inside a scalar, not ending
-# in a space.
-_PLAIN = re.compile(r"(?:[^\W\d]|/)(?:[\w .,'()/+!?;&-]*[\w.,'()/+!?;&-])?")
-# Plain for certain inside a flow sequence: the same without the flow indicators (, ? [ ] { }).
-_FLOW_PLAIN = re.compile(r"(?:[^\W\d]|/)(?:[\w .'()/+!;&-]*[\w.'()/+!;&-])?")
-# A time as sandman writes ``created`` and ``updated`` (the dumper has no timestamp resolver).
-_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-# Plain is never allowed: a mapping's ``: `` or a comment's `` #`` inside, a ``:`` at the end, space
-# at either end, or an indicator first.
-_NEVER_PLAIN = re.compile(r".*(?:: | #)|.*:$|[ #,\[\]{}&*!|>'\"%@`]| |.* $", re.DOTALL)
+# leaves the rest to yaml; tests/test_frontmatter.py holds it to yaml's output byte for byte. String
+# tests, not regular expressions: compiling those cost every process start 2 ms.
+# Marks that are never indicators inside a plain scalar; outside a flow collection, then inside one
+# (without the flow indicators , ? [ ] { }).
+_PLAIN_MARKS = frozenset(" _.,'()/+!?;&-")
+_FLOW_PLAIN_MARKS = _PLAIN_MARKS - set(",?")
+# An indicator as a scalar's first character: plain is never allowed.
+_INDICATORS = frozenset("#,[]{}&*!|>'\"%@` ")
 # The words YAML 1.1 reads as booleans or null: PyYAML quotes them.
 _RESOLVED_WORDS = {word for base in ("yes", "no", "true", "false", "on", "off", "null")
                    for word in (base, base.capitalize(), base.upper())}
 
 
+def _printable(value: str) -> bool:
+    """True when both of PyYAML's emitters (its own and libyaml's) print every character of
+    ``value`` as it is, no escape, no line break: ``str.isprintable`` (no control, format,
+    separator other than the space, surrogate or private-use character) within the basic plane
+    (libyaml escapes every character beyond it)."""
+    return value.isprintable() and (value.isascii() or max(value) <= "\ufffd")
+
+
+def _plain(value: str, marks: frozenset) -> bool:
+    """True when PyYAML writes ``value`` plain for certain: a letter, ``_`` or ``/`` first (no
+    implicit type starts so), then letters, digits and ``marks``, not ending in a space, and not
+    a word YAML reads as a boolean or null."""
+    first = value[0]
+    return ((first.isalpha() or first in "_/") and value[-1] != " " and value not in _RESOLVED_WORDS
+            and all(c.isalnum() or c in marks for c in value))
+
+
+def _stamp(value: str) -> bool:
+    """True for a time as sandman writes ``created`` and ``updated`` (``2026-12-05T13:15:44Z``):
+    plain, since the dumper has no timestamp resolver."""
+    return (len(value) == 20 and value[4] == value[7] == "-" and value[10] == "T" and value[13] == value[16] == ":"
+            and value[19] == "Z" and (value[:4] + value[5:7] + value[8:10] + value[11:13] + value[14:16]
+                                      + value[17:19]).isdigit() and value.isascii())
+
+
 def _known_flow(value: object) -> str | None:
     """What ``_dump(value, None)`` returns, when it is certain without yaml: a one-line printable
-    string (plain, or in single quotes where plain is not allowed), a list of plain words. Else None."""
+    string (plain, or in single quotes where plain is never allowed), a list of plain words. Else None."""
     if isinstance(value, str):
-        if not value or not _PRINTABLE.fullmatch(value):
+        if not value or not _printable(value):
             return None
-        if value in _RESOLVED_WORDS or _NEVER_PLAIN.match(value):
+        if (value in _RESOLVED_WORDS or value[0] in _INDICATORS or value[-1] in " :" or ": " in value
+                or " #" in value):
             return "'" + value.replace("'", "''") + "'"
-        if _PLAIN.fullmatch(value) or _STAMP.fullmatch(value):
+        if _plain(value, _PLAIN_MARKS) or _stamp(value):
             return value
         return None
-    if isinstance(value, list) and all(isinstance(item, str) and _FLOW_PLAIN.fullmatch(item)
-                                       and item not in _RESOLVED_WORDS for item in value):
+    if isinstance(value, list) and all(isinstance(item, str) and item and _printable(item)
+                                       and _plain(item, _FLOW_PLAIN_MARKS) for item in value):
         return "[" + ", ".join(value) + "]"
     return None
 
