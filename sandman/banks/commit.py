@@ -23,11 +23,16 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
    deleted, a plain file written (``_reflect.json``, the voyage log).
 4. MEMORY.md of every touched bank is regenerated from its folder.
 5. One pygit2 commit of exactly the changed paths: ``<verb>: <subject>`` with
-   ``Verb:`` and ``Session:`` trailers (plus any the verb adds).
+   ``Verb:`` and ``Session:`` trailers (plus any the verb adds). A scoped
+   transaction over a root with history commits without the git index
+   (store.repo.commit_flat: HEAD's tree with its paths applied), the index
+   catching up at once while small, else at the next commit through it
+   (docs/BANK-FORMAT.md, "The index behind HEAD").
 
 If an operation raises, what the transaction had done is undone and nothing is
 committed; if its process is killed, the next transaction undoes it. After a
-transaction returns, ``git status`` in the root is clean.
+transaction returns, ``git status`` in the root is clean (but for a scoped
+transaction's paths while a large root's index has not caught up).
 """
 
 from __future__ import annotations

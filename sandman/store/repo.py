@@ -2,7 +2,10 @@
 
 This module is the one boundary where pygit2 errors (``GitError``, ``KeyError``)
 become RepositoryError. It creates or adopts the root (``ensure_root``), and
-commits a given set of repo-relative paths with trailers (``commit_paths``).
+commits a given set of repo-relative paths with trailers: through the git index
+(``commit_paths``), or onto HEAD's tree without it (``commit_flat``, a remember's:
+the index catches up later, ``catch_up_index``; docs/BANK-FORMAT.md, "The index
+behind HEAD").
 Callers hold ``.commit.lock`` (banks.commit does) around anything that writes.
 
 Paths here are repo-relative POSIX strings, as git tree entries are.
