@@ -427,9 +427,13 @@ def _sweep_temp_files(layout: Layout, banks: Sequence[Path] | None = None) -> No
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
     folders = [folder for folder in folders if folder is not None]
     for folder in folders:
-        for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
-            if TEMP_NAME.fullmatch(orphan.name):
-                orphan.unlink(missing_ok=True)
+        try:
+            entries = [entry.path for entry in os.scandir(folder)
+                       if entry.name.startswith(".") and entry.name.endswith(".tmp") and TEMP_NAME.fullmatch(entry.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a glob of a folder that is not there found nothing either
+        for orphan in entries:
+            Path(orphan).unlink(missing_ok=True)
 
 
 def _index_every_bank(layout: Layout, repo) -> str | None:
