@@ -9,6 +9,8 @@ the index catches up (HEAD's entries there, never the working tree's) at once wh
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import threading
@@ -159,3 +161,43 @@ def test_the_commit_lock_excludes_a_filelock_holder(layout: Layout) -> None:
             store.locked(store.commit_lock(layout, timeout=0))
     with store.locked(store.commit_lock(layout, timeout=0)):
         pass
+
+
+# --- the bank's stat record (docs/BANK-FORMAT.md, "The bank's stat record") ---------------------
+
+def _edit_in_place_keeping_size_and_time(path: Path) -> None:
+    st = path.stat()
+    text = path.read_text()
+    path.write_text(text.replace("Deploys", "Deplozs"))  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # the modification time put back
+    assert path.stat().st_size == st.st_size and path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_a_hand_edit_that_keeps_size_and_time_is_still_committed_before_a_remember(layout: Layout) -> None:
+    first = remember(layout, "Deploys go through make release.", cwd="/srv/project")
+    remember(layout, "Tags are never pushed by hand.", cwd="/srv/project")  # the record is made by now
+    assert (layout.root / ".git" / "sandman-bank-stat" / "-srv-project.json").is_file()
+    _edit_in_place_keeping_size_and_time(first.path)
+    remember(layout, "Releases are cut on Mondays.", cwd="/srv/project")
+    subjects = git(layout.root, "log", "--format=%s", "-2").splitlines()
+    assert subjects == ["remember: Releases are cut on Mondays.", "recover: commit changes left in the working tree"]
+    relative = first.path.relative_to(layout.root).as_posix()
+    assert "Deplozs" in git(layout.root, "show", f"HEAD:{relative}")
+
+
+def test_the_stat_record_is_trusted_only_at_the_tree_it_was_made_at(layout: Layout) -> None:
+    remember(layout, "Deploys go through make release.", cwd="/srv/project")
+    repo = store.open_repo(layout)
+    record = store.stat_record(repo, "-srv-project")
+    assert store.is_clean(repo, "memories/-srv-project", record)
+    data = json.loads(record.read_text())
+    data["files"] = {name: [0, 0, 0, 0] for name in data["files"]}  # stat data that match nothing
+    record.write_text(json.dumps(data))
+    assert store.is_clean(repo, "memories/-srv-project", record)  # every file hashed: all as HEAD
+    (layout.bank("-srv-project") / "project_new.md").write_text("---\nname: n\n---\n\nx\n")
+    assert not store.is_clean(repo, "memories/-srv-project", record)
+    data["tree"] = "0" * 40
+    record.write_text(json.dumps(data))
+    (layout.bank("-srv-project") / "project_new.md").unlink()
+    assert store.is_clean(repo, "memories/-srv-project", record)  # another tree's record: hashed, rewritten
+    assert json.loads(record.read_text())["tree"] == store.tree_at(repo, "memories/-srv-project")

@@ -325,6 +325,9 @@ def bank_transaction(
         # Each bank folder's time before the block writes: the search index is then refreshed with
         # what the block wrote alone, when it was current with the folder (search.refresh_written).
         before = {path: _mtime(path) for path in scope} if flat else {}
+        # The trees the bank folders' stat records were checked at (store.repo.note_clean, after the commit).
+        trees = ({path: store.tree_at(repo, path.relative_to(layout.root).as_posix())
+                  for path in scope if path.parent == layout.memories} if flat else {})
         if adopted:
             _index_every_bank(layout, repo)
         tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
@@ -364,6 +367,11 @@ def bank_transaction(
             tx.log.close()
             raise
         tx.log.close()
+        if tx.commit is not None:
+            for folder, tree in trees.items():
+                store.note_clean(repo, folder.relative_to(layout.root).as_posix(), store.stat_record(repo, folder.name),
+                                 tree, [path.relative_to(folder).as_posix() for path in tx.changed
+                                        if path.is_relative_to(folder)])
         if tx.commit is not None and tx.banks:
             _refresh_search(layout, sorted(folder.name for folder in tx.banks),
                             {folder: before[folder] for folder in tx.banks if folder in before}, tx.changed)
@@ -561,7 +569,9 @@ def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> str | None:
     what ``recover`` raises.
     """
     _roll_back_killed(layout, repo, [path for path in scope if path.is_dir()])
-    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix()) for path in scope):
+    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix(),
+                          store.stat_record(repo, path.name) if path.parent == layout.memories else None)
+           for path in scope):
         return None
     return recover(layout, repo)
 
