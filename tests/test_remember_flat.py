@@ -201,3 +201,18 @@ def test_the_stat_record_is_trusted_only_at_the_tree_it_was_made_at(layout: Layo
     (layout.bank("-srv-project") / "project_new.md").unlink()
     assert store.is_clean(repo, "memories/-srv-project", record)  # another tree's record: hashed, rewritten
     assert json.loads(record.read_text())["tree"] == store.tree_at(repo, "memories/-srv-project")
+
+
+def test_a_catch_up_that_fails_after_the_commit_leaves_the_commit_and_its_files(
+        layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    remember(layout, "The root exists.", cwd="/srv/project")
+
+    def broken(repo) -> bool:
+        raise store.RepositoryError("index.lock is held")
+
+    monkeypatch.setattr(store, "catch_up_index", broken)
+    committed = remember(layout, "Deploys go through make release.", cwd="/srv/project")
+    relative = committed.path.relative_to(layout.root).as_posix()
+    assert committed.commit is not None and committed.path.is_file()
+    assert git(layout.root, "show", f"HEAD:{relative}") == committed.path.read_text()
+    assert relative in _behind(layout)  # the next writer using the index catches up

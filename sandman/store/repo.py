@@ -671,11 +671,10 @@ def commit_flat(
     except (pygit2.GitError, KeyError, OSError) as error:
         raise RepositoryError(f"cannot commit {subject!r} in {repo.workdir}: {error}") from None
     try:
-        small = os.stat(Path(repo.path) / "index").st_size <= catch_up_below
-    except FileNotFoundError:
-        small = True
-    if small:
-        catch_up_index(repo)
+        if os.stat(Path(repo.path) / "index").st_size <= catch_up_below:
+            catch_up_index(repo)
+    except (OSError, RepositoryError):
+        pass  # the commit is made: the record stays, and the next writer using the index catches up
     return str(oid)
 
 
