@@ -6,7 +6,7 @@ false positives) and trufflehog (AGPL-3.0: each detector's test inputs); the
 file names each source's repository, commit, paths and licence. Prints, per
 source and label, how many texts ``refuse_secrets`` refuses: what ``sandman
 remember``, every channel and the versioned tier run, the stdlib pre-check
-(``secret_rules.suspected``) and then the ban (``find_secrets``) on what it
+(``secret_check.suspected``) and then the ban (``find_secrets``) on what it
 flags. Then, on its own row, how many texts ``find_secrets`` alone refuses that
 the pre-check clears (target 0: each is a secret the product lets through):
 
@@ -24,7 +24,7 @@ the pre-check clears (target 0: each is a secret the product lets through):
 - the project's own corpus (tests/secrets_corpus.py): 100 % and 0 %.
 
 The same rates for the ban at ``--baseline`` (a git ref, default ``main``:
-sandman/banks/secrets.py and secret_rules.py read from it), and the time per
+sandman/banks/secrets.py, secret_rules.py and secret_check.py read from it), and the time per
 memory, median over the own corpus's texts, of ``refuse_secrets`` and of
 ``find_secrets`` alone now against the same at the baseline, interleaved in
 the same run; and the time of one text made of a
@@ -72,22 +72,27 @@ def _own_corpus() -> tuple[list[str], list[str]]:
 
 
 def baseline_ban(ref: str):
-    """Return sandman/banks/secrets.py as it was at git ``ref`` (a module, its ``secret_rules``
-    beside it), or None when it cannot be read."""
+    """Return sandman/banks/secrets.py as it was at git ``ref`` (a module; its ``secret_rules``, and its
+    ``secret_check`` where the ref has one, loaded beside it from the same ref), or None when it cannot be read."""
     folder = Path(tempfile.mkdtemp(prefix="sandman-ban-"))
-    try:
-        for name in ("secrets", "secret_rules"):
-            text = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:sandman/banks/{name}.py"],
-                                  capture_output=True, text=True, check=True).stdout
-            text = text.replace("from sandman.banks import secret_rules",
-                                "import baseline_secret_rules as secret_rules")
-            (folder / f"baseline_{name}.py").write_text(text, encoding="utf-8")
-    except subprocess.CalledProcessError:
-        return None
+    names = []
+    for name in ("secret_check", "secret_rules", "secrets"):
+        shown = subprocess.run(["git", "-C", str(REPO), "show", f"{ref}:sandman/banks/{name}.py"],
+                               capture_output=True, text=True)
+        if shown.returncode != 0:
+            if name == "secret_check":
+                continue  # before the pre-check had its own module
+            return None
+        text = shown.stdout
+        for module in ("secret_check", "secret_rules"):
+            text = text.replace(f"from sandman.banks import {module}", f"import baseline_{module} as {module}")
+            text = text.replace(f"from sandman.banks.{module} import", f"from baseline_{module} import")
+        (folder / f"baseline_{name}.py").write_text(text, encoding="utf-8")
+        names.append(name)
     sys.path.insert(0, str(folder))
     try:
         modules = {}
-        for name in ("secret_rules", "secrets"):
+        for name in names:
             spec = importlib.util.spec_from_file_location(f"baseline_{name}", folder / f"baseline_{name}.py")
             modules[name] = importlib.util.module_from_spec(spec)
             sys.modules[f"baseline_{name}"] = modules[name]

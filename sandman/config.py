@@ -323,6 +323,10 @@ HOOK_PAYLOAD_MAX_BYTES = 1 << 20
 PATH_MAX_BYTES = 4096
 SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
+# A remember's flat commit leaves the git index behind HEAD (store.repo.commit_flat); while the index
+# file is at most this many bytes (some 8,000 memories) it is caught up at once, so `git status` in the
+# root stays clean after a remember, for a few milliseconds; a larger one waits for the next writer.
+INDEX_CATCH_UP_MAX_BYTES = 1 << 20
 
 # --- transcripts, take, hooks (issue 3) ---------------------------------------
 

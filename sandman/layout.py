@@ -10,6 +10,8 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .site/                     the rendered static site (reflect, site)
     ├── .commit.lock               held by commit_memory around every bank write
     ├── .commit.undo               the undo log of the bank transaction in progress
+    ├── .git/sandman-index-behind  paths committed without the git index, not yet caught up (INDEX_BEHIND)
+    ├── .git/sandman-bank-stat/<bank>.json  a bank folder's stat data at HEAD's tree (BANK_STAT, derived)
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
@@ -73,6 +75,15 @@ GITIGNORE_LINES = (
 # adopts no other repository with history): every root's .gitignore has had them
 # since the first version.
 GITIGNORE_SIGNATURE = (".*", "!/.gitignore")
+# In the root's git directory (``.git/``, never versioned): the repo-relative paths committed
+# without the git index (a remember's flat commit, store.repo.commit_flat), one a line, appended
+# before HEAD moves; the next writer that uses the index sets their entries to HEAD's and removes
+# it (store.repo.catch_up_index). docs/BANK-FORMAT.md, "The index behind HEAD".
+INDEX_BEHIND = "sandman-index-behind"
+# In the root's git directory: ``<BANK_STAT>/<bank>.json``, the stat data of a bank folder's files
+# when it last held exactly HEAD's tree there (store.repo.is_clean), so a remember's check of its
+# bank reads one lstat per file, not each file whole. Derived. docs/BANK-FORMAT.md, "The bank's stat record".
+BANK_STAT = "sandman-bank-stat"
 
 
 # The records on the hook paths are namedtuples or plain classes, not dataclasses:

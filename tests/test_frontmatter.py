@@ -67,3 +67,52 @@ def test_one_blank_line_separates_fence_and_body() -> None:
     text = frontmatter.dump(Frontmatter.from_mapping({"a": 1}), "\nstarts blank\n")
     assert text == "---\na: 1\n---\n\n\nstarts blank\n"
     assert frontmatter.parse(text)[1] == "\nstarts blank\n"
+
+
+# --- the writer without yaml (issue 29) -----------------------------------------------------------
+
+def _yaml_flow(value: object) -> str:
+    """What the frontmatter wrote for ``value`` through yaml alone, before ``_known_flow``."""
+    text = frontmatter._dump(value, None)
+    return frontmatter._dump(value, '"') if "\n" in text else text
+
+
+# Text as names and descriptions are: mostly letters, spaces and the punctuation that decides a style.
+_name_like = st.one_of(
+    st.text(st.sampled_from(list("abcXYZ019 _-.,:;#'\"!?&*@%`|>[]{}()/+=~<\\") +
+                            ["é", "ü", "中", "\u00a0", "\u2028", "\ufeff", "😀", "\t"]), max_size=30),
+    st.sampled_from(["yes", "No", "NULL", "off", "On", "y", "~"]),
+)
+
+
+@given(st.one_of(_name_like, st.text(max_size=30)))
+def test_the_writer_without_yaml_writes_yamls_bytes_for_a_string(value: str) -> None:
+    known = frontmatter._known_flow(value)
+    if known is not None:
+        assert known == _yaml_flow(value)
+
+
+@given(st.lists(st.one_of(_name_like, st.sampled_from(["remember", "bench", "s-1"])), max_size=4))
+def test_the_writer_without_yaml_writes_yamls_bytes_for_a_list(value: list) -> None:
+    known = frontmatter._known_flow(value)
+    if known is not None:
+        assert known == _yaml_flow(value)
+
+
+@pytest.mark.parametrize("value", [
+    "Run 4 of the bench: the release script reads its version from", "Deploys go through make release",
+    "it's the team's rule", "2026-12-05T13:15:44Z", "yes", "café ü", ["remember"], [], "a #b",
+])
+def test_the_values_of_a_plain_remember_are_written_without_yaml(value: object) -> None:
+    assert frontmatter._known_flow(value) == _yaml_flow(value)
+
+
+def test_writing_a_plain_memory_does_not_import_yaml() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from sandman.banks.memory import Memory; "
+            "m = Memory(name='Deploys: by make', description='Tags are never pushed by hand.', type='project', "
+            "body='x\\n', created='2026-12-05T13:15:44Z', updated='2026-12-05T13:15:44Z', source=['remember']); "
+            "m.text(); print('yaml' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

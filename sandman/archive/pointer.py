@@ -36,10 +36,10 @@ def vet_shown(layout: Layout, source: Source, title: str | None, highlights: lis
     ``sandman remember`` whose refusal was hidden (``2>/dev/null || true``)
     still looks committed in the transcript. The full check loads a rule set
     (hundreds of milliseconds), so it runs only on text the stdlib pre-check
-    cannot clear (banks.secret_rules.suspected); each highlight dropped is a
+    cannot clear (banks.secret_check.suspected); each highlight dropped is a
     journal line naming its kinds, never its text.
     """
-    from sandman.banks.secret_rules import suspected
+    from sandman.banks.secret_check import suspected
 
     texts = [t for t in [title or "", *highlights] if t]
     if not any(suspected(text) for text in texts):
@@ -126,10 +126,10 @@ def vet_cwd(layout: Layout, source: Source, cwd: str) -> tuple[str, bool]:
     directory named after a key must not carry it there. The transcript
     itself is archived unchanged (never lose data); a pointer whose cwd was
     masked is marked ``cwd_masked`` and routed by dream without a mind. The full check runs only
-    when the stdlib pre-check for paths (secret_rules.suspected_path) cannot
+    when the stdlib pre-check for paths (secret_check.suspected_path) cannot
     clear the cwd; the journal line names the kinds, never the value.
     """
-    from sandman.banks.secret_rules import suspected_path
+    from sandman.banks.secret_check import suspected_path
 
     if not suspected_path(cwd):
         return cwd, False

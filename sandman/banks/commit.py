@@ -23,11 +23,16 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
    deleted, a plain file written (``_reflect.json``, the voyage log).
 4. MEMORY.md of every touched bank is regenerated from its folder.
 5. One pygit2 commit of exactly the changed paths: ``<verb>: <subject>`` with
-   ``Verb:`` and ``Session:`` trailers (plus any the verb adds).
+   ``Verb:`` and ``Session:`` trailers (plus any the verb adds). A scoped
+   transaction over a root with history commits without the git index
+   (store.repo.commit_flat: HEAD's tree with its paths applied), the index
+   catching up at once while small, else at the next commit through it
+   (docs/BANK-FORMAT.md, "The index behind HEAD").
 
 If an operation raises, what the transaction had done is undone and nothing is
 committed; if its process is killed, the next transaction undoes it. After a
-transaction returns, ``git status`` in the root is clean.
+transaction returns, ``git status`` in the root is clean (but for a scoped
+transaction's paths while a large root's index has not caught up).
 """
 
 from __future__ import annotations
@@ -75,6 +80,8 @@ class BankTransaction:
     banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
     undo: list[Callable[[], None]] = field(default_factory=list)
     commit: str | None = None
+    # The MEMORY.md line of each memory file this transaction wrote (the file is not read back).
+    written: dict[Path, str] = field(default_factory=dict)
     # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
     trailers: dict[str, str | list[str]] = field(default_factory=dict)
 
@@ -126,6 +133,7 @@ class BankTransaction:
         self.log.created(path)
         write_atomic(path, text)
         self.changed.add(path)
+        self.written[path] = bank_index.index_line(path.name, memory.name, memory.description)
         self.undo.append(lambda: remove_created(self.layout, path))
         return path
 
@@ -205,6 +213,7 @@ class BankTransaction:
             # every file this transaction did not touch: only those are re-read.
             mine = {path.name for path in self.changed if path.parent == folder}
             known = {name: line for name, line in bank_index.current_lines(folder).items() if name not in mine}
+            known.update((path.name, line) for path, line in self.written.items() if path.parent == folder)
             text = bank_index.render_index(folder, directory, known)
             current = index.read_bytes() if index.exists() else None
             if text.encode("utf-8") != current:
@@ -306,10 +315,19 @@ def bank_transaction(
     with store.locked(store.commit_lock(layout)):
         repo = store.open_repo(layout)
         # A root whose first commit was never made (its creation killed) is recovered whole.
-        if scope is None or adopted or store.head_id(repo) is None:
+        # A scoped transaction over a root with history commits without the git index (flat: what it
+        # costs does not grow with the root); the others stage through it.
+        flat = not (scope is None or adopted or store.head_id(repo) is None)
+        if not flat:
             recover(layout, repo)
         else:
             recover_scope(layout, repo, scope)
+        # Each bank folder's time before the block writes: the search index is then refreshed with
+        # what the block wrote alone, when it was current with the folder (search.refresh_written).
+        before = {path: _mtime(path) for path in scope} if flat else {}
+        # The trees the bank folders' stat records were checked at (store.repo.note_clean, after the commit).
+        trees = ({path: store.tree_at(repo, path.relative_to(layout.root).as_posix())
+                  for path in scope if path.parent == layout.memories} if flat else {})
         if adopted:
             _index_every_bank(layout, repo)
         tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
@@ -326,7 +344,11 @@ def bank_transaction(
                 values = [v for value in all_trailers.values() for v in ([value] if isinstance(value, str) else value)]
                 refuse_secrets(tx.subject)
                 refuse_secrets(*values, where="its session id or a commit trailer holds")
-                tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
+                if flat:
+                    tx.commit = store.commit_flat(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet,
+                                                  catch_up_below=config.INDEX_CATCH_UP_MAX_BYTES)
+                else:
+                    tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
         except BaseException:
             for step in reversed(tx.undo):
                 try:
@@ -335,22 +357,40 @@ def bank_transaction(
                     pass
             if tx.banks:
                 tx.undo.clear()
+                tx.written.clear()  # undone: a replaced file may be back under a written file's name
                 tx._reindex()
             try:
-                store.reset_index(repo)  # a commit that failed may have staged what was just undone
+                if not flat:  # a flat commit never stages anything
+                    store.reset_index(repo)  # a commit that failed may have staged what was just undone
             except SandmanError:
                 pass
             tx.log.close()
             raise
         tx.log.close()
+        if tx.commit is not None:
+            for folder, tree in trees.items():
+                store.note_clean(repo, folder.relative_to(layout.root).as_posix(), store.stat_record(repo, folder.name),
+                                 tree, [path.relative_to(folder).as_posix() for path in tx.changed
+                                        if path.is_relative_to(folder)])
         if tx.commit is not None and tx.banks:
-            _refresh_search(layout, sorted(folder.name for folder in tx.banks))
+            _refresh_search(layout, sorted(folder.name for folder in tx.banks),
+                            {folder: before[folder] for folder in tx.banks if folder in before}, tx.changed)
 
 
-def _refresh_search(layout: Layout, banks: list[str]) -> None:
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _refresh_search(layout: Layout, banks: list[str], before: dict[Path, int | None] | None = None,
+                    changed: set[Path] = frozenset()) -> None:
     """Keep the search index current with the banks a commit touched (sandman.banks.search); build it
     whole when there is none (the first commit of memories, as dream's first), since the prompt and
-    file hooks read it and never build it.
+    file hooks read it and never build it. ``before`` maps each bank folder of a scoped transaction
+    to its modification time before the block wrote, ``changed`` what the block wrote: only those
+    files are read again when the index was current (search.refresh_written).
 
     The index is derived: a failure here costs a slower next search (it finds
     the change itself), never the commit, so it is a journal line.
@@ -359,11 +399,17 @@ def _refresh_search(layout: Layout, banks: list[str]) -> None:
 
     from sandman.banks import search
 
+    before = before or {}
     try:
-        if layout.search_index.is_file():
-            search.refresh(layout, banks)
-        else:
+        if not layout.search_index.is_file():
             search.build(layout)
+        elif before and set(banks) == {folder.name for folder in before}:
+            for folder, mtime in before.items():
+                files = [path.name for path in changed if path.parent == folder and path.name.endswith(".md")
+                         and path.name != BANK_INDEX and not path.name.startswith(".")]
+                search.refresh_written(layout, folder.name, files, mtime)
+        else:
+            search.refresh(layout, banks)
     except (sqlite3.Error, OSError) as error:
         journal.write(layout, "search", "refresh-failed", error=str(error))
 
@@ -389,9 +435,13 @@ def _sweep_temp_files(layout: Layout, banks: Sequence[Path] | None = None) -> No
     folders += [bank / BANK_ARCHIVE for bank in folders[1:]]
     folders = [folder for folder in folders if folder is not None]
     for folder in folders:
-        for orphan in folder.glob(".*.tmp") if folder.is_dir() else ():
-            if TEMP_NAME.fullmatch(orphan.name):
-                orphan.unlink(missing_ok=True)
+        try:
+            entries = [entry.path for entry in os.scandir(folder)
+                       if entry.name.startswith(".") and entry.name.endswith(".tmp") and TEMP_NAME.fullmatch(entry.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a glob of a folder that is not there found nothing either
+        for orphan in entries:
+            Path(orphan).unlink(missing_ok=True)
 
 
 def _index_every_bank(layout: Layout, repo) -> str | None:
@@ -519,7 +569,9 @@ def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> str | None:
     what ``recover`` raises.
     """
     _roll_back_killed(layout, repo, [path for path in scope if path.is_dir()])
-    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix()) for path in scope):
+    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix(),
+                          store.stat_record(repo, path.name) if path.parent == layout.memories else None)
+           for path in scope):
         return None
     return recover(layout, repo)
 

@@ -13,28 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
-
 from sandman.errors import FormatError
-
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_BaseDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-def _without_timestamps(resolvers: dict) -> dict:
-    return {
-        first: [(tag, regexp) for tag, regexp in entries if tag != "tag:yaml.org,2002:timestamp"]
-        for first, entries in resolvers.items()
-    }
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    yaml_implicit_resolvers = _without_timestamps(_BaseLoader.yaml_implicit_resolvers)
-
-
-class _Dumper(_BaseDumper):  # type: ignore[misc, valid-type]
-    yaml_implicit_resolvers = _without_timestamps(_BaseDumper.yaml_implicit_resolvers)
-
 
 _FENCE = re.compile(r"---[ \t]*(\r?\n|$)")
 _ENTRY_START = re.compile(r"[^\s#]")
@@ -104,6 +83,9 @@ def dump_entry(key: str, value: object) -> str:
 
 
 def _flow(value: object) -> str:
+    text = _known_flow(value)
+    if text is not None:
+        return text
     text = _dump(value, None)
     if "\n" in text:
         # A string with line breaks: double quotes escape them onto one line.
@@ -111,20 +93,79 @@ def _flow(value: object) -> str:
     return text
 
 
+# What PyYAML's emitter writes for the values a new memory has, found without importing yaml
+# (issue 29: 14 ms of every remember). ``_known_flow`` answers only where the answer is certain and
+# leaves the rest to yaml; tests/test_frontmatter.py holds it to yaml's output byte for byte. String
+# tests, not regular expressions: compiling those cost every process start 2 ms.
+# Marks that are never indicators inside a plain scalar; outside a flow collection, then inside one
+# (without the flow indicators , ? [ ] { }).
+_PLAIN_MARKS = frozenset(" _.,'()/+!?;&-")
+_FLOW_PLAIN_MARKS = _PLAIN_MARKS - set(",?")
+# An indicator as a scalar's first character: plain is never allowed.
+_INDICATORS = frozenset("#,[]{}&*!|>'\"%@` ")
+# The words YAML 1.1 reads as booleans or null: PyYAML quotes them.
+_RESOLVED_WORDS = {word for base in ("yes", "no", "true", "false", "on", "off", "null")
+                   for word in (base, base.capitalize(), base.upper())}
+
+
+def _printable(value: str) -> bool:
+    """True when both of PyYAML's emitters (its own and libyaml's) print every character of
+    ``value`` as it is, no escape, no line break: ``str.isprintable`` (no control, format,
+    separator other than the space, surrogate or private-use character) within the basic plane
+    (libyaml escapes every character beyond it)."""
+    return value.isprintable() and (value.isascii() or max(value) <= "\ufffd")
+
+
+def _plain(value: str, marks: frozenset) -> bool:
+    """True when PyYAML writes ``value`` plain for certain: a letter, ``_`` or ``/`` first (no
+    implicit type starts so), then letters, digits and ``marks``, not ending in a space, and not
+    a word YAML reads as a boolean or null."""
+    first = value[0]
+    return ((first.isalpha() or first in "_/") and value[-1] != " " and value not in _RESOLVED_WORDS
+            and all(c.isalnum() or c in marks for c in value))
+
+
+def _stamp(value: str) -> bool:
+    """True for a time as sandman writes ``created`` and ``updated`` (``2026-12-05T13:15:44Z``):
+    plain, since the dumper has no timestamp resolver."""
+    return (len(value) == 20 and value[4] == value[7] == "-" and value[10] == "T" and value[13] == value[16] == ":"
+            and value[19] == "Z" and (value[:4] + value[5:7] + value[8:10] + value[11:13] + value[14:16]
+                                      + value[17:19]).isdigit() and value.isascii())
+
+
+def _known_flow(value: object) -> str | None:
+    """What ``_dump(value, None)`` returns, when it is certain without yaml: a one-line printable
+    string (plain, or in single quotes where plain is never allowed), a list of plain words. Else None."""
+    if isinstance(value, str):
+        if not value or not _printable(value):
+            return None
+        if (value in _RESOLVED_WORDS or value[0] in _INDICATORS or value[-1] in " :" or ": " in value
+                or " #" in value):
+            return "'" + value.replace("'", "''") + "'"
+        if _plain(value, _PLAIN_MARKS) or _stamp(value):
+            return value
+        return None
+    if isinstance(value, list) and all(isinstance(item, str) and item and _printable(item)
+                                       and _plain(item, _FLOW_PLAIN_MARKS) for item in value):
+        return "[" + ", ".join(value) + "]"
+    return None
+
+
 def _dump(value: object, style: str | None) -> str:
-    text = yaml.dump(
-        value, Dumper=_Dumper, default_flow_style=True, width=2**31 - 1,
-        allow_unicode=True, sort_keys=False, default_style=style,
-    )
+    from sandman.banks import yaml_codec
+
+    text = yaml_codec.dump(value, style)
     if text.endswith("\n...\n"):
         text = text[: -len("\n...\n")]
     return text.rstrip("\n")
 
 
 def _load_entry(raw: str) -> tuple[str, object]:
+    from sandman.banks import yaml_codec
+
     try:
-        loaded = yaml.load(raw, Loader=_Loader)
-    except yaml.YAMLError as error:
+        loaded = yaml_codec.load(raw)
+    except yaml_codec.YAMLError as error:
         raise FormatError(f"frontmatter entry {raw.strip()[:80]!r} is not valid YAML: {error}") from None
     if not isinstance(loaded, dict) or len(loaded) != 1:
         raise FormatError(f"frontmatter entry {raw.strip()[:80]!r} is not one key: value")
@@ -182,9 +223,11 @@ def _keyed(chunks: list[tuple[str | None, str]], seen: set[str]) -> Frontmatter:
         keyed.append((key, raw))
     # One YAML load for the whole block; it must agree with the keys read above.
     block = "".join(raw for key, raw in keyed if key is not None)
+    from sandman.banks import yaml_codec
+
     try:
-        values = yaml.load(block, Loader=_Loader) if block else {}
-    except yaml.YAMLError as error:
+        values = yaml_codec.load(block) if block else {}
+    except yaml_codec.YAMLError as error:
         raise FormatError(f"frontmatter is not valid YAML: {error}") from None
     if not isinstance(values, dict) or list(values) != [key for key, _ in keyed if key is not None]:
         # A key the fast reader misread: load entry by entry for the exact error.

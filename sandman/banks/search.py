@@ -204,34 +204,44 @@ def _sync(connection: sqlite3.Connection, layout: Layout, folders: list[Path], *
         changed = 0
         for path, (row_id, mtime, size) in known.items():
             if current.get(path) != (mtime, size):
-                old = connection.execute("SELECT name, description, body FROM memories WHERE rowid = ?",
-                                         (row_id,)).fetchone()
-                if old is not None:
-                    _count_words(connection, old, -1)
-                connection.execute("DELETE FROM files WHERE id = ?", (row_id,))
-                connection.execute("DELETE FROM memories WHERE rowid = ?", (row_id,))
+                _drop_row(connection, row_id)
                 changed += path not in current
         for path, (mtime, size) in current.items():
             if path in known and known[path][1:] == (mtime, size):
                 continue
-            memory = _read_memory(layout, path)
-            if memory is None:
-                continue
-            name, description, memory_type, body = memory
-            bank, file = path.split("/", 1)
-            cursor = connection.execute(
-                "INSERT INTO files (path, bank, file, type, mtime_ns, size) VALUES (?, ?, ?, ?, ?, ?)",
-                (path, bank, file, memory_type, mtime, size))
-            connection.execute("INSERT INTO memories (rowid, name, description, body) VALUES (?, ?, ?, ?)",
-                               (cursor.lastrowid, name, description, body))
-            _count_words(connection, (name, description, body), 1)
-            changed += 1
+            changed += _add_row(connection, layout, path, mtime, size)
         connection.execute("DELETE FROM words WHERE memories <= 0")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
         raise
     return changed
+
+
+def _drop_row(connection: sqlite3.Connection, row_id: int) -> None:
+    """Remove one memory's rows (``files``, ``memories``) and its words' counts."""
+    old = connection.execute("SELECT name, description, body FROM memories WHERE rowid = ?", (row_id,)).fetchone()
+    if old is not None:
+        _count_words(connection, old, -1)
+    connection.execute("DELETE FROM files WHERE id = ?", (row_id,))
+    connection.execute("DELETE FROM memories WHERE rowid = ?", (row_id,))
+
+
+def _add_row(connection: sqlite3.Connection, layout: Layout, path: str, mtime: int, size: int) -> bool:
+    """Index the memory at ``memories/<path>`` read at ``mtime`` (ns) and ``size`` (bytes); False
+    when it cannot be read."""
+    memory = _read_memory(layout, path)
+    if memory is None:
+        return False
+    name, description, memory_type, body = memory
+    bank, file = path.split("/", 1)
+    cursor = connection.execute(
+        "INSERT INTO files (path, bank, file, type, mtime_ns, size) VALUES (?, ?, ?, ?, ?, ?)",
+        (path, bank, file, memory_type, mtime, size))
+    connection.execute("INSERT INTO memories (rowid, name, description, body) VALUES (?, ?, ?, ?)",
+                       (cursor.lastrowid, name, description, body))
+    _count_words(connection, (name, description, body), 1)
+    return True
 
 
 def _edited_in_place(connection: sqlite3.Connection, layout: Layout, paths: list[str] | None = None) -> set[str]:
@@ -380,6 +390,62 @@ def refresh(layout: Layout, banks: list[str]) -> int | None:
             if not _is_current_schema(connection):
                 return None
             return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
+        finally:
+            connection.close()
+
+
+def refresh_written(layout: Layout, bank: str, files: list[str], folder_mtime: int | None) -> int | None:
+    """``refresh`` for a writer that knows what it changed in one bank folder: the memory files
+    ``files`` (names; written, replaced or removed), the folder's modification time (ns) having
+    been ``folder_mtime`` before it wrote.
+
+    When the index recorded that time for the bank, it was current with the folder then: only
+    ``files`` are read again and the bank's time becomes the folder's now, so a remember costs
+    what it wrote, not what its bank holds (issue 29). Else the bank is brought in line whole,
+    as ``refresh`` does. Same returns and raises as ``refresh``.
+    """
+    folder = layout.bank(bank)
+    if not layout.search_index.is_file():
+        return None
+    with _writer(layout):
+        if not layout.search_index.is_file():
+            return None
+        try:
+            connection = _connect(layout.search_index)
+        except sqlite3.DatabaseError:
+            return None  # the next search rebuilds it
+        try:
+            if not _is_current_schema(connection):
+                return None
+            row = connection.execute("SELECT mtime_ns FROM banks WHERE name = ?", (bank,)).fetchone()
+            if folder_mtime is None or row is None or row[0] != folder_mtime:
+                return _sync(connection, layout, [folder], every_bank=False)
+            now = _folder_mtime(folder)
+            paths = [f"{bank}/{name}" for name in files]
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                changed = 0
+                for path in paths:
+                    found = connection.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                    if found is not None:
+                        _drop_row(connection, found[0])
+                    try:
+                        stat = os.lstat(layout.memories / path)
+                    except FileNotFoundError:
+                        stat = None
+                    if stat is None or stat.st_mode & 0o170000 != 0o100000:  # gone, or not a regular file
+                        changed += found is not None
+                        continue
+                    changed += _add_row(connection, layout, path, stat.st_mtime_ns, stat.st_size)
+                connection.execute("DELETE FROM words WHERE memories <= 0")
+                connection.execute("DELETE FROM banks WHERE name = ?", (bank,))
+                if now is not None:
+                    connection.execute("INSERT INTO banks (name, mtime_ns) VALUES (?, ?)", (bank, now))
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            return changed
         finally:
             connection.close()
 

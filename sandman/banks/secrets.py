@@ -26,7 +26,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandman.banks import secret_rules
+from sandman.banks import secret_check
 from sandman.errors import LeftoverSecret, SecretRefused
 
 MASK = "[secret]"
@@ -44,7 +44,7 @@ def normalise(text: str) -> str:
     """Return ``text`` without Unicode format characters (category Cf) or lone surrogates (Cs: no
     encoding holds them, and the scanner must encode the text) and in NFKC form.
 
-    The rules read this text with its nonspacing marks dropped too (``secret_rules.scan_text``); this
+    The rules read this text with its nonspacing marks dropped too (``secret_check.scan_text``); this
     is the text ``mask_secrets`` returns, marks kept."""
     text = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cs"))
     return unicodedata.normalize("NFKC", text)
@@ -52,6 +52,8 @@ def normalise(text: str) -> str:
 
 def _betterleaks(text: str) -> list[Finding]:
     import betterleaks  # loads a shared library and compiles its rules: only when a scan runs
+
+    from sandman.banks import secret_rules
 
     found = []
     for item in betterleaks.scan_string(text):
@@ -63,13 +65,15 @@ def _betterleaks(text: str) -> list[Finding]:
 
 def scan(text: str) -> list[Finding]:
     """Return every secret found in ``text`` once normalised (see ``normalise``) and with its nonspacing marks
-    dropped (``secret_rules.scan_text``), betterleaks' and sandman's. A finding's value is scan text."""
-    return _scan(secret_rules.scan_text(normalise(text)))
+    dropped (``secret_check.scan_text``), betterleaks' and sandman's. A finding's value is scan text."""
+    return _scan(secret_check.scan_text(normalise(text)))
 
 
 def _scan(text: str) -> list[Finding]:
     if not text.strip():
         return []
+    from sandman.banks import secret_rules  # its rules compile on import: only when a scan runs (issue 29)
+
     found = _betterleaks(text)
     known = [item.value for item in found]
     # sandman's rule is reported only where betterleaks named nothing: one secret, one kind.
@@ -99,7 +103,7 @@ def mask_secrets(text: str) -> str:
     masked first, so one inside another leaves no tail.
     """
     text = normalise(text)
-    folded = secret_rules.scan_text(text)
+    folded = secret_check.scan_text(text)
     values = sorted({item.value for item in _scan(folded)}, key=len, reverse=True)
     if folded == text or not values:
         for value in values:
@@ -107,7 +111,7 @@ def mask_secrets(text: str) -> str:
         return text
     # The scan read the text without its nonspacing marks: each secret is masked where it stands in ``text``,
     # the marks inside it with it.
-    origin = secret_rules.scan_origin(text)
+    origin = secret_check.scan_origin(text)
     taken: list[tuple[int, int]] = []
     for value in values:
         start = folded.find(value)
@@ -139,10 +143,10 @@ def refuse_secrets(*texts: str, where: str = "it contains") -> None:
     """Raise SecretRefused, naming the kinds found, when any text carries a secret.
 
     ``where`` words the refusal (``"its bank directory holds"``). Texts the
-    stdlib pre-check clears (secret_rules.suspected) are not scanned further,
+    stdlib pre-check clears (secret_check.suspected) are not scanned further,
     so a call on plain words does not load the rule set.
     """
-    texts = tuple(text for text in texts if text and secret_rules.suspected(text))
+    texts = tuple(text for text in texts if text and secret_check.suspected(text))
     kinds = find_secrets(*texts) if texts else []
     if kinds:
         raise SecretRefused(kinds, where)
@@ -192,6 +196,6 @@ def versioned_secrets(added: str) -> list[str]:
     (``BankTransaction.write_file``), and sync's pre-push scan applies it to
     each outgoing commit. The same function on the same lines, so what sandman
     committed is never refused at push. Text the stdlib pre-check clears
-    (secret_rules.suspected) is clean without loading the rule set.
+    (secret_check.suspected) is clean without loading the rule set.
     """
-    return find_secrets(added) if added and secret_rules.suspected(added) else []
+    return find_secrets(added) if added and secret_check.suspected(added) else []

@@ -25,7 +25,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
 
 from sandman import __version__, config
 from sandman.errors import InputError, SiteError
@@ -38,6 +37,7 @@ from sandman.site.pages import (LOG_FAMILY, Page, PageBuilder, family_inputs, fa
                                 root_of)
 from sandman.store.atomic import TEMP_NAME, remove_wrong_kind, write_atomic
 from sandman.store.repo import locked
+from sandman.store.runlock import WaitLock
 from sandman.store.history import DiffReader
 
 MANIFEST_FORMAT = 2
@@ -285,7 +285,7 @@ def render_site(layout: Layout) -> RenderStats:
     remove_wrong_kind(layout.site_state, folder=True)
     layout.site_state.mkdir(parents=True, exist_ok=True)
     remove_wrong_kind(layout.site_lock, folder=False)
-    lock = FileLock(str(layout.site_lock), timeout=config.SITE_RENDER_LOCK_TIMEOUT_S)
+    lock = WaitLock(layout.site_lock, config.SITE_RENDER_LOCK_TIMEOUT_S)
     locked(lock)  # sandman's one way in: a lock file that cannot be made fails at once
     # A render allocates hundreds of thousands of small dicts and lists (the caches, the
     # contexts) that all live until it ends: the cyclic collector would walk them again and

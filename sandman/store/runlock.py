@@ -13,7 +13,14 @@ take takes the dream lock itself before it starts a detached dream, so between
 the spawn and the dream's first line no second take can see the lock free and
 start another (a burst of session endings once started one dream per take).
 
-``held`` is the waiting kind: an exclusive lock on a file that exists only
+``WaitLock`` is the waiting kind on a file that stays: the root's
+``.commit.lock`` and the site's render lock, waited for up to a timeout. It
+takes the same ``fcntl.flock`` the filelock package's ``FileLock`` takes (whole
+file, exclusive, the file left in place), so the two exclude each other; it is
+here because importing filelock cost every ``sandman remember`` 21 ms, 1.7 x
+``python -c pass`` (issue 29).
+
+``held`` is the other waiting kind: an exclusive lock on a file that exists only
 while it is held (take holds ``.taking/<sid>.lock`` from planning a session's
 part to writing its take record, so two takes of one session run one after
 the other).
@@ -120,6 +127,82 @@ class RunLock:
             return None
         finally:
             os.close(fd)
+
+
+class WaitLock:
+    """An exclusive ``fcntl.flock`` on ``path``, waited for up to ``timeout`` seconds (0: one try).
+
+    ``acquire`` returns a handle (``with lock.acquire():`` releases at its end, as filelock's) and raises
+    TimeoutError when the wait runs out; OSError when the file cannot be opened. Re-entrant
+    for one object (each ``acquire`` needs its ``release``); two objects on one path exclude
+    each other, in one process too (each holds its own open file), as filelock's do.
+    ``lock_file`` is the path as a string.
+    """
+
+    POLL_S = 0.05  # filelock's interval between two tries
+
+    def __init__(self, path: Path | str, timeout: float):
+        self.lock_file = str(path)
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+
+    @property
+    def is_locked(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> "_Acquired":
+        if self._fd is not None:
+            self._depth += 1
+            return _Acquired(self)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise TimeoutError(f"{self.lock_file} is held") from None
+                time.sleep(self.POLL_S)
+            except BaseException:
+                os.close(fd)
+                raise
+        self._fd, self._depth = fd, 1
+        return _Acquired(self)
+
+    def release(self) -> None:
+        """Release one ``acquire``; the last unlocks (the file stays)."""
+        if self._fd is None:
+            return
+        self._depth -= 1
+        if self._depth == 0:
+            fd, self._fd = self._fd, None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+    def __enter__(self) -> "WaitLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class _Acquired:
+    """What ``WaitLock.acquire`` returns: ``with`` it releases that one acquisition at its end."""
+
+    def __init__(self, lock: WaitLock):
+        self.lock = lock
+
+    def __enter__(self) -> WaitLock:
+        return self.lock
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
 
 @contextmanager

@@ -43,7 +43,7 @@ from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
 from sandman import config
 from sandman.errors import InputError, SyncError
 from sandman.store.capture import EXITED, TIMEOUT, Capture
-from sandman.store.repo import format_message, signature, tree_added_lines
+from sandman.store.repo import catch_up_index, format_message, signature, tree_added_lines
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
 FlatTree = dict[str, Entry]  # repo-relative POSIX path -> entry
@@ -489,6 +489,7 @@ def move_branch(repo: pygit2.Repository, branch: str, target: pygit2.Oid, reason
 
     The safe strategy never overwrites an uncommitted change. Raises SyncError.
     """
+    catch_up_index(repo)  # the safe checkout compares the working tree with the index: HEAD's there first
     try:
         repo.checkout_tree(repo[target], strategy=CheckoutStrategy.SAFE)
         repo.references[f"refs/heads/{branch}"].set_target(target, f"sandman sync: {reason}")
