@@ -722,6 +722,9 @@ def test_regression_a_typed_value_given_a_credential_name_is_refused(text: str) 
     "cache_key: build_" + "1733400000000000000",
     # typed in sequence beside a vendor's name, with no assignment: an example still
     "mixpanel abcdef" + "1234567890abcdef",
+    # the real-text sweep: a list of calls under a subscript named `key`, a WebSocket handshake's nonce
+    'kept["key"] = [projects.stat().st_mtime_ns, projects.stat().st_ino]',
+    'headers.setdefault("sec-websocket-key", "testserver==")',
 ])
 def test_fifth_pass_look_alikes_pass(text: str) -> None:
     assert find_secrets(text) == []

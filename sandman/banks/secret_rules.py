@@ -188,9 +188,11 @@ def credential_like(value: str, minimum: int = 6, *, named: bool = False) -> boo
         return False
     if _MEMORY_KEY.fullmatch(value):
         return False
-    # A dotted name in code (`settings.SLACK_TOKEN`); parts that are generated make a token (`<random>.<random>`).
-    if _CODE.match(value) and ("." in value or "(" in value or "[" in value) and not (
-            "(" not in value and "[" not in value and any(len(part) >= 24 and _random(part) for part in value.split("."))):
+    # A dotted name in code (`settings.SLACK_TOKEN`), perhaps opening a list or a tuple (`[projects.stat().st_ino,`);
+    # parts that are generated make a token (`<random>.<random>`).
+    code = value.lstrip("[(")
+    if _CODE.match(code) and ("." in code or "(" in code or "[" in code) and not (
+            "(" not in code and "[" not in code and any(len(part) >= 24 and _random(part) for part in code.split("."))):
         return False
     if _random_letters(value):
         return True
@@ -458,8 +460,9 @@ _SET_TO = re.compile(r"(?i)\bset[ \t]+[\"'`]?([\w.-]{0,64}?" + _NAME + r")[\"'`]
 _SECRET_ID = re.compile(r"(?i)(?<![\w-])(?:[\w.-]{0,64}?[_.-])?secret[_-]?id[\"']?[ \t]*(?::=|=>|[:=])[ \t]*[\"'`]?"
                         r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![\w-])")
 _STRONG_NAME = re.compile(r"(?i)pass|pwd|(?<![a-z])pw$|secret|credential|private")
-# Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds.
-_NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf")
+# Names of values that are not secret: a public key, a publishable key, a CSRF token a page embeds, a WebSocket
+# handshake's key (`Sec-WebSocket-Key`, a nonce: RFC 6455).
+_NOT_SECRET_NAME = re.compile(r"(?i)public|publishable|csrf|xsrf|websocket")
 # A `Cookie:` or `Set-Cookie:` header: `name=value` pairs joined by `;`. A value holding a random run of 20 or more
 # characters is a session (`session=e4yU…`); `theme=dark`, `_ga=GA1.2.<digits>` are not.
 _COOKIE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\n]+)")
