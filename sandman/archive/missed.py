@@ -98,7 +98,7 @@ def anything_missed(root: str, projects: str, starting: str | None, now: float, 
     try:
         if kept is None:
             return _any_in(projects_fd, rules)
-        return _any_kept(projects_fd, projects, kept, now, rules)
+        return _any_kept(projects_fd, root, projects, kept, now, rules)
     finally:
         os.close(projects_fd)
 
@@ -186,17 +186,17 @@ def _judge(fd: int, name: str, rules: tuple) -> int:
     session = name[:-6]
     if session in ("", ".", ".."):
         return _QUIET
-    if session == starting or _live(f"{root}/.started/{session}.json"):
+    if session == starting or _live(root, f"{root}/.started/{session}.json"):
         return _WATCH
     return _MISSED
 
 
-def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tuple) -> bool:
+def _any_kept(projects_fd: int, root: str, projects: str, kept: str, now: float, rules: tuple) -> bool:
     """anything_missed with the kept scan at ``kept`` (the module's docstring): per project folder,
     its watched transcripts only when it is as kept, its new names too when it changed, every
     transcript when its last whole listing is BACKSTOP_RESCAN_S old. Written again when a folder
     was listed and nothing is missed."""
-    record = _read_kept(kept, projects)
+    record = _read_kept(root, kept, projects)
     clock = time.time_ns()
     try:
         own = os.fstat(projects_fd)
@@ -247,16 +247,20 @@ def _racy(mtime_ns: int, clock_ns: int) -> bool:
     return mtime_ns > clock_ns - (_RACY_WHOLE_SECONDS_NS if mtime_ns % _NS == 0 else _RACY_NS)
 
 
-def _read_kept(kept: str, projects: str) -> dict | None:
+def _read_kept(root: str, kept: str, projects: str) -> dict | None:
     """The kept scan at ``kept`` when it is one, for ``projects``: ``{"key": [mtime_ns or None, inode]
     or None, "names": [folder, ...], "folders": {folder: [mtime_ns or None, inode, listed, [watched
     name, ...], quiet names joined by "/"]}}``, ``names`` every folder kept, ``folders`` those whose entry is of
-    that shape (any other is listed whole again); None when it is missing or not one."""
+    that shape (any other is listed whole again); None when it is missing or not one. Read by
+    plainhook.read_file: a folder, FIFO, device, link or file over KEPT_SCAN_MAX_BYTES is not
+    one, with a ``take failed step=backstop-kept`` line in the root's journal (then written anew)."""
     try:
-        with open(kept, "rb") as stream:
-            record = fastjson.loads(stream.read())
-    except OSError:
+        data = plainhook.read_file(kept, plainhook.KEPT_SCAN_MAX_BYTES)
+    except OSError as error:
+        plainhook.journal(root, "take", "failed", hook=True, step="backstop-kept", path=kept,
+                          error=error.strerror or str(error))
         return None
+    record = fastjson.loads(data) if data is not None else None
     if (not isinstance(record, dict) or record.get("format") != KEPT_FORMAT or record.get("projects") != projects
             or not isinstance(record.get("folders"), dict) or not _key_ok(record.get("key"))):
         return None
@@ -298,16 +302,27 @@ def _write_kept(kept: str, projects: str, key: list | None, folders: dict) -> No
                         f"[{', '.join(map(string, entry[3]))}], {string(entry[4])}]"
                         for folder, entry in folders.items())
     text = f'{{"format": {KEPT_FORMAT}, "projects": {string(projects)}, "key": {own}, "folders": {{{entries}}}}}\n'
-    plainhook.write_atomic(kept, text.encode("ascii"))
-
-
-def _live(path: str) -> bool:
-    """True when the ``.started`` record at ``path`` names a running process (take_missed._pid_alive)."""
-    try:
-        with open(path, "rb") as stream:
-            record = fastjson.loads(stream.read(4096))
+    data = text.encode("ascii")
+    if len(data) <= plainhook.KEPT_SCAN_MAX_BYTES:
+        plainhook.write_atomic(kept, data)
+        return
+    try:  # more than a read would take: no kept scan, every check a whole one
+        os.unlink(kept)
     except OSError:
+        pass
+
+
+def _live(root: str, path: str) -> bool:
+    """True when the ``.started`` record at ``path`` names a running process (take_missed._pid_alive).
+    Read by plainhook.read_file: a folder, FIFO, device, link or file over STARTED_MAX_BYTES names
+    none, with a ``take failed step=started-record`` line in the journal of ``root``."""
+    try:
+        data = plainhook.read_file(path, plainhook.STARTED_MAX_BYTES)
+    except OSError as error:
+        plainhook.journal(root, "take", "failed", hook=True, step="started-record", path=path,
+                          error=error.strerror or str(error))
         return False
+    record = fastjson.loads(data) if data is not None else None
     pid = record.get("pid") if isinstance(record, dict) else None
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False

@@ -26,7 +26,7 @@ import sys
 import time
 from datetime import datetime, timedelta, timezone
 
-from sandman import config, journal
+from sandman import config, journal, plainhook
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
 from sandman.errors import SandmanError
@@ -197,8 +197,10 @@ def refresh(layout: Layout) -> list[str]:
     done = []
     for _, path in entries[:REFRESH_MAX]:
         try:
-            with open(path, "rb") as stream:
-                kept = json.loads(stream.read())
+            data = plainhook.read_file(path, plainhook.START_REPLY_MAX_BYTES)  # no FIFO waited on
+            if data is None:
+                continue  # removed since the listing
+            kept = json.loads(data)
             cwd = kept["cwd"]
             if served.fresh(kept, str(layout.root), cwd, time.time()):
                 continue
