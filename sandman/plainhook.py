@@ -90,10 +90,12 @@ def write_atomic(path: str, data: bytes) -> bool:
     return True
 
 
-# The caps of read_file, each well above what sandman writes there: a kept scan names every
-# transcript of the last week (about 43 bytes each: 4 MiB is some 90,000), a kept start
-# reply its recall and the stat of each input, a .started record some 50 bytes.
-KEPT_SCAN_MAX_BYTES = 4 << 20
+# The caps of read_file, each well above what sandman writes there (a writer keeps nothing
+# larger): a kept scan names each transcript with its inode (about 52 bytes: 1 MiB is some
+# 20,000 transcripts, and _json parses it in a few ms), a kept start reply its recall and the
+# stat of each input (some 150 bytes each), a .started record some 50 bytes, a session's
+# delivered ledger some 90 bytes a memory given.
+KEPT_SCAN_MAX_BYTES = 1 << 20
 START_REPLY_MAX_BYTES = 4 << 20
 STARTED_MAX_BYTES = 4096
 LEDGER_MAX_BYTES = 16 << 20

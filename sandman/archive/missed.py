@@ -316,7 +316,7 @@ def _write_kept(kept: str, projects: str, key: list | None, folders: dict) -> No
     if len(data) <= plainhook.KEPT_SCAN_MAX_BYTES:
         plainhook.write_atomic(kept, data)
         return
-    try:  # more than a read would take: no kept scan, every check a whole one
+    try:  # more than a read takes (some 20,000 transcripts): no kept scan, every check a whole one
         os.unlink(kept)
     except OSError:
         pass

@@ -158,7 +158,10 @@ def recall_and_keep(layout: Layout, cwd: str, session: str | None, *, deliver: b
             "inputs": inputs, "text": recalled.text, "units": utf16_units(recalled.text),
             "trimmed": ",".join(recalled.trims) or None, "bodies": list(bodies), "lines": list(lines)}
     try:
-        write_atomic(layout.start_reply(name), json.dumps(kept, ensure_ascii=False) + "\n", durable=False)
+        data = (json.dumps(kept, ensure_ascii=False) + "\n").encode("utf-8")
+        if len(data) > plainhook.START_REPLY_MAX_BYTES:
+            return recalled  # more than the launcher reads: composed every time
+        write_atomic(layout.start_reply(name), data, durable=False)
     except (OSError, UnicodeEncodeError) as error:
         journal.write(layout, VERB, "failed", hook=True, step="start-reply", error=str(error))
     return recalled
