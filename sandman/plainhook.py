@@ -10,6 +10,7 @@ tests/test_recall_served.py checks them against their sources.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 
@@ -89,6 +90,51 @@ def write_atomic(path: str, data: bytes) -> bool:
     return True
 
 
+# The caps of read_file, each well above what sandman writes there (a writer keeps nothing
+# larger): a kept scan names each transcript with its inode (about 52 bytes: 1 MiB is some
+# 20,000 transcripts, and _json parses it in a few ms), a kept start reply its recall and the
+# stat of each input (some 150 bytes each), a .started record some 50 bytes, a session's
+# delivered ledger some 90 bytes a memory given.
+KEPT_SCAN_MAX_BYTES = 1 << 20
+START_REPLY_MAX_BYTES = 4 << 20
+STARTED_MAX_BYTES = 4096
+LEDGER_MAX_BYTES = 16 << 20
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+_TYPE, _REG = 0o170000, 0o100000
+
+
+def read_file(path: str, limit: int) -> bytes | None:
+    """The bytes of the regular file at ``path``, at most ``limit`` bytes; None when it is absent.
+
+    What every file a hook reads goes through: opened without blocking (a FIFO never hangs the
+    hook) and without following a symbolic link (one to ``/dev/zero`` is never read), checked
+    to be a regular file by ``fstat``, and never read past ``limit``. Raises OSError: ``ELOOP``
+    for a symbolic link, ``EINVAL`` for a folder, FIFO, device or socket, ``EFBIG`` for a file
+    over ``limit`` bytes, and any other open or read error (the caller treats each as a corrupt
+    file)."""
+    try:
+        fd = os.open(path, _READ)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & _TYPE != _REG:
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"over {limit} bytes", path)
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:  # grown since the fstat
+                raise OSError(errno.EFBIG, f"over {limit} bytes", path)
+    finally:
+        os.close(fd)
+
+
 def utf16_units(text: str) -> int:
     """The UTF-16 code units of ``text``: its length as Claude Code counts it (a character outside
     the Basic Multilingual Plane, an emoji say, is two)."""
@@ -154,13 +200,22 @@ def now_iso() -> tuple[str, str]:
 
 def open_append(path: str) -> int:
     """A descriptor of ``path`` open for appending, the file and its folder made when missing.
-    Raises OSError."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    Opened without blocking and without following a symbolic link, and only a regular file:
+    a FIFO or a link at ``path`` never hangs a hook nor takes its lines. Raises OSError
+    (``EINVAL`` for what is not a regular file)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
+    try:
+        if os.fstat(fd).st_mode & _TYPE != _REG:
+            raise OSError(errno.EINVAL, "not a regular file", path)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def append(path: str, data: bytes) -> bool:

@@ -78,7 +78,7 @@ def test_the_kept_scan_says_what_the_whole_check_says(places):
     _settle(folder, projects)
     assert not _check(root, projects)
     kept = _kept(root)
-    assert kept["format"] == 1 and kept["projects"] == str(projects)
+    assert kept["format"] == 2 and kept["projects"] == str(projects)
     assert kept["folders"][folder.name][3] == [f"{_sid(9)}.jsonl"]  # only the live one is looked at again
     assert not _check(root, projects)  # from the kept scan
     assert not missed.anything_missed(str(root), str(projects), None, time.time())
@@ -93,17 +93,22 @@ def test_a_transcript_made_in_a_kept_folder_is_looked_at(places):
     assert _check(root, projects)
 
 
-def test_a_transcript_replaced_under_its_name_is_found_at_its_folders_next_whole_listing(places):
+def test_a_transcript_replaced_under_its_name_is_found_at_the_next_check(places):
+    """Issue 29 item 6: a quiet name was not looked at again until its folder's hourly whole listing;
+    its inode, kept beside it, tells the file replaced under it (take --missed found it at once)."""
     root, projects, folder = places
     taken = _transcript(folder, _sid(1), age=10 * MINUTE, taken_in=root / ".archive")
     _settle(folder, projects)
     now = time.time()
     assert not _check(root, projects, now)
-    other = _transcript(folder, "copy", age=10 * MINUTE)
+    other = _transcript(folder, "copy", age=3 * MINUTE)
+    other.write_text(taken.read_text() + '{"type":"user"}\n')
+    moment = now - 3 * MINUTE
+    os.utime(other, (moment, moment))
     other.replace(taken)  # another file under the taken one's name: never taken
     _settle(folder, at=LONG_AGO - 60)
-    assert not _check(root, projects, now + MINUTE)  # its name is kept quiet
-    assert _check(root, projects, now + config.BACKSTOP_RESCAN_S + MINUTE)
+    assert missed.anything_missed(str(root), str(projects), None, now + MINUTE)  # the whole check's answer
+    assert _check(root, projects, now + MINUTE)
 
 
 def test_a_taken_transcript_written_again_is_found_at_its_folders_next_whole_listing(places):
@@ -191,7 +196,7 @@ def test_a_corrupt_or_foreign_kept_scan_is_the_whole_check(places, damage):
         text = "{not json"
     else:
         if damage == "format":
-            kept["format"] = 2
+            kept["format"] = 99
         elif damage == "projects":
             kept["projects"] = "/elsewhere/projects"
         elif damage == "entry":
@@ -205,7 +210,7 @@ def test_a_corrupt_or_foreign_kept_scan_is_the_whole_check(places, damage):
     assert _check(root, projects)
     os.link(path, root / path.name)  # taken: nothing missed, and the kept scan is written anew
     assert not _check(root, projects)
-    assert _kept(root)["format"] == 1 and _kept(root)["folders"][folder.name][3] == [f"{_sid(1)}.jsonl"]
+    assert _kept(root)["format"] == 2 and _kept(root)["folders"][folder.name][3] == [f"{_sid(1)}.jsonl"]
 
 
 def test_a_folder_changed_within_the_clocks_tick_is_listed_again(places):

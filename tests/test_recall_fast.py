@@ -222,3 +222,24 @@ def test_the_fast_paths_private_test_finds_every_opener_the_grammar_reads():
             if TAG.fullmatch(opener):
                 assert may_hide(f"a {opener} b"), opener
     assert not may_hide("a </private> b") and not may_hide("a <priv> b")
+
+
+@pytest.mark.parametrize("kind", ("fifo", "devzero", "folder"))
+def test_a_special_file_as_the_ledger_hangs_neither_prompt_hook(project, layout, kind):
+    """Issue 29 item 5: the prompt hooks opened the session's ledger for appending (waits on a FIFO)
+    and read it whole (a link to /dev/zero never ends); now it is read as empty and never written."""
+    ledger = {name: layout.delivered_ledger(name) for name in ("fast-special", "full-special")}
+    for path in ledger.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "devzero":
+            path.symlink_to("/dev/zero")
+        else:
+            path.mkdir()
+    fast, _ = _fast(_payload(project, PROMPTS[0], "fast-special"))  # the timeout is the guard
+    full = sandman("recall", "--prompt-hook", stdin=json.dumps(_payload(project, PROMPTS[0], "full-special")).encode(),
+                   timeout=60)
+    assert (full.returncode, full.stderr) == (0, b"")
+    assert fast == full.stdout and b"sandman: memories that match this prompt" in fast
+    assert all(path.is_symlink() if kind == "devzero" else not path.is_file() for path in ledger.values())

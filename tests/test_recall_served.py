@@ -323,3 +323,114 @@ def test_every_session_start_payload_of_the_corpus_gets_the_full_hooks_reply(pro
         assert ("sandman.recall.compose" not in names) == (data.get("source") == "startup"
                                                              and "session_id" in data), path.name
     assert served_any
+
+
+def _special(path: Path, kind: str, cap: int) -> None:
+    """Make ``path`` a ``kind`` of file no hook may read: a FIFO (a plain read never returns), a link to
+    /dev/zero (a plain read fills the memory), a folder, or a regular file over ``cap`` bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "devzero":
+        path.symlink_to("/dev/zero")
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        with path.open("wb") as stream:
+            stream.truncate(cap + 1)
+
+
+def _take_journal(layout) -> str:
+    return "".join(path.read_text() for path in layout.trace.glob("take-*.log"))
+
+
+SPECIAL = ("fifo", "devzero", "folder", "huge")
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_a_special_file_as_the_kept_scan_does_not_hang_the_start_hook(project, layout, kind):
+    """Issue 29 item 5: a FIFO as .backstop.kept hung the start hook; a link to /dev/zero took gigabytes."""
+    from sandman import plainhook
+
+    _full(_payload(project, "keep"))
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-code"
+    folder.mkdir(parents=True)
+    (folder / "6f1c2d3e-0000-4000-8000-00000000000a.jsonl").write_text("{}\n")  # live: nothing to take
+    layout.backstop_stamp.unlink(missing_ok=True)  # the check is due
+    _special(layout.backstop_kept, kind, plainhook.KEPT_SCAN_MAX_BYTES)
+    served, names = _served(_payload(project, "special"))  # the timeout is the guard
+    assert "sandman.recall.compose" not in names  # the whole check found nothing: served
+    assert served == _full(_payload(project, "full-special"))
+    assert "step=backstop-kept" in _take_journal(layout)
+    if kind != "folder":  # written anew, atomically, as the kept scan
+        assert json.loads(layout.backstop_kept.read_text())["projects"] == str(folder.parent)
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_a_special_file_as_a_started_record_hangs_neither_the_start_hook_nor_take_missed(project, layout, kind):
+    """Issue 29 item 5: a FIFO as .started/<sid>.json, the sid a transcript idle 3 minutes, hung both."""
+    from sandman import plainhook
+
+    _full(_payload(project, "keep"))
+    sid = "6f1c2d3e-0000-4000-8000-00000000000b"
+    folder = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects" / "-code"
+    folder.mkdir(parents=True)
+    transcript = folder / f"{sid}.jsonl"
+    transcript.write_text('{"type": "user"}\n')
+    moment = time.time() - 180
+    os.utime(transcript, (moment, moment))
+    layout.backstop_stamp.unlink(missing_ok=True)
+    _special(layout.started_record(sid), kind, plainhook.STARTED_MAX_BYTES)
+    served, names = _served(_payload(project, "special"))
+    assert "sandman.recall.compose" in names  # the record names no process: the full hook starts the backstop
+    assert b"additionalContext" in served
+    assert "step=started-record" in _take_journal(layout)
+    done = sandman("take", "--missed", "--dry-run", timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_a_special_file_as_the_kept_start_reply_goes_to_the_full_hook(project, layout, kind):
+    """Issue 29 item 5: .start-replies/<key>.json read without blocking, a size cap, regular files only."""
+    from sandman import plainhook
+    from sandman.recall import served as served_module
+
+    _full(_payload(project, "keep"))
+    reply = layout.start_reply(served_module.key(str(project)))
+    _special(reply, kind, plainhook.START_REPLY_MAX_BYTES)
+    served, names = _served(_payload(project, "special"))
+    assert "sandman.recall.compose" in names
+    assert served == _full(_payload(project, "full-special"))
+    journal = "".join(path.read_text() for path in layout.trace.glob("recall-*.log"))
+    assert "step=start-reply" in journal
+    if kind != "folder":  # the full hook kept the reply anew: the next start is served
+        assert "sandman.recall.compose" not in _served(_payload(project, "after"))[1]
+
+
+@pytest.mark.parametrize("kind", ("fifo", "devzero", "folder"))
+def test_a_special_file_as_the_backstop_stamp_does_not_hang_the_start_hook(project, layout, kind):
+    """Issue 29 item 5: the served start set the stamp by opening it for writing, which waits on a FIFO."""
+    _full(_payload(project, "keep"))
+    (Path(os.environ["CLAUDE_CONFIG_DIR"]) / "projects").mkdir(parents=True)
+    _special(layout.backstop_stamp, kind, 0)
+    served, names = _served(_payload(project, "special"))
+    assert "sandman.recall.compose" not in names
+    assert served == _full(_payload(project, "full-special"))
+    assert "step=backstop-stamp" in _take_journal(layout)
+    if kind != "folder":  # made a regular file anew
+        assert layout.backstop_stamp.is_file() and not layout.backstop_stamp.is_symlink()
+
+
+def test_a_hand_edit_keeping_size_inode_and_mtime_is_not_served_stale(project, layout):
+    """Issue 29 item 7: the kept reply validated its inputs by [mtime, size, inode]; the ctime is the
+    one stat field no user sets, so an edit in place with its mtime put back is seen."""
+    _full(_payload(project, "keep"))
+    memory = next(path for path in layout.memories.glob("*/*.md") if "make release" in path.read_text())
+    before = os.stat(memory)
+    memory.write_text(memory.read_text().replace("make release", "MAKE RELEASE"))
+    os.utime(memory, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(memory)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (before.st_size, before.st_ino, before.st_mtime_ns)
+    served, _ = _served(_payload(project, "edited"))
+    assert b"MAKE RELEASE" in served

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
-from sandman import config, journal
+from sandman import config, journal, plainhook
 from sandman.layout import Layout
-from sandman.store.atomic import write_atomic
+from sandman.store.atomic import is_regular, write_atomic
 from sandman.store.detach import sandman_argv, spawn_detached
 
 VERB = "take"
@@ -49,18 +50,27 @@ def record_start(layout: Layout, session: str, pid: int | None) -> None:
 
 
 def _due(layout: Layout, now: float) -> bool:
+    """True when no start asked in the last BACKSTOP_EVERY_S seconds, by ``.backstop.stamp``'s ``lstat``:
+    one that is not a regular file (a folder, FIFO, device, link) is as none, a journal line."""
     try:
-        return now - layout.backstop_stamp.stat().st_mtime >= config.BACKSTOP_EVERY_S
+        st = layout.backstop_stamp.lstat()
     except FileNotFoundError:
         return True
     except OSError:
         return False
+    if not stat.S_ISREG(st.st_mode):
+        journal.write(layout, VERB, "failed", hook=True, step="backstop-stamp", path=str(layout.backstop_stamp),
+                      error="not a regular file")
+        return True
+    return now - st.st_mtime >= config.BACKSTOP_EVERY_S
 
 
 def _stamp(layout: Layout, now: float) -> None:
-    """Set ``.backstop.stamp``'s mtime to ``now`` (made when missing). Raises OSError."""
-    layout.backstop_stamp.touch()
-    os.utime(layout.backstop_stamp, (now, now))
+    """Set ``.backstop.stamp``'s mtime to ``now``: made anew (atomically) when it is missing or not a
+    regular file, never following a link. Raises OSError."""
+    if not is_regular(layout.backstop_stamp):
+        write_atomic(layout.backstop_stamp, "", durable=False)
+    os.utime(layout.backstop_stamp, (now, now), follow_symlinks=False)
 
 
 def spawn(layout: Layout, session: str | None) -> int | None:
@@ -145,7 +155,10 @@ def live_sessions(layout: Layout) -> set[str]:
             continue
         session = entry.name[: -len(".json")]
         try:
-            record = json.loads(Path(entry.path).read_bytes())
+            data = plainhook.read_file(entry.path, plainhook.STARTED_MAX_BYTES)  # no FIFO waited on
+            if data is None:
+                continue  # gone since the listing
+            record = json.loads(data)
             pid = record.get("pid") if isinstance(record, dict) else None
             unreadable = not isinstance(record, dict)
         except (OSError, ValueError, RecursionError):

@@ -35,14 +35,15 @@ inode)``, when every transcript in it was last looked at (its whole listing), th
 transcripts that time or another process can turn into a missed one (written in the live
 window, the starting session's, a running session's: watched, looked at by every check)
 and the names of the quiet ones (taken since their last write, older than the lookback,
-not a regular file). A folder as kept is not listed: only its watched transcripts are
-looked at. A folder that changed (a transcript made, removed or renamed in it) is listed,
-and only its names not kept quiet are looked at. ``BACKSTOP_RESCAN_S`` after its whole
+not a regular file), each with its inode as the listing gives it (``d_ino``, free with the
+name). A folder as kept is not listed: only its watched transcripts are looked at. A folder
+that changed (a transcript made, removed or renamed in it) is listed, and only its names
+not kept quiet under the same inode are looked at. ``BACKSTOP_RESCAN_S`` after its whole
 listing (or when that time is ahead of the clock), a folder is listed whole again. A quiet
-transcript leaves that state only when written again (or replaced under its name): a
-session resumed after its take whose ending was missed is found at its folder's next whole
-listing, at most ``BACKSTOP_RESCAN_S`` later, not at once as the check without ``kept``
-finds it. A kept scan that is missing, corrupt or kept for another projects folder is the
+transcript replaced under its name (a rename onto it: its folder changes, its inode too)
+is looked at by the next check. One written again in place leaves its folder and inode as
+they were: a session resumed after its take whose ending was missed is found at its
+folder's next whole listing, at most ``BACKSTOP_RESCAN_S`` later, not at once as the check without ``kept`` finds it. A kept scan that is missing, corrupt or kept for another projects folder is the
 check without it, and is written anew.
 """
 
@@ -58,7 +59,7 @@ from sandman import fastjson, plainhook
 TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400
 BACKSTOP_RESCAN_S = 3_600
-KEPT_FORMAT = 1
+KEPT_FORMAT = 2  # 2: each quiet name kept with its inode
 _NS = 1_000_000_000
 # A folder changed this shortly before it was looked at may change again within the same
 # timestamp tick, its mtime unchanged: its mtime is not kept ("racy", as git's index says) and
@@ -98,7 +99,7 @@ def anything_missed(root: str, projects: str, starting: str | None, now: float, 
     try:
         if kept is None:
             return _any_in(projects_fd, rules)
-        return _any_kept(projects_fd, projects, kept, now, rules)
+        return _any_kept(projects_fd, root, projects, kept, now, rules)
     finally:
         os.close(projects_fd)
 
@@ -118,29 +119,31 @@ def _any_in(projects_fd: int, rules: tuple) -> bool:
     return False
 
 
-def _listed(projects_fd: int, folder: str, rules: tuple, quiet: set[str] | None) -> tuple | None:
+def _listed(projects_fd: int, folder: str, rules: tuple, quiet: dict[str, str] | None) -> tuple | None:
     """``(watched, quiet)`` of the project folder ``folder`` of the projects folder open at
-    ``projects_fd``, listed: the transcripts to look at again, and the names of the _QUIET ones
+    ``projects_fd``, listed: the transcripts to look at again, and the _QUIET ones as ``name/inode``
     joined by ``/`` (no name holds one; nothing collected when ``quiet`` is None); None when one
-    is missed. A name in ``quiet`` is taken as quiet without a stat. Raises OSError when
-    ``folder`` is not a folder (a link to one included) or cannot be listed.
+    is missed. A name ``quiet`` maps to the inode the listing gives it (``d_ino``, decimal) is taken
+    as quiet without a stat; one replaced under its name (another inode) is looked at. Raises
+    OSError when ``folder`` is not a folder (a link to one included) or cannot be listed.
 
     The folder is listed through a descriptor, so a stat looks up one name, not the whole path
     (a quarter of the check's time at 1,000 transcripts)."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=projects_fd)
     try:
-        names = os.listdir(fd)
+        with os.scandir(fd) as entries:
+            listing = {entry.name: str(entry.inode()) for entry in entries}
         watched, still = [], []
-        for name in set(names).difference(quiet) if quiet else names:
+        for name, inode in listing.items() - quiet.items() if quiet else listing.items():
             verdict = _judge(fd, name, rules)
             if verdict == _MISSED:
                 return None
             if verdict == _WATCH:
                 watched.append(name)
             elif quiet is not None and name[-6:] == ".jsonl" and name[:6] != "agent-":
-                still.append(name)
+                still.append(f"{name}/{inode}")
         if quiet:
-            still.extend(quiet.intersection(names))
+            still.extend(f"{name}/{inode}" for name, inode in listing.items() & quiet.items())
         return watched, "/".join(still)
     finally:
         os.close(fd)
@@ -186,17 +189,17 @@ def _judge(fd: int, name: str, rules: tuple) -> int:
     session = name[:-6]
     if session in ("", ".", ".."):
         return _QUIET
-    if session == starting or _live(f"{root}/.started/{session}.json"):
+    if session == starting or _live(root, f"{root}/.started/{session}.json"):
         return _WATCH
     return _MISSED
 
 
-def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tuple) -> bool:
+def _any_kept(projects_fd: int, root: str, projects: str, kept: str, now: float, rules: tuple) -> bool:
     """anything_missed with the kept scan at ``kept`` (the module's docstring): per project folder,
     its watched transcripts only when it is as kept, its new names too when it changed, every
     transcript when its last whole listing is BACKSTOP_RESCAN_S old. Written again when a folder
     was listed and nothing is missed."""
-    record = _read_kept(kept, projects)
+    record = _read_kept(root, kept, projects)
     clock = time.time_ns()
     try:
         own = os.fstat(projects_fd)
@@ -229,7 +232,7 @@ def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tup
             continue
         changed = True
         try:
-            listed = _listed(projects_fd, folder, rules, set(entry[4].split("/")) if fresh else set())
+            listed = _listed(projects_fd, folder, rules, _quiet(entry[4]) if fresh else {})
         except OSError:
             continue  # not kept: listed again next time
         if listed is None:
@@ -241,22 +244,33 @@ def _any_kept(projects_fd: int, projects: str, kept: str, now: float, rules: tup
     return False
 
 
+def _quiet(kept: str) -> dict[str, str]:
+    """The quiet transcripts of a kept folder entry (``name/inode/name/inode...``) as ``{name: inode}``;
+    empty (every name looked at) when it is not of that shape."""
+    parts = kept.split("/") if kept else []
+    return dict(zip(parts[0::2], parts[1::2])) if len(parts) % 2 == 0 else {}
+
+
 def _racy(mtime_ns: int, clock_ns: int) -> bool:
     """True when a folder of modification time ``mtime_ns``, looked at when the clock read
     ``clock_ns``, could change again and keep that time (see _RACY_NS)."""
     return mtime_ns > clock_ns - (_RACY_WHOLE_SECONDS_NS if mtime_ns % _NS == 0 else _RACY_NS)
 
 
-def _read_kept(kept: str, projects: str) -> dict | None:
+def _read_kept(root: str, kept: str, projects: str) -> dict | None:
     """The kept scan at ``kept`` when it is one, for ``projects``: ``{"key": [mtime_ns or None, inode]
     or None, "names": [folder, ...], "folders": {folder: [mtime_ns or None, inode, listed, [watched
-    name, ...], quiet names joined by "/"]}}``, ``names`` every folder kept, ``folders`` those whose entry is of
-    that shape (any other is listed whole again); None when it is missing or not one."""
+    name, ...], quiet names and their inodes joined by "/"]}}``, ``names`` every folder kept, ``folders`` those whose entry is of
+    that shape (any other is listed whole again); None when it is missing or not one. Read by
+    plainhook.read_file: a folder, FIFO, device, link or file over KEPT_SCAN_MAX_BYTES is not
+    one, with a ``take failed step=backstop-kept`` line in the root's journal (then written anew)."""
     try:
-        with open(kept, "rb") as stream:
-            record = fastjson.loads(stream.read())
-    except OSError:
+        data = plainhook.read_file(kept, plainhook.KEPT_SCAN_MAX_BYTES)
+    except OSError as error:
+        plainhook.journal(root, "take", "failed", hook=True, step="backstop-kept", path=kept,
+                          error=error.strerror or str(error))
         return None
+    record = fastjson.loads(data) if data is not None else None
     if (not isinstance(record, dict) or record.get("format") != KEPT_FORMAT or record.get("projects") != projects
             or not isinstance(record.get("folders"), dict) or not _key_ok(record.get("key"))):
         return None
@@ -298,16 +312,27 @@ def _write_kept(kept: str, projects: str, key: list | None, folders: dict) -> No
                         f"[{', '.join(map(string, entry[3]))}], {string(entry[4])}]"
                         for folder, entry in folders.items())
     text = f'{{"format": {KEPT_FORMAT}, "projects": {string(projects)}, "key": {own}, "folders": {{{entries}}}}}\n'
-    plainhook.write_atomic(kept, text.encode("ascii"))
-
-
-def _live(path: str) -> bool:
-    """True when the ``.started`` record at ``path`` names a running process (take_missed._pid_alive)."""
-    try:
-        with open(path, "rb") as stream:
-            record = fastjson.loads(stream.read(4096))
+    data = text.encode("ascii")
+    if len(data) <= plainhook.KEPT_SCAN_MAX_BYTES:
+        plainhook.write_atomic(kept, data)
+        return
+    try:  # more than a read takes (some 20,000 transcripts): no kept scan, every check a whole one
+        os.unlink(kept)
     except OSError:
+        pass
+
+
+def _live(root: str, path: str) -> bool:
+    """True when the ``.started`` record at ``path`` names a running process (take_missed._pid_alive).
+    Read by plainhook.read_file: a folder, FIFO, device, link or file over STARTED_MAX_BYTES names
+    none, with a ``take failed step=started-record`` line in the journal of ``root``."""
+    try:
+        data = plainhook.read_file(path, plainhook.STARTED_MAX_BYTES)
+    except OSError as error:
+        plainhook.journal(root, "take", "failed", hook=True, step="started-record", path=path,
+                          error=error.strerror or str(error))
         return False
+    record = fastjson.loads(data) if data is not None else None
     pid = record.get("pid") if isinstance(record, dict) else None
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
         return False

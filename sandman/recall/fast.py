@@ -241,12 +241,12 @@ def journal(root: str, decision: str, **facts: object) -> None:
 
 
 def held(root: str, session: str) -> set[str]:
-    """ledger.held."""
+    """ledger.held (its ledger read by plainhook.read_file, as ledger._lines reads it)."""
     try:
-        with open(f"{root}/.delivered/{session}.tsv", "rb") as stream:
-            text = stream.read().decode("utf-8", "surrogateescape")
+        data = plainhook.read_file(f"{root}/.delivered/{session}.tsv", plainhook.LEDGER_MAX_BYTES)
     except OSError:
         return set()
+    text = (data or b"").decode("utf-8", "surrogateescape")
     found: set[str] = set()
     for line in text.split("\n"):
         parts = line.split("\t")

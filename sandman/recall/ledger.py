@@ -33,6 +33,7 @@ import re
 import time
 from contextlib import contextmanager
 
+from sandman import plainhook
 from sandman.layout import Layout
 
 # Channels that put a memory's body in the context: the hooks do not give such a memory again.
@@ -89,13 +90,8 @@ def append(layout: Layout, session: str, channel: str, paths: list[str]) -> bool
 
 def _open_ledger(layout: Layout, session: str) -> int:
     """A descriptor of ``session``'s ledger open for appending, the file and its folder made when
-    missing. Raises OSError."""
-    path = layout.delivered_ledger(session)
-    try:
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    missing (plainhook.open_append: a regular file only, a FIFO never waited on). Raises OSError."""
+    return plainhook.open_append(str(layout.delivered_ledger(session)))
 
 
 @contextmanager
@@ -137,10 +133,9 @@ def record_start(layout: Layout, session: str, source: str | None, given: tuple)
 
 def _lines(path) -> list[list[str]]:
     try:
-        with open(path, "rb") as stream:
-            text = stream.read().decode("utf-8", "surrogateescape")
+        text = (plainhook.read_file(str(path), plainhook.LEDGER_MAX_BYTES) or b"").decode("utf-8", "surrogateescape")
     except OSError:
-        return []
+        return []  # not a regular file, or over the cap: as unreadable
     return [parts for parts in (line.split("\t") for line in text.split("\n")) if len(parts) == 3]
 
 

@@ -3,7 +3,7 @@
 ``recall --hook`` at a session's start composes the recall of its cwd (sandman/recall/compose.py):
 its imports alone cost 2.7-3 x ``python -c pass`` (issue 29). The full hook keeps what it
 answered a ``startup`` in ``.start-replies/<key>.json`` (sandman/recall/startreply.py; docs/BANK-FORMAT.md,
-"Start replies"), with the ``(mtime_ns, size, inode)`` of every file and folder the
+"Start replies"), with the ``(mtime_ns, size, inode, ctime_ns)`` of every file and folder the
 composing read or looked for, and the moment the first recent pointer leaves the 72 h window
 or a failed dream's wait ends (``expires``). This module, run by sandman/fasthook.py under
 ``python -I -S`` with built-in modules only, serves that reply when nothing it was built
@@ -29,7 +29,7 @@ import _json
 from sandman import fastjson, plainhook
 
 FALLBACK = None
-FORMAT = 1
+FORMAT = 2  # 2: an input's stat holds its ctime (a hand edit that keeps size, inode and mtime)
 EVENT = "SessionStart"
 SOURCE = "startup"
 # The environment a reply depends on besides the root and home: the dream queue's line.
@@ -47,13 +47,15 @@ def key(cwd: str) -> str | None:
 
 
 def stat_of(path: str) -> list[int] | None:
-    """``[mtime_ns, size, inode]`` of ``path`` (``lstat``: a link is not followed), None when it is
-    absent. Raises OSError for any other failure."""
+    """``[mtime_ns, size, inode, ctime_ns]`` of ``path`` (``lstat``: a link is not followed), None when
+    it is absent. The ctime, which no user can set, tells a write that kept the other three (a
+    hand edit of the same size, its mtime put back with ``touch -d``). Raises OSError for any
+    other failure."""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
 
 def reply_of(text: str) -> str:
@@ -87,11 +89,14 @@ def _kept(base: str, cwd: str, now: float) -> dict | None:
     name = key(cwd)
     if name is None:
         return None
+    path = f"{base}/.start-replies/{name}.json"
     try:
-        with open(f"{base}/.start-replies/{name}.json", "rb") as stream:
-            kept = fastjson.loads(stream.read())
-    except OSError:
+        data = plainhook.read_file(path, plainhook.START_REPLY_MAX_BYTES)
+    except OSError as error:  # a folder, FIFO, device, link or huge file: the full hook writes it anew
+        plainhook.journal(base, "recall", "failed", hook=True, step="start-reply", path=path,
+                          error=error.strerror or str(error))
         return None
+    kept = fastjson.loads(data) if data is not None else None
     return kept if fresh(kept, base, cwd, now) else None
 
 
@@ -123,12 +128,18 @@ def fresh(kept: object, base: str, cwd: str, now: float) -> bool:
 def _backstop_quiet(base: str, session: str, now: float) -> bool:
     """True when the backstop would spawn nothing now (take_missed.spawn): not due, or nothing to take
     (the stamp then set, as take_missed.spawn sets it), by the kept scan (``.backstop.kept``) as spawn's."""
+    stamp = f"{base}/.backstop.stamp"
     try:
-        due = now - os.stat(f"{base}/.backstop.stamp").st_mtime >= BACKSTOP_EVERY_S
+        st = os.lstat(stamp)
+        regular = st.st_mode & 0o170000 == 0o100000
+        due = not regular or now - st.st_mtime >= BACKSTOP_EVERY_S
     except FileNotFoundError:
-        due = True
+        regular, due = False, True
     except OSError:
-        due = False
+        regular, due = True, False
+    if not regular and due and os.path.lexists(stamp):  # a folder, FIFO, device or link: made a file anew
+        plainhook.journal(base, "take", "failed", hook=True, step="backstop-stamp", path=stamp,
+                          error="not a regular file")
     if not due:
         return True
     from sandman.archive import missed  # only when due: 0.02 x python -c pass at every other start
@@ -136,9 +147,10 @@ def _backstop_quiet(base: str, session: str, now: float) -> bool:
     projects = projects_dir()
     if projects is None or missed.anything_missed(base, projects, session, now, f"{base}/.backstop.kept"):
         return False
-    try:  # take_missed._stamp: asked again a minute on
-        os.close(os.open(f"{base}/.backstop.stamp", os.O_WRONLY | os.O_CREAT, 0o644))
-        os.utime(f"{base}/.backstop.stamp", (now, now))
+    try:  # backstop._stamp: asked again a minute on
+        if not regular and not plainhook.write_atomic(stamp, b""):
+            return True
+        os.utime(stamp, (now, now), follow_symlinks=False)
     except OSError:
         pass
     return True

@@ -26,7 +26,7 @@ import sys
 import time
 from datetime import datetime, timedelta, timezone
 
-from sandman import config, journal
+from sandman import config, journal, plainhook
 from sandman.banks.names import USER_BANK, ancestors, bank_name, normalize_directory
 from sandman.banks.worktrees import bank_directory
 from sandman.errors import SandmanError
@@ -158,7 +158,10 @@ def recall_and_keep(layout: Layout, cwd: str, session: str | None, *, deliver: b
             "inputs": inputs, "text": recalled.text, "units": utf16_units(recalled.text),
             "trimmed": ",".join(recalled.trims) or None, "bodies": list(bodies), "lines": list(lines)}
     try:
-        write_atomic(layout.start_reply(name), json.dumps(kept, ensure_ascii=False) + "\n", durable=False)
+        data = (json.dumps(kept, ensure_ascii=False) + "\n").encode("utf-8")
+        if len(data) > plainhook.START_REPLY_MAX_BYTES:
+            return recalled  # more than the launcher reads: composed every time
+        write_atomic(layout.start_reply(name), data, durable=False)
     except (OSError, UnicodeEncodeError) as error:
         journal.write(layout, VERB, "failed", hook=True, step="start-reply", error=str(error))
     return recalled
@@ -197,8 +200,10 @@ def refresh(layout: Layout) -> list[str]:
     done = []
     for _, path in entries[:REFRESH_MAX]:
         try:
-            with open(path, "rb") as stream:
-                kept = json.loads(stream.read())
+            data = plainhook.read_file(path, plainhook.START_REPLY_MAX_BYTES)  # no FIFO waited on
+            if data is None:
+                continue  # removed since the listing
+            kept = json.loads(data)
             cwd = kept["cwd"]
             if served.fresh(kept, str(layout.root), cwd, time.time()):
                 continue
