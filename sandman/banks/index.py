@@ -35,17 +35,19 @@ def memory_files(bank: Path) -> list[Path]:
     return [bank / name for name in memory_names(bank)]
 
 
-def memory_names(bank: Path) -> list[str]:
+def memory_names(bank: Path, prefix: str = "") -> list[str]:
     """Return the file names of ``memory_files(bank)``, sorted (no Path made per file: the site
-    lists 5,000 of them at every render)."""
+    lists 5,000 of them at every render); with ``prefix``, only those starting with it (remember's
+    dedupe looks for one slug in a bank of thousands)."""
     if not is_real_dir(bank):
         return []
     try:
         with os.scandir(bank) as scan:
             # DirEntry.is_file without following links: the directory's own file type, no stat
             # per file on most file systems (a bank of thousands is listed at every commit).
-            names = [entry.name for entry in scan if entry.name.endswith(".md") and "_" in entry.name
-                     and entry.name.split("_", 1)[0] in MEMORY_TYPES and entry.is_file(follow_symlinks=False)]
+            names = [entry.name for entry in scan if entry.name.startswith(prefix) and entry.name.endswith(".md")
+                     and "_" in entry.name and entry.name.split("_", 1)[0] in MEMORY_TYPES
+                     and entry.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort()

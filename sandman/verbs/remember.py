@@ -60,9 +60,7 @@ def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
     """Return a live memory of the bank with the same type, name and body, if any."""
     folder = layout.bank(bank_name(directory))
     stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
-    for name in memory_names(folder):
-        if not name.startswith(stem):
-            continue
+    for name in memory_names(folder, prefix=stem):
         path = folder / name
         try:
             found = read_memory(path)
