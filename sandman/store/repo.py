@@ -633,6 +633,7 @@ def commit_flat(
     try:
         head = repo.head.peel(pygit2.Commit)
         changes: dict = {}
+        written: dict[str, bytes] = {}  # each blob's bytes, for vet: not read back and inflated again
         for path in paths:
             *folders, name = path.split("/")
             node = changes
@@ -648,7 +649,8 @@ def commit_flat(
                 # The bytes as they are, as hashfile reads them (dirty_among): create_blob_fromdisk would
                 # look for filters in .gitattributes, which libgit2 reads from the whole index.
                 with open(on_disk, "rb") as file:
-                    node[name] = (repo.create_blob(file.read()), mode)
+                    written[path] = file.read()
+                node[name] = (repo.create_blob(written[path]), mode)
             else:
                 node[name] = None  # gone, or a link: never committed (docs/BANK-FORMAT.md, "Symbolic links")
         before: dict[str, pygit2.Oid | None] = {}
@@ -661,7 +663,7 @@ def commit_flat(
             pygit2.option(Option.ENABLE_STRICT_OBJECT_CREATION, True)
         if vet is not None:
             after = {path: None if change is None else change[0] for path, change in _leaves(changes)}
-            vet(_added_lines(repo, [(path, before[path], after[path]) for path in sorted(after)]))
+            vet(_added_lines(repo, [(path, before[path], after[path]) for path in sorted(after)], written))
         record = os.open(_behind_path(repo), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(record, "".join(path + "\0" for path in paths).encode("utf-8", "surrogateescape"))
@@ -806,9 +808,10 @@ def added_lines_of(repo: pygit2.Repository, old, new, paths: list[str]) -> list[
     return _added_lines(repo, [(path, before[path], after[path]) for path in paths])
 
 
-def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]
-                 ) -> list[tuple[str, str]]:
-    """``added_lines_of`` from ``(path, blob before or None, blob after or None)`` triples."""
+def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | None, pygit2.Oid | None]],
+                 contents: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
+    """``added_lines_of`` from ``(path, blob before or None, blob after or None)`` triples;
+    ``contents`` maps a path to the bytes of its blob after, when the caller has them."""
     found = []
     for path, before, after in changes:
         if after is None or before == after:
@@ -817,7 +820,7 @@ def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | 
         # attributes of the path, and libgit2 reads them from the whole index (45 ms at 50,000
         # memories). ``old_data`` and ``new_data`` stay referenced while the patch is read.
         old_data = repo[before].data if before is not None else None
-        new_data = repo[after].data
+        new_data = contents[path] if contents is not None and path in contents else repo[after].data
         patch = pygit2.Patch.create_from(old_data, new_data, flag=DiffOption.FORCE_TEXT)
         lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
         del patch
