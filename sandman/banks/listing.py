@@ -140,7 +140,9 @@ def _index_lines(text: str | None) -> list[str]:
     split = split_frontmatter(text) if text is not None else None
     if split is None:
         return []
-    return [private.redact(line.rstrip()) for line in split[1].splitlines() if line.startswith("- [")]
+    lines = [line.rstrip() for line in split[1].splitlines() if line.startswith("- [")]
+    # A line holds a private span only with a "<": most indexes hold none, and are not read line by line again.
+    return [private.redact(line) for line in lines] if "<" in split[1] else lines
 
 
 # --- the recall cache: each bank's head, derived, never trusted blindly ---------
