@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sandman.banks import frontmatter
 from sandman.banks.frontmatter import Frontmatter
-from sandman.banks.listing import bank_directory_of, index_entries
+from sandman.banks.listing import bank_directory_of, lines_by_file
 from sandman.banks.memory import one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError
@@ -105,4 +105,4 @@ def render_index(bank: Path, directory: str | None = None, known: dict[str, str]
 
 def current_lines(bank: Path) -> dict[str, str]:
     """Map file name -> line of the bank's MEMORY.md as written (empty when absent)."""
-    return {entry.file: entry.line for entry in index_entries(bank) if entry.file}
+    return lines_by_file(bank)

@@ -136,6 +136,23 @@ def index_entries(folder: Path) -> tuple[IndexEntry, ...]:
     return tuple(IndexEntry(line.rstrip()) for line in split[1].splitlines() if line.startswith("- ["))
 
 
+def lines_by_file(folder: Path) -> dict[str, str]:
+    """Return ``{entry.file: entry.line}`` of ``index_entries(folder)`` for the lines that link a file
+    (a later line for the same file wins), without an entry per line: a remember reads every line
+    of its bank's MEMORY.md (1,000 of them in a bank of 1,000) to regenerate it."""
+    text = _read_text(folder / BANK_INDEX)
+    split = split_frontmatter(text) if text is not None else None
+    if split is None:
+        return {}
+    found = {}
+    for line in split[1].splitlines():
+        if line.startswith("- ["):
+            match = _INDEX_LINE.match(line)
+            if match:
+                found[match.group(1)] = line.rstrip()
+    return found
+
+
 def _index_lines(text: str | None) -> list[str]:
     split = split_frontmatter(text) if text is not None else None
     if split is None:
