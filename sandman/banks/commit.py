@@ -336,7 +336,9 @@ def bank_transaction(
             if scope is not None:
                 _within(layout, tx.changed, scope)  # before the indexes are written
             tx._reindex()
-            paths = store.dirty_among(repo, _relpaths(layout, tx.changed))
+            paths = _relpaths(layout, tx.changed)
+            if not flat:  # a flat commit leaves out itself what holds HEAD's bytes (store.repo.commit_flat)
+                paths = store.dirty_among(repo, paths)
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
                 all_trailers.update(tx.trailers)

@@ -615,9 +615,11 @@ def _leaves(changes: dict, prefix: str = ""):
 def commit_flat(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
     vet: Callable[[list[tuple[str, str]]], None] | None = None, catch_up_below: int = 0,
-) -> str:
+) -> str | None:
     """``commit_paths`` without the git index: HEAD's tree with exactly ``paths`` (repo-relative files,
-    added, changed or deleted in the working tree) applied, one commit; return its id.
+    added, changed or deleted in the working tree) applied, one commit; return its id, or None (no
+    commit, nothing recorded) when that tree is HEAD's: ``paths`` need not be checked against HEAD
+    first (``dirty_among`` would read and hash each file once more).
 
     Only the blobs of ``paths`` and the trees on their way to the root are written, so
     the cost follows what the commit changes, not the root's size (issue 29: reading
@@ -661,6 +663,8 @@ def commit_flat(
                 tree = repo.TreeBuilder().write()
         finally:
             pygit2.option(Option.ENABLE_STRICT_OBJECT_CREATION, True)
+        if tree == head.tree.id:
+            return None  # every path holds HEAD's bytes (or HEAD holds no file there and neither does the disk)
         if vet is not None:
             after = {path: None if change is None else change[0] for path, change in _leaves(changes)}
             vet(_added_lines(repo, [(path, before[path], after[path]) for path in sorted(after)], written))
