@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandman.banks.listing import find_bank, index_entries, list_banks, memory_body, scalar, split_frontmatter
+from sandman.banks.listing import (find_bank, index_entries, lines_by_file, list_banks, memory_body, scalar,
+                                   split_frontmatter)
 from sandman.banks.memory import read_memory
 from sandman.banks.names import bank_name
 from sandman.errors import InputError
@@ -22,6 +23,27 @@ def test_index_lines_and_bodies_match_the_format_readers(layout, tmp_path: Path)
     assert [e.line for e in entries] == [line for line in text.splitlines() if line.startswith("- [")]
     for entry in entries:
         assert memory_body(folder, entry.file) == read_memory(folder / entry.file).body.rstrip()
+
+
+def test_lines_by_file_is_index_entries_by_file_on_escaped_names_and_odd_lines(tmp_path: Path) -> None:
+    """remember's index regeneration reads lines_by_file; recall reads index_entries: one reading."""
+    lines = [
+        r"- [Plain](project_a.md) — one",
+        r"- [Escaped \] and \[ and \\](project_b.md) — two  ",
+        r"- [Unescaped ] bracket](project_c.md) — not a link to c",
+        r"- [Ends in a backslash \](project_d.md) — the escape takes the bracket",
+        r"- [A path](sub/project_e.md) — not a bare name",
+        r"- [No link] — none",
+        r"* [Another list mark](project_f.md) — not an index line",
+        r"- [Twice](project_a.md) — the later line wins",
+        r"- [Long \\\] run \\ of \] escapes](project_g.md) — three",
+    ]
+    (tmp_path / "MEMORY.md").write_text("---\nname: x\n---\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    expected = {entry.file: entry.line for entry in index_entries(tmp_path) if entry.file}
+    assert lines_by_file(tmp_path) == expected
+    assert sorted(expected) == ["project_a.md", "project_b.md", "project_g.md"]
+    assert expected["project_a.md"].endswith("the later line wins")
+    assert lines_by_file(tmp_path / "absent") == {}
 
 
 def test_split_frontmatter_needs_whole_fence_lines_and_drops_one_blank_line() -> None:

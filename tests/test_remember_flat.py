@@ -216,3 +216,17 @@ def test_a_catch_up_that_fails_after_the_commit_leaves_the_commit_and_its_files(
     assert committed.commit is not None and committed.path.is_file()
     assert git(layout.root, "show", f"HEAD:{relative}") == committed.path.read_text()
     assert relative in _behind(layout)  # the next writer using the index catches up
+
+
+def test_a_flat_commit_of_paths_holding_heads_bytes_makes_no_commit_and_records_nothing(deferred: Layout) -> None:
+    # A flat transaction hands commit_flat what it wrote unchecked (no dirty_among, which read and hashed
+    # each file once more): commit_flat itself finds that nothing differs from HEAD.
+    repo = store.open_repo(deferred)
+    head, behind = store.head_id(repo), _behind(deferred)
+    index = next(path for path in deferred.bank("-srv-project").iterdir() if path.name == "MEMORY.md")
+    unchanged = [index.relative_to(deferred.root).as_posix(), "memories/-srv-project/project_never_written.md"]
+    assert store.commit_flat(repo, unchanged, "remember: nothing", {"Verb": "remember"}) is None
+    assert store.head_id(repo) == head and _behind(deferred) == behind
+    index.write_text(index.read_text() + "- [Added by hand](project_by_hand.md) — a line\n")
+    assert store.commit_flat(repo, unchanged, "remember: one line", {"Verb": "remember"}) is not None
+    assert store.head_id(repo) != head and unchanged[0] in _behind(deferred)

@@ -42,6 +42,17 @@ def test_search_finds_a_memory_by_a_word_in_its_body(layout: Layout, project: Pa
     assert (hits[0].line_number, hits[0].line) == (1, "Tests run with pytest and the fake claude.")
 
 
+def test_the_index_is_written_in_wal_without_an_fsync_per_refresh(layout: Layout, project: Path) -> None:
+    # docs/BANK-FORMAT.md, "The search index": derived, so a power cut may lose a refresh, never corrupt it.
+    connection = index._connect(layout.search_index)
+    try:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert connection.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    finally:
+        connection.close()
+    assert files(search(layout, "pytest")) == ["project_deploy_checklist.md"]
+
+
 def test_search_ranks_a_name_match_above_a_body_match(layout: Layout, project: Path) -> None:
     # "deploy" is in the body of "Staging cluster" (twice, with its description) and in the name
     # of "Deploy checklist".

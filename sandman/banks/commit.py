@@ -40,7 +40,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from sandman import config, journal, private
@@ -69,21 +69,26 @@ class Committed:
     commit: str | None
 
 
-@dataclass
 class BankTransaction:
-    """The operations of one commit; obtain it from ``bank_transaction``."""
+    """The operations of one commit; obtain it from ``bank_transaction``.
 
-    layout: Layout
-    log: UndoLog
-    subject: str = ""  # the commit subject; a block may refine it once it knows what it did
-    changed: set[Path] = field(default_factory=set)
-    banks: dict[Path, str | None] = field(default_factory=dict)  # folder -> its directory
-    undo: list[Callable[[], None]] = field(default_factory=list)
-    commit: str | None = None
-    # The MEMORY.md line of each memory file this transaction wrote (the file is not read back).
-    written: dict[Path, str] = field(default_factory=dict)
-    # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
-    trailers: dict[str, str | list[str]] = field(default_factory=dict)
+    A plain class, not a dataclass: nothing compares or prints one, and making the dataclass
+    was half a millisecond of every remember's start (issue 29).
+    """
+
+    def __init__(self, layout: Layout, log: UndoLog, subject: str = "",
+                 trailers: dict[str, str | list[str]] | None = None):
+        self.layout = layout
+        self.log = log
+        self.subject = subject  # the commit subject; a block may refine it once it knows what it did
+        self.changed: set[Path] = set()
+        self.banks: dict[Path, str | None] = {}  # folder -> its directory
+        self.undo: list[Callable[[], None]] = []
+        self.commit: str | None = None
+        # The MEMORY.md line of each memory file this transaction wrote (the file is not read back).
+        self.written: dict[Path, str] = {}
+        # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
+        self.trailers: dict[str, str | list[str]] = trailers if trailers is not None else {}
 
     def bank(self, name: str, directory: str | None = None) -> Path:
         """Return the folder of bank ``name`` and mark it touched (its index is regenerated)."""
@@ -336,7 +341,9 @@ def bank_transaction(
             if scope is not None:
                 _within(layout, tx.changed, scope)  # before the indexes are written
             tx._reindex()
-            paths = store.dirty_among(repo, _relpaths(layout, tx.changed))
+            paths = _relpaths(layout, tx.changed)
+            if not flat:  # a flat commit leaves out itself what holds HEAD's bytes (store.repo.commit_flat)
+                paths = store.dirty_among(repo, paths)
             if paths:
                 all_trailers = {"Verb": verb, "Session": session or ""}
                 all_trailers.update(tx.trailers)

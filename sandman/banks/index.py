@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sandman.banks import frontmatter
 from sandman.banks.frontmatter import Frontmatter
-from sandman.banks.listing import bank_directory_of, index_entries
+from sandman.banks.listing import bank_directory_of, lines_by_file
 from sandman.banks.memory import one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES
 from sandman.errors import FormatError
@@ -35,17 +35,19 @@ def memory_files(bank: Path) -> list[Path]:
     return [bank / name for name in memory_names(bank)]
 
 
-def memory_names(bank: Path) -> list[str]:
+def memory_names(bank: Path, prefix: str = "") -> list[str]:
     """Return the file names of ``memory_files(bank)``, sorted (no Path made per file: the site
-    lists 5,000 of them at every render)."""
+    lists 5,000 of them at every render); with ``prefix``, only those starting with it (remember's
+    dedupe looks for one slug in a bank of thousands)."""
     if not is_real_dir(bank):
         return []
     try:
         with os.scandir(bank) as scan:
             # DirEntry.is_file without following links: the directory's own file type, no stat
             # per file on most file systems (a bank of thousands is listed at every commit).
-            names = [entry.name for entry in scan if entry.name.endswith(".md") and "_" in entry.name
-                     and entry.name.split("_", 1)[0] in MEMORY_TYPES and entry.is_file(follow_symlinks=False)]
+            names = [entry.name for entry in scan if entry.name.startswith(prefix) and entry.name.endswith(".md")
+                     and "_" in entry.name and entry.name.split("_", 1)[0] in MEMORY_TYPES
+                     and entry.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort()
@@ -103,4 +105,4 @@ def render_index(bank: Path, directory: str | None = None, known: dict[str, str]
 
 def current_lines(bank: Path) -> dict[str, str]:
     """Map file name -> line of the bank's MEMORY.md as written (empty when absent)."""
-    return {entry.file: entry.line for entry in index_entries(bank) if entry.file}
+    return lines_by_file(bank)

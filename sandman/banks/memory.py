@@ -27,10 +27,9 @@ DESCRIPTION_MAX_CHARS = 300
 # Bidirectional overrides and isolates: they make a line display as something it is not.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# Zero-width characters: invisible, so they can hide inside a token (``ghp_…\u200b…``).
-ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
-# The same in a name or description, but for the joiners (U+200C, U+200D) between two non-ASCII
-# characters: there they are text (Persian spelling, emoji sequences), not an invisible name.
+# Zero-width characters in a name or description (invisible, so they can hide inside a token,
+# ``ghp_…\u200b…``), but for the joiners (U+200C, U+200D) between two non-ASCII characters: there
+# they are text (Persian spelling, emoji sequences), not an invisible name.
 _INVISIBLE = re.compile("[\u200b\u2060\ufeff]|(?<![^\x00-\x7f\\s])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f\\s])")
 
 

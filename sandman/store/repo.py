@@ -366,8 +366,10 @@ def is_clean(repo: pygit2.Repository, path: str, record: Path | None = None) -> 
                 files, written = kept
                 if on_disk.keys() != files.keys():
                     return False
+                # _stat_key and the racy test written out: a call each per file was a fifth of this check.
                 suspects = [name for name, st in on_disk.items()
-                            if files[name] != _stat_key(st) or max(st.st_ctime_ns, st.st_mtime_ns) >= written]
+                            if files[name] != [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+                            or st.st_ctime_ns >= written or st.st_mtime_ns >= written]
                 if not suspects:
                     return True
                 committed = _tree_files(top)
@@ -613,9 +615,11 @@ def _leaves(changes: dict, prefix: str = ""):
 def commit_flat(
     repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
     vet: Callable[[list[tuple[str, str]]], None] | None = None, catch_up_below: int = 0,
-) -> str:
+) -> str | None:
     """``commit_paths`` without the git index: HEAD's tree with exactly ``paths`` (repo-relative files,
-    added, changed or deleted in the working tree) applied, one commit; return its id.
+    added, changed or deleted in the working tree) applied, one commit; return its id, or None (no
+    commit, nothing recorded) when that tree is HEAD's: ``paths`` need not be checked against HEAD
+    first (``dirty_among`` would read and hash each file once more).
 
     Only the blobs of ``paths`` and the trees on their way to the root are written, so
     the cost follows what the commit changes, not the root's size (issue 29: reading
@@ -631,6 +635,7 @@ def commit_flat(
     try:
         head = repo.head.peel(pygit2.Commit)
         changes: dict = {}
+        written: dict[str, bytes] = {}  # each blob's bytes, for vet: not read back and inflated again
         for path in paths:
             *folders, name = path.split("/")
             node = changes
@@ -646,7 +651,8 @@ def commit_flat(
                 # The bytes as they are, as hashfile reads them (dirty_among): create_blob_fromdisk would
                 # look for filters in .gitattributes, which libgit2 reads from the whole index.
                 with open(on_disk, "rb") as file:
-                    node[name] = (repo.create_blob(file.read()), mode)
+                    written[path] = file.read()
+                node[name] = (repo.create_blob(written[path]), mode)
             else:
                 node[name] = None  # gone, or a link: never committed (docs/BANK-FORMAT.md, "Symbolic links")
         before: dict[str, pygit2.Oid | None] = {}
@@ -657,9 +663,11 @@ def commit_flat(
                 tree = repo.TreeBuilder().write()
         finally:
             pygit2.option(Option.ENABLE_STRICT_OBJECT_CREATION, True)
+        if tree == head.tree.id:
+            return None  # every path holds HEAD's bytes (or HEAD holds no file there and neither does the disk)
         if vet is not None:
             after = {path: None if change is None else change[0] for path, change in _leaves(changes)}
-            vet(_added_lines(repo, [(path, before[path], after[path]) for path in sorted(after)]))
+            vet(_added_lines(repo, [(path, before[path], after[path]) for path in sorted(after)], written))
         record = os.open(_behind_path(repo), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             os.write(record, "".join(path + "\0" for path in paths).encode("utf-8", "surrogateescape"))
@@ -804,9 +812,10 @@ def added_lines_of(repo: pygit2.Repository, old, new, paths: list[str]) -> list[
     return _added_lines(repo, [(path, before[path], after[path]) for path in paths])
 
 
-def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | None, pygit2.Oid | None]]
-                 ) -> list[tuple[str, str]]:
-    """``added_lines_of`` from ``(path, blob before or None, blob after or None)`` triples."""
+def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | None, pygit2.Oid | None]],
+                 contents: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
+    """``added_lines_of`` from ``(path, blob before or None, blob after or None)`` triples;
+    ``contents`` maps a path to the bytes of its blob after, when the caller has them."""
     found = []
     for path, before, after in changes:
         if after is None or before == after:
@@ -815,7 +824,7 @@ def _added_lines(repo: pygit2.Repository, changes: list[tuple[str, pygit2.Oid | 
         # attributes of the path, and libgit2 reads them from the whole index (45 ms at 50,000
         # memories). ``old_data`` and ``new_data`` stay referenced while the patch is read.
         old_data = repo[before].data if before is not None else None
-        new_data = repo[after].data
+        new_data = contents[path] if contents is not None and path in contents else repo[after].data
         patch = pygit2.Patch.create_from(old_data, new_data, flag=DiffOption.FORCE_TEXT)
         lines = [line.content for hunk in patch.hunks for line in hunk.lines if line.origin == "+"]
         del patch

@@ -23,7 +23,6 @@ from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normal
 from sandman.banks.worktrees import bank_directory
 from sandman.errors import FormatError, InputError, SecretRefused
 from sandman.layout import Layout
-from sandman.pointers import check_session_id
 
 DEFAULT_TYPE = "project"
 DERIVED_NAME_CHARS = 60
@@ -60,9 +59,7 @@ def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
     """Return a live memory of the bank with the same type, name and body, if any."""
     folder = layout.bank(bank_name(directory))
     stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
-    for name in memory_names(folder):
-        if not name.startswith(stem):
-            continue
+    for name in memory_names(folder, prefix=stem):
         path = folder / name
         try:
             found = read_memory(path)
@@ -96,6 +93,8 @@ def remember(
     and ``Shift:``, so revoking the shift and reconciling it retires the memory.
     """
     if session is not None:
+        from sandman.pointers import check_session_id  # only then: a plain remember's start is the hot path
+
         check_session_id(session)
     for label, text in (("body", body), ("name", name or ""), ("description", description or ""),
                         ("--cwd", cwd or "")):
