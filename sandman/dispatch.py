@@ -142,7 +142,12 @@ def say_error(message: str) -> None:
     """Print ``sandman: <message>`` on stderr, made inert and on one line (sandman/marks.py)."""
     from sandman.marks import visible
 
-    print(f"sandman: {visible(message, lines=False)}", file=sys.stderr)
+    if sys.stderr is None:  # closed when the process started: print(file=None) would write to stdout
+        return
+    try:
+        print(f"sandman: {visible(message, lines=False)}", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr is full or gone; the exit status still says it failed
 
 
 def os_error_message(error: OSError) -> str:
@@ -189,7 +194,14 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
     except OSError as error:
         say_error(os_error_message(error))
         return 1
-    print(visible(committed.path))
+    try:
+        print(visible(committed.path), flush=True)
+    except BrokenPipeError:
+        return 0  # the reader went away; the memory is committed all the same
+    except OSError as error:
+        say_error(f"the memory is committed ({visible(committed.path)}), but its path could not be written "
+                  f"to stdout: {os_error_message(error)}")
+        return 1
     return 0
 
 

@@ -334,3 +334,54 @@ def test_added_lines_of_the_paths_a_commit_changes_are_those_of_its_tree_diff(tm
         old = repo[parent].tree if parent else None
         assert sorted(added_lines_of(repo, old, tree, changed)) == sorted(tree_added_lines(repo, old, tree))
         parent = repo.create_commit("HEAD", person, person, "m", tree.id, [parent] if parent else [])
+
+
+def test_a_cwd_naming_a_file_is_refused_not_made_a_bank(layout, tmp_path: Path) -> None:
+    # A tester's `--cwd /etc/passwd` made a bank `-etc-passwd` without a word.
+    afile = tmp_path / "notes.txt"
+    afile.write_text("x\n")
+    done = sandman("remember", "a fact", "--cwd", str(afile), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.decode() == (f"sandman: --cwd '{afile}' is a file, not a directory; "
+                                    "give the directory the memory is about\n")
+    assert not layout.memories.exists() or not any(layout.memories.glob("*/*.md"))
+
+
+def test_a_stdout_that_fails_after_the_commit_says_so_in_one_line(layout, tmp_path: Path) -> None:
+    # The path printed after the commit raised a traceback and exit 1 when stdout was /dev/full:
+    # the user read a failure for a memory that was committed.
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "sandman", "remember", "Deploys go through make release"],
+                              stdout=full, stderr=subprocess.PIPE, cwd=tmp_path, env=os.environ, timeout=120)
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "Traceback" not in err
+    assert err.startswith("sandman: the memory is committed (") and err.count("\n") == 1
+    assert "remember: Deploys go through make release" in git(layout.root, "log", "--format=%s")
+
+
+def test_a_reader_gone_before_the_path_is_printed_is_no_failure(layout, tmp_path: Path) -> None:
+    # `sandman remember … | true`: the pipe's reader is gone before the path is written.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run([sys.executable, "-m", "sandman", "remember", "Release tags are signed"],
+                              stdout=writer, stderr=subprocess.PIPE, cwd=tmp_path, env=os.environ, timeout=120)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert "remember: Release tags are signed" in git(layout.root, "log", "--format=%s")
+
+
+def test_an_error_with_stderr_closed_never_lands_on_stdout(layout, tmp_path: Path) -> None:
+    # With stderr closed, print(file=sys.stderr) wrote the error to stdout, where a caller reads the path.
+    done = subprocess.run([sys.executable, "-m", "sandman", "remember", "x", "--type", "bogus"],
+                          stdout=subprocess.PIPE, cwd=tmp_path, env=os.environ, timeout=120,
+                          preexec_fn=lambda: os.close(2))
+    assert (done.returncode, done.stdout) == (2, b"")
+
+
+def test_an_error_with_a_full_stderr_keeps_its_exit_status(layout, tmp_path: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "sandman", "remember", ""], stdout=subprocess.PIPE,
+                              stderr=full, cwd=tmp_path, env=os.environ, timeout=120)
+    assert (done.returncode, done.stdout) == (2, b"")

@@ -86,7 +86,7 @@ def remember(
     one of user, feedback, project, reference; ``session`` the id for the
     commit's ``Session:`` trailer and the memory's ``source`` (beside
     ``remember``), so that ``forget <session> --memories`` finds it. Raises InputError (empty body, body over
-    64 KiB, text not UTF-8 or holding a NUL, unknown type, relative cwd, a session id that
+    64 KiB, text not UTF-8 or holding a NUL, unknown type, relative cwd or one naming a file, a session id that
     pointers.check_session_id refuses, a ``$SANDMAN_SHIFT`` that names no shift), SecretRefused;
     both write nothing. Also LockBusy, RepositoryError. Inside a shift (``$SANDMAN_SHIFT``) the
     commit also appends ``shift.remember`` (parent: the shift's start) and carries its ``Event:``
@@ -111,6 +111,8 @@ def remember(
     description = private.redact(description) if description else description
     if body.strip() and not body.replace(private.MARK, "").strip():
         raise InputError("memory body is all <private>…</private>; nothing is left to remember")
+    if cwd and os.path.exists(cwd) and not os.path.isdir(cwd):
+        raise InputError(f"--cwd {cwd!r} is a file, not a directory; give the directory the memory is about")
     directory = None if memory_type == "user" else bank_directory(layout, normalize_directory(cwd or os.getcwd()))
     memory = Memory(
         name=name or derive_name(body),
