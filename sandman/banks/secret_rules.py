@@ -637,7 +637,8 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             if _classes(match.group(0)) == 2:
                 yield "twilio-auth-token", match.group(0)
     for match in _PROSE_PASSWORD.finditer(text):
-        if credential_like(match.group(1)):
+        # read as stripped: a Markdown link's text closing on the value (`…is /account/password/reset.](…)`)
+        if credential_like(_strip(match.group(1))):
             yield "assigned-credential", _strip(match.group(1))
     for match in _XML_ELEMENT.finditer(text):
         minimum = 6 if _STRONG_NAME.search(match.group(1)) else 12
