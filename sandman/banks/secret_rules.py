@@ -34,9 +34,12 @@ Each rule is a class of input, not a list of providers:
   the token ends, where betterleaks' rules want a space or a quote after it;
   ``twilio-auth-token``: 32 hex beside a Twilio account SID;
 - a password stated in prose ("the admin password for staging is …", "admin
-  pw: …") and a
+  pw: …", "Das Passwort lautet …", "log in with password <value>"), credentials
+  written ``user / password`` after a credential word, ``aws configure set`` of a
+  secret, a PIN or a PUK with its digits, and a
   credential in an XML element named for one (``<secret>…</secret>``), as
-  ``assigned-credential``.
+  ``assigned-credential``; ``aws-secret-access-key``: an AWS secret key's shape
+  beside ``aws`` and ``secret``.
 - ``vendor-token`` also: a JWT known by its header (``alg``/``typ``) whatever
   its payload, an Azure Container Registry password (its ``+ACR``
   signature); ``azure-storage-key``: 88 base64 characters after a key's name;
@@ -419,10 +422,10 @@ _PASSWORD_WORD = (r"(?:pass(?:word|wort|phrase|wd)|kennwort|mot[ \t]+de[ \t]+pas
                   r"|parola[ \t]+d['\u2019]ordine)")
 _PROSE_PASSWORD = re.compile(r"(?i)\b(?:" + _PASSWORD_WORD + r"|pwd|pw)\b[^\n.:=]{0,40}?"
                              r"(?:\b(?:is|was|lautet|ist|war|est|etait|es|era|e)\b|:)\s+[\"'`]?(\S+)")
-# A password's word and its value with no verb between: "log in with password hunter2hunter2", "use the password
-# Ba7$kLm2 for the VPN". The value must look like one (``_password_value``): the word is followed by other words too.
+# A password's word and its value with no verb between: "log in with password <value>", "use the password <value>
+# for the VPN". The value must look like one (``_password_value``): the word is followed by other words too.
 _PASSWORD_THEN_VALUE = re.compile(r"(?i)\b" + _PASSWORD_WORD + r"\b[ \t]+[\"'`]?(\S+)")
-# Credentials written `user / password` after a credential word: "Credentials: admin / Hq7#vP2xLm".
+# Credentials written `user / password` after a credential word: "Credentials: admin / <value>".
 _CREDENTIAL_PAIR = re.compile(r"(?i)\b(?:credentials?|creds|credenciales|credenziali|identifiants|zugangsdaten|login)\b"
                               r"[ \t]*[:=]?[ \t]*[\w.@+-]{1,64}[ \t]*/[ \t]*(\S+)")
 # The AWS CLI setting a secret: `aws configure set aws_secret_access_key <value>` (no `=` between).
@@ -433,7 +436,7 @@ _AWS_CONFIGURE = re.compile(r"(?i)\baws[ \t]+configure[ \t]+set[ \t]+(?:--profil
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])")
 _AWS_WORD = re.compile(r"(?i)(?<![a-z])aws(?![a-z])")
 _SECRET_WORD = re.compile(r"(?i)secret")
-# A PIN or a PUK stated with its digits: "the phone PIN is 4821", "SIM PUK: 12345678". The acronym in capitals only:
+# A PIN or a PUK stated with its digits: "the phone PIN is <digits>", "SIM PUK: <digits>". The acronym in capitals only:
 # a `pin` is also a version pin or a GPIO pin.
 _PIN = re.compile(r"\b(?:PIN|PUK)(?:[ \t]+(?:code|number))?\b[^\n.;]{0,30}?(?:\bis\b|:|=)[ \t]*(\d{4,8})(?![\d.,]\d|\w)")
 
@@ -441,10 +444,14 @@ _PIN = re.compile(r"\b(?:PIN|PUK)(?:[ \t]+(?:code|number))?\b[^\n.;]{0,30}?(?:\b
 def _password_value(value: str) -> bool:
     """True when ``value``, written right after a password's word with no verb or ``:`` between, looks like a
     password: 8 characters or more, letters with digits or symbols (``credential_like``), not a setting
-    (``length=12``) nor words and numbers joined (``reset-v2``)."""
+    (``length=12``), words and numbers joined (``reset-v2``) or a slot a program fills with a call
+    (``{g.password()}``, ``shppa_{g(HEX,`` in an f-string)."""
     value = _strip(value)
     return (credential_like(value, 8) and not re.match(r"[A-Za-z_][\w.-]*[=:]", value) and not _name_like(value)
-            and not _IDENTIFIER.fullmatch(value.lower()))
+            and not _IDENTIFIER.fullmatch(value.lower()) and not _CALL_SLOT.search(value))
+
+
+_CALL_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\(")
 # A credential in an XML element named for one: `<secret>…</secret>`, `<account_key>…</account_key>`.
 _XML_ELEMENT = re.compile(r"(?i)<([\w.:-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key"
                           r"|account[_-]?key|private[_-]?key|credential))>([^<]{6,400})</\1>")
