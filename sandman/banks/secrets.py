@@ -91,11 +91,10 @@ def _own_slugs(text: str) -> str:
         runs = list(_OWN_SLUG.finditer(line)) if "_" in line else []
         if not runs:
             continue
-        rest = line
-        for run in runs:
-            rest = rest.replace(run.group(0), " ")
-        made = "_" + slug_words(rest) + "_"
-        for run in runs:
+        made = "_" + slug_words(_OWN_SLUG.sub(" ", line)) + "_"
+        # each run is looked for in the whole line: at most 64 a line, so a line of thousands stays linear; the
+        # runs past them are scanned as they stand
+        for run in runs[:64]:
             body = run.group(1)
             # a cut slug ends anywhere in a word (60 characters); a collision suffix `_<n>` is not in the name
             stems = [body, *([body.rsplit("_", 1)[0]] if re.fullmatch(r".+_\d+", body) else [])]
