@@ -95,8 +95,9 @@ _TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
 # `<type>_<slug>`, `<bank>/<file>.md`, `ev-<stamp>-<hex>`.
 _SLOTS = re.compile(r"(?:[\w.\-/:]*<[\w\s.\-:/~|]+>)+[\w.\-/:]*")
 _QUOTES = "'\"`"
-# A slot a program fills (`--{name}`, `{password}`, `%(token)s`): the value is a template.
-_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\}|%\([A-Za-z_]\w*\)s")
+# A slot a program fills (`--{name}`, `{password}`, `%(token)s`, an f-string's call `{g.password()}`): the value is a
+# template.
+_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*(?:\([^{}\s]*\))?\}|%\([A-Za-z_]\w*\)s")
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
 _CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
