@@ -93,3 +93,16 @@ def test_the_retired_ledgers_file_and_key_are_read_beside_its_name() -> None:
     line = (f'{{"bank": "-tmp-x", "file": "{file}", "type": "project", "name": "{name}", '
             f'"key": "{file[:-3]}", "at": "2026-12-01T22:05:00Z", "by": "forget ev-1"}}')
     assert find_secrets(line) == []
+
+
+def test_regression_the_readded_ledger_line_of_a_hash_named_memory_passes() -> None:
+    """Re-adding a retired memory by hand writes its key to the ledger; the key alone held the hash and was refused."""
+    import json
+
+    from sandman.banks.memory import Memory
+    from sandman.curators import retired
+
+    name = "Fixed in commit 4f2a9c3e1b7d8a6f5e4d3c2b1a0f9e8d7c6b5a49 on main."
+    memory = Memory(name=name, description=name, type="project", body=name)
+    line = json.dumps(retired.readded("-tmp-x", memory), ensure_ascii=False) + "\n"
+    assert versioned_secrets(line) == []
