@@ -728,3 +728,77 @@ def test_regression_a_typed_value_given_a_credential_name_is_refused(text: str) 
 ])
 def test_fifth_pass_look_alikes_pass(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# Issue 30's "a password stated in prose with no assignment", as a tester wrote them (values invented). Each value is
+# built apart from its word, so no line of this file holds a password's word and its value together.
+_PROSE_VALUES = {"hunter": "hunter2" + "hunter2", "qwerty": "Qw3rty!" + "2024x", "vpn": "Ba7$" + "kLm2",
+                 "pair": "Hq7#" + "vP2xLm", "de": "Gx7!" + "kP2mQ", "fr": "S3cr3t!" + "Pa55", "es": "Zx9!" + "mQ2pLk",
+                 "it": "Rt5#" + "vB8nQw", "it2": "Kp3$" + "mN7qXz", "pt": "Tg6%" + "hJ2kLm", "de2": "Wq8&" + "eR4tYu"}
+
+
+@pytest.mark.parametrize(("frame", "value"), [
+    ("Log in as admin with password {}", "hunter"),
+    ("Connect with password {} to the router.", "qwerty"),
+    ("Use the password {} for the VPN.", "vpn"),
+    ("Credentials: admin / {}", "pair"),
+    ("Das Passwort lautet {}", "de"),
+    ("Das Kennwort ist {}", "de2"),
+    ("le mot de passe est {}", "fr"),
+    ("La contraseña es {}", "es"),
+    ("la password è {}", "it"),
+    ("la parola d'ordine è {}", "it2"),
+    ("a senha é {}", "pt"),
+])
+def test_regression_a_password_in_prose_without_an_assignment_is_refused(frame: str, value: str) -> None:
+    text = frame.format(_PROSE_VALUES[value])
+    with pytest.raises(SecretRefused):
+        refuse_secrets(text)  # the pre-check first, then the rules
+
+
+_AWS_SECRET = "5ZJr3J1TWDtkwtDDb/" + "xHKas1VOqg6YYZYn9ZhyiA"
+_AWS_SECRET_2 = "575yx8xm5MslfY5ubiheyEd7" + "P4zDL+ak6J0kGODK"
+
+
+@pytest.mark.parametrize("text", [
+    "The AWS secret for CI is {} and it rotates monthly.".format(_AWS_SECRET),
+    "aws configure set aws_secret_access_key " + _AWS_SECRET_2,
+    "aws configure set --profile ci aws_secret_access_key " + _AWS_SECRET_2,
+    "The phone PIN is " + "4821 and the SIM PUK is " + "12345678.",  # built so no line holds a PIN and its digits
+    "SIM PUK: " + "73920581",
+])
+def test_regression_an_aws_secret_in_prose_or_the_cli_and_a_pin_are_refused(text: str) -> None:
+    with pytest.raises(SecretRefused):
+        refuse_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "the password reset page is /account/password/reset",
+    "The password reset page is /account/password/reset.",
+    "password: required",
+    "the password must be at least 12 characters",
+    "reset your password",
+    "password is stored in 1Password",
+    "the password field",
+    "passwords are hashed with bcrypt",
+    "use a strong password",
+    "the password is in the vault",
+    "password123 is a bad example",  # the word and a count glued: the textbook weak password, named, not given
+    "The wifi password is correct horse battery staple",  # words alone: see docs/secrets.md, "Passwords in prose"
+    "the password length=12 is enforced by the policy",
+    "Reset the password via https://example.com/reset?user=42 then log in.",
+    "Credentials: see the wiki / Confluence",
+    "login: admin / password",
+    "Das Passwort ist im Tresor.",
+    "le mot de passe est dans le coffre",
+    "pin numpy to 1.26; the pin is 3 on the GPIO header",
+    "PIN 13 is the LED.",
+    "The AWS secret is in Secrets Manager; commit 4f2a9c3e1b7d8a6f5e4d3c2b1a0f9e8d7c6b5a49 moved it.",
+    "aws configure set region eu-west-1",
+    "aws configure set aws_secret_access_key $AWS_SECRET_ACCESS_KEY",
+    'f"run ./deploy --password {g.password()} --env prod"',  # an f-string's slot (the real-text sweep found it)
+    'f"private app password shppa_{g(HEX, 32)}"',
+])
+def test_regression_prose_about_passwords_and_aws_secrets_passes(text: str) -> None:
+    refuse_secrets(text)
+    assert find_secrets(text) == []

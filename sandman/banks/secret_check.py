@@ -136,7 +136,9 @@ _SUSPECT = re.compile(
     r"(?i:pass|pwd|pw|secret|token|key|auth|credential|bearer|basic|cookie|contribsys|sumo|access[_.-]?id)"
     r"[\w\-\"']{0,64}\]?\s*"
     r"(?:[:=]|\s(?:is|[a-z0-9$'\"]|-\s)|[\"']\s*,\s*[\"'])"
-    r"|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
+    r"|(?i:password|passwort|passphrase|passwd|kennwort|contrase|senha|parola\s+d.ordine|mot\s+de\s+passe)\w*\s+\S"
+    r"|(?i:creds|credenciales|credenziali|identifiants|zugangsdaten)\W"
+    r"|\bP(?:IN|UK)\b|://\S*@|BEGIN|PuTTY|\s-[pu]\s*\S|sshpass|login\s")
 
 
 def suspected(text: str) -> bool:

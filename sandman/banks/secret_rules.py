@@ -34,9 +34,12 @@ Each rule is a class of input, not a list of providers:
   the token ends, where betterleaks' rules want a space or a quote after it;
   ``twilio-auth-token``: 32 hex beside a Twilio account SID;
 - a password stated in prose ("the admin password for staging is …", "admin
-  pw: …") and a
+  pw: …", "Das Passwort lautet …", "log in with password <value>"), credentials
+  written ``user / password`` after a credential word, ``aws configure set`` of a
+  secret, a PIN or a PUK with its digits, and a
   credential in an XML element named for one (``<secret>…</secret>``), as
-  ``assigned-credential``.
+  ``assigned-credential``; ``aws-secret-access-key``: an AWS secret key's shape
+  beside ``aws`` and ``secret``.
 - ``vendor-token`` also: a JWT known by its header (``alg``/``typ``) whatever
   its payload, an Azure Container Registry password (its ``+ACR``
   signature); ``azure-storage-key``: 88 base64 characters after a key's name;
@@ -92,8 +95,9 @@ _TEMPLATE = re.compile(r"[<(\[{$%*!&@#]+[\w\s.\-:/~'\",|$=]*[>)\]}%*'\"`;,]*")
 # `<type>_<slug>`, `<bank>/<file>.md`, `ev-<stamp>-<hex>`.
 _SLOTS = re.compile(r"(?:[\w.\-/:]*<[\w\s.\-:/~|]+>)+[\w.\-/:]*")
 _QUOTES = "'\"`"
-# A slot a program fills (`--{name}`, `{password}`, `%(token)s`): the value is a template.
-_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\}|%\([A-Za-z_]\w*\)s")
+# A slot a program fills (`--{name}`, `{password}`, `%(token)s`, an f-string's call `{g.password()}`): the value is a
+# template.
+_FORMAT_SLOT = re.compile(r"\{[A-Za-z_][\w.]*(?:\([^{}\s]*\))?\}|%\([A-Za-z_]\w*\)s")
 _SENTENCE_END = ".,;:!?)"
 # A reference to where a secret lives: dotted names, calls, subscripts, generics.
 _CODE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(.*|\[.*)?$")
@@ -412,7 +416,43 @@ _TWILIO_SID = re.compile(_EDGE_L + r"AC[0-9a-f]{32}" + _EDGE_R)
 _HEX32 = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{32}(?![0-9A-Za-z])")
 # A password stated in prose: "the admin password for staging is <value>", "password for root: <value>".
 # `pw` is the short form people type ("Jenkins admin pw: …", "db pw is …").
-_PROSE_PASSWORD = re.compile(r"(?i)\b(?:pass(?:word|phrase|wd)|pwd|pw)\b[^\n.:=]{0,40}?(?:\bis|\bwas|:)\s+[\"'`]?(\S+)")
+# A password's word in the languages people write memories in, as the rules read it (accents dropped: contraseña is
+# `contrasena`): English and Italian password, passphrase, German Passwort and Kennwort, French mot de passe, Spanish
+# contraseña, Portuguese senha, Italian parola d'ordine.
+_PASSWORD_WORD = (r"(?:pass(?:word|wort|phrase|wd)|kennwort|mot[ \t]+de[ \t]+passe|contrasena|senha"
+                  r"|parola[ \t]+d['\u2019]ordine)")
+_PROSE_PASSWORD = re.compile(r"(?i)\b(?:" + _PASSWORD_WORD + r"|pwd|pw)\b[^\n.:=]{0,40}?"
+                             r"(?:\b(?:is|was|lautet|ist|war|est|etait|es|era|e)\b|:)\s+[\"'`]?(\S+)")
+# A password's word and its value with no verb between: "log in with password <value>", "use the password <value>
+# for the VPN". The value must look like one (``_password_value``): the word is followed by other words too.
+_PASSWORD_THEN_VALUE = re.compile(r"(?i)\b" + _PASSWORD_WORD + r"\b[ \t]+[\"'`]?(\S+)")
+# Credentials written `user / password` after a credential word: "Credentials: admin / <value>".
+_CREDENTIAL_PAIR = re.compile(r"(?i)\b(?:credentials?|creds|credenciales|credenziali|identifiants|zugangsdaten|login)\b"
+                              r"[ \t]*[:=]?[ \t]*[\w.@+-]{1,64}[ \t]*/[ \t]*(\S+)")
+# The AWS CLI setting a secret: `aws configure set aws_secret_access_key <value>` (no `=` between).
+_AWS_CONFIGURE = re.compile(r"(?i)\baws[ \t]+configure[ \t]+set[ \t]+(?:--profile[ \t]+\S+[ \t]+)?"
+                            r"([\w.]*(?:secret|token|password)[\w.]*)[ \t]+[\"']?([^\s\"']+)")
+# An AWS secret access key's shape (40 base64 characters) with `aws` and `secret` in the same line near it: "the AWS
+# secret for CI is <40>". The shape alone is any 40-character run (a commit, a path); the words say whose key it is.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])")
+_AWS_WORD = re.compile(r"(?i)(?<![a-z])aws(?![a-z])")
+_SECRET_WORD = re.compile(r"(?i)secret")
+# A PIN or a PUK stated with its digits: "the phone PIN is <digits>", "SIM PUK: <digits>". The acronym in capitals only:
+# a `pin` is also a version pin or a GPIO pin.
+_PIN = re.compile(r"\b(?:PIN|PUK)(?:[ \t]+(?:code|number))?\b[^\n.;]{0,30}?(?:\bis\b|:|=)[ \t]*(\d{4,8})(?![\d.,]\d|\w)")
+
+
+def _password_value(value: str) -> bool:
+    """True when ``value``, written right after a password's word with no verb or ``:`` between, looks like a
+    password: 8 characters or more, letters with digits or symbols (``credential_like``), not a setting
+    (``length=12``), words and numbers joined (``reset-v2``) or a slot a program fills with a call
+    (``{g.password()}``, ``shppa_{g(HEX,`` in an f-string)."""
+    value = _strip(value)
+    return (credential_like(value, 8) and not re.match(r"[A-Za-z_][\w.-]*[=:]", value) and not _name_like(value)
+            and not _IDENTIFIER.fullmatch(value.lower()) and not _CALL_SLOT.search(value))
+
+
+_CALL_SLOT = re.compile(r"\{[A-Za-z_][\w.]*\(")
 # A credential in an XML element named for one: `<secret>…</secret>`, `<account_key>…</account_key>`.
 _XML_ELEMENT = re.compile(r"(?i)<([\w.:-]{0,40}(?:pass(?:word|wd)?|secret|token|api[_-]?key|access[_-]?key"
                           r"|account[_-]?key|private[_-]?key|credential))>([^<]{6,400})</\1>")
@@ -637,8 +677,28 @@ def findings(text: str) -> Iterator[tuple[str, str]]:
             if _classes(match.group(0)) == 2:
                 yield "twilio-auth-token", match.group(0)
     for match in _PROSE_PASSWORD.finditer(text):
-        if credential_like(match.group(1)):
+        # read as stripped: a Markdown link's text closing on the value (`…is /account/password/reset.](…)`)
+        if credential_like(_strip(match.group(1))):
             yield "assigned-credential", _strip(match.group(1))
+    for match in _PASSWORD_THEN_VALUE.finditer(text):
+        if _password_value(match.group(1)):
+            yield "assigned-credential", _strip(match.group(1))
+    for match in _CREDENTIAL_PAIR.finditer(text):
+        if _password_value(match.group(1)):
+            yield "assigned-credential", _strip(match.group(1))
+    for match in _AWS_CONFIGURE.finditer(text):
+        if credential_like(_strip(match.group(2)), 16):
+            yield "assigned-credential", _strip(match.group(2))
+    for match in _AWS_SECRET.finditer(text):
+        value = match.group(1)
+        start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
+        near = text[max(start, match.start() - 100):min(end if end >= 0 else len(text), match.end() + 60)]
+        if (_AWS_WORD.search(near) and _SECRET_WORD.search(near) and _classes(value) == 3 and entropy(value) >= 4.0
+                and not placeholder(value) and not _code_name(value)):
+            yield "aws-secret-access-key", value
+    for match in _PIN.finditer(text):
+        if not placeholder(match.group(1)):
+            yield "assigned-credential", match.group(1)
     for match in _XML_ELEMENT.finditer(text):
         minimum = 6 if _STRONG_NAME.search(match.group(1)) else 12
         for run in _XML_RUN.finditer(match.group(2)):

@@ -22,11 +22,13 @@ reported by kind (a rule id such as ``github-pat``), never by value.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandman.banks import secret_check
+from sandman.banks.names import SLUG_MAX_CHARS, slug_words
 from sandman.errors import LeftoverSecret, SecretRefused
 
 MASK = "[secret]"
@@ -69,9 +71,43 @@ def scan(text: str) -> list[Finding]:
     return _scan(secret_check.scan_text(normalise(text)))
 
 
+# A memory's file name or key as sandman writes it (docs/BANK-FORMAT.md, "File names"): `<type>_<slug>`, perhaps a
+# collision suffix `_<n>` and `.md`, the slug lowercased letters and digits joined by `_`.
+_OWN_SLUG = re.compile(r"(?<![\w.-])(?:user|feedback|project|reference)_([^\W_A-Z]+(?:_[^\W_A-Z]+)*)(?:\.md)?(?![\w.-])")
+
+
+def _own_slugs(text: str) -> str:
+    """Return ``text`` with each memory file name or key blanked (spaces, same length) whose slug is the slug of a
+    text standing in the same line: a MEMORY.md line's link (``- [Fixed in 4f2a…](project_fixed_in_4f2a….md)``),
+    the retired ledger's ``"file"`` and ``"key"`` beside its ``"name"``.
+
+    The slug glues the name's words and a hash with ``_`` into what reads as a prefixed token; the name it was
+    made from stands beside it and is scanned as written, so a credential in a name is still refused there
+    (docs/secrets.md, "A memory's own file name"). A slug no text of its line makes is scanned as it stands."""
+    if "_" not in text:
+        return text
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        runs = list(_OWN_SLUG.finditer(line)) if "_" in line else []
+        if not runs:
+            continue
+        made = "_" + slug_words(_OWN_SLUG.sub(" ", line)) + "_"
+        # each run is looked for in the whole line: at most 64 a line, so a line of thousands stays linear; the
+        # runs past them are scanned as they stand
+        for run in runs[:64]:
+            body = run.group(1)
+            # a cut slug ends anywhere in a word (60 characters); a collision suffix `_<n>` is not in the name
+            stems = [body, *([body.rsplit("_", 1)[0]] if re.fullmatch(r".+_\d+", body) else [])]
+            if any("_" + stem + "_" in made or len(stem) >= SLUG_MAX_CHARS - 1 and "_" + stem in made for stem in stems):
+                line = line.replace(run.group(0), " " * len(run.group(0)))
+        lines[number] = line
+    return "\n".join(lines)
+
+
 def _scan(text: str) -> list[Finding]:
     if not text.strip():
         return []
+    text = _own_slugs(text)
     from sandman.banks import secret_rules  # its rules compile on import: only when a scan runs (issue 29)
 
     found = _betterleaks(text)

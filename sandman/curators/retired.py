@@ -10,7 +10,7 @@ each live memory a ``reconcile`` revert removed (machine.reconcile)::
      "at": "<ISO UTC>", "by": "curate <set id>" | "upkeep" | "reconcile <event or shift>"
                          | "forget <event id>"}
 
-and one ``{"bank", "key", "body_sha", "at", "readded": true}`` line when the
+and one ``{"bank", "name", "key", "body_sha", "at", "readded": true}`` line when the
 owner re-adds such a memory by hand (``sandman remember``): that memory is
 no longer retired. A dream that proposes a retired memory again is refused
 and counted (the dream's ``tripped`` count and a ``refused-retired`` journal
@@ -141,8 +141,13 @@ def entry(bank: str, file: str, memory: Memory, by: str) -> dict:
 
 
 def readded(bank: str, memory: Memory) -> dict:
+    """The ledger line lifting a retirement of ``memory`` (re-added by hand). Its name stands beside its key, so
+    the secrets ban reads the key as the name it was made from (docs/secrets.md, "A memory's own file name"): a
+    key alone that holds a hash (``project_fixed_in_<40 hex>``) read as a prefixed token and refused the
+    re-add."""
     key, body_sha = keys(memory)
-    return {"bank": bank, "key": key, "body_sha": body_sha, "at": iso(now_utc()), "readded": True}
+    return {"bank": bank, "name": memory.name, "key": key, "body_sha": body_sha, "at": iso(now_utc()),
+            "readded": True}
 
 
 def append(tx, layout: Layout, new: list[dict]) -> None:
