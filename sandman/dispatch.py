@@ -182,7 +182,7 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
         from sandman.verbs.remember import remember
 
         committed = remember(root, body, cwd=cwd, memory_type=type_, name=name, description=description,
-                             session=session)
+                             session=session, keep_lock=True)
     except SandmanError as error:
         say_error(str(error))
         return error.exit_code
@@ -190,6 +190,10 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
         say_error(os_error_message(error))
         return 1
     print(visible(committed.path))
+    if committed.lock is not None:
+        from sandman.store.repo import catch_up_in_child
+
+        catch_up_in_child(root, committed.lock)  # the index, after the answer (docs/remember.md)
     return 0
 
 
