@@ -572,7 +572,10 @@ def catch_up_index(repo: pygit2.Repository) -> bool:
 
 
 def _catch_up(repo: pygit2.Repository, behind: list[str]) -> None:
-    """``catch_up_index``'s work, inside ``_writing``."""
+    """``catch_up_index``'s work, inside ``_writing``: a recorded file the working tree lost meanwhile
+    (a person's ``git clean`` while git showed it untracked) is first put back (``restore_behind``),
+    as recovery would have, since the record that lets it is gone after."""
+    restore_behind(repo, behind)
     try:
         index = repo.index
         index.read(force=False)
@@ -639,18 +642,18 @@ def _behind_file(root: Layout) -> Path:
     return (git if git.is_dir() else Path(open_repo(root).path)) / INDEX_BEHIND
 
 
-def restore_behind(repo: pygit2.Repository) -> list[str]:
+def restore_behind(repo: pygit2.Repository, behind: list[str] | None = None) -> list[str]:
     """Put HEAD's file back at each path of ``index_behind`` the working tree lacks; return those
     paths, sorted.
 
     While the index is behind, ``git status`` shows a remembered memory as untracked and a
     person's ``git clean`` deletes it: recovery restores it rather than commit its deletion
-    (docs/BANK-FORMAT.md, "The index behind HEAD"). The caller holds ``.commit.lock``. Raises
-    RepositoryError.
+    (docs/BANK-FORMAT.md, "The index behind HEAD"). ``behind``: the record, when the caller has
+    read it. The caller holds ``.commit.lock``. Raises RepositoryError.
     """
     from sandman.store.atomic import write_atomic
 
-    behind = index_behind(repo)
+    behind = index_behind(repo) if behind is None else behind
     if not behind:
         return []
     workdir = Path(repo.workdir)
