@@ -511,7 +511,7 @@ def reset_index(repo: pygit2.Repository) -> None:
     is removed too. The caller holds ``.commit.lock``; stale lock files are cleared
     as for a commit. Raises RepositoryError.
     """
-    with _writing(repo):
+    with writing(repo):
         try:
             index = repo.index
             if repo.head_is_unborn:
@@ -566,13 +566,13 @@ def catch_up_index(repo: pygit2.Repository) -> bool:
     behind = index_behind(repo)
     if not behind:
         return False
-    with _writing(repo):
+    with writing(repo):
         _catch_up(repo, behind)
     return True
 
 
 def _catch_up(repo: pygit2.Repository, behind: list[str]) -> None:
-    """``catch_up_index``'s work, inside ``_writing``: a recorded file the working tree lost meanwhile
+    """``catch_up_index``'s work, inside ``writing``: a recorded file the working tree lost meanwhile
     (a person's ``git clean`` while git showed it untracked) is first put back (``restore_behind``),
     as recovery would have, since the record that lets it is gone after."""
     restore_behind(repo, behind)
@@ -724,7 +724,7 @@ def commit_flat(
     caller holds ``.commit.lock``. Raises RepositoryError (GitBusy: a person's git holds one
     of git's lock files, nothing written); what ``vet`` raises.
     """
-    with _writing(repo):
+    with writing(repo):
         oid = _commit_flat(repo, paths, subject, trailers, vet)
         try:
             if os.stat(Path(repo.path) / "index").st_size <= catch_up_below:
@@ -736,7 +736,7 @@ def commit_flat(
 
 def _commit_flat(repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
                  vet: Callable[[list[tuple[str, str]]], None] | None) -> pygit2.Oid:
-    """``commit_flat``'s commit, inside ``_writing``."""
+    """``commit_flat``'s commit, inside ``writing``."""
     workdir = Path(repo.workdir)
     try:
         head = repo.head.peel(pygit2.Commit)
@@ -882,11 +882,12 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
 
 
 @contextmanager
-def _writing(repo: pygit2.Repository) -> Iterator[None]:
+def writing(repo: pygit2.Repository) -> Iterator[None]:
     """Around sandman's writes of git's index or refs: the stale lock files of a killed sandman
     removed (GitBusy for anyone else's), then ``.git/sandman-writing`` holding this process's
     pid and start time (atomically), removed at the end. The caller holds ``.commit.lock``.
-    Raises GitBusy, RepositoryError."""
+    Not nested (the inner one's end would remove the outer one's record). Raises GitBusy,
+    RepositoryError."""
     from sandman.store.atomic import write_atomic
 
     _clear_stale_locks(repo)
@@ -923,17 +924,17 @@ def commit_paths(
     The caller holds ``.commit.lock``. The lock files a killed sandman commit
     leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
     ``refs/heads/<branch>.lock`` when it died moving the branch) are removed
-    first, and only those (``_writing``): a lock left there would fail every
+    first, and only those (``writing``): a lock left there would fail every
     later commit, while one a person's running git holds is theirs.
     Raises RepositoryError (GitBusy: nothing written).
     """
-    with _writing(repo):
+    with writing(repo):
         return _commit_paths(repo, paths, subject, trailers, vet)
 
 
 def _commit_paths(repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
                   vet: Callable[[list[tuple[str, str]]], None] | None) -> str:
-    """``commit_paths``' work, inside ``_writing``."""
+    """``commit_paths``' work, inside ``writing``."""
     try:
         index = repo.index
         index.read(force=False)
