@@ -32,7 +32,8 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
 If an operation raises, what the transaction had done is undone and nothing is
 committed; if its process is killed, the next transaction undoes it. After a
 transaction returns, ``git status`` in the root is clean (but for a scoped
-transaction's paths while a large root's index has not caught up).
+transaction's paths while a large root's index has not caught up: ``keep_lock``,
+the ``sandman remember`` process, whose child catches it up).
 """
 
 from __future__ import annotations
