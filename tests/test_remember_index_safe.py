@@ -29,8 +29,10 @@ from sandman.verbs.remember import remember
 
 @pytest.fixture
 def large(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    """A root with history whose index counts as large (over INDEX_CATCH_UP_MAX_BYTES)."""
+    """A root with history whose index counts as large (over INDEX_CATCH_UP_MAX_BYTES); a git lock
+    file no sandman left is waited for a tenth of a second."""
     monkeypatch.setattr(config, "INDEX_CATCH_UP_MAX_BYTES", -1)
+    monkeypatch.setattr(config, "GIT_LOCK_WAIT_S", 0.1)
     remember(layout, "The first memory makes the root.", cwd="/srv/project")
     return layout
 
@@ -101,12 +103,12 @@ import fcntl, sys
 from sandman import config
 from sandman.store import repo
 config.INDEX_CATCH_UP_MAX_BYTES = -1
-catch_up = repo._catch_up
+catch_up = repo.catch_up_index
 def held(*args):
     with open(sys.argv[1]) as gate:
         fcntl.flock(gate, fcntl.LOCK_EX)
     return catch_up(*args)
-repo._catch_up = held
+repo.catch_up_index = held
 from sandman.__main__ import main
 main(sys.argv[2:])
 """
@@ -193,6 +195,23 @@ def test_regression_a_persons_git_commit_with_its_editor_open_survives_a_remembe
     assert _subjects(large)[:2] == ["remember: Remembered after the commit.", "my change"]
 
 
+def test_a_lock_a_running_git_lets_go_of_within_the_wait_is_waited_for(large: Layout,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # A `git status` (a shell prompt's) holds index.lock for milliseconds: no reason to fail a remember.
+    monkeypatch.setattr(config, "GIT_LOCK_WAIT_S", 120.0)
+    lock = large.root / ".git" / "index.lock"
+    lock.write_text("")
+    waited = []
+
+    def a_git_status_ends(seconds: float) -> None:
+        waited.append(seconds)
+        lock.unlink(missing_ok=True)
+
+    monkeypatch.setattr("time.sleep", a_git_status_ends)
+    remember(large, "Written once git let go.", cwd="/srv/project")
+    assert waited and _subjects(large)[0] == "remember: Written once git let go."
+
+
 def test_sandman_remember_by_hand_says_git_is_busy_in_one_line(large: Layout) -> None:
     (large.root / ".git" / "HEAD.lock").write_text("")
     run = subprocess.run([sys.executable, "-m", "sandman", "remember", "Busy fact.", "--cwd", "/srv/project"],
@@ -229,4 +248,56 @@ def test_a_lock_whose_writer_is_gone_is_cleared_and_the_writer_record_removed(la
     remember(large, "Written after a killed sandman.", cwd="/srv/project")
     assert not (large.root / ".git" / "index.lock").exists()
     assert not (large.root / ".git" / GIT_WRITER).exists()
+    assert _status(large) == ""
+
+
+def test_regression_git_clean_in_the_remembered_bank_is_restored_by_recovery(large: Layout) -> None:
+    committed = remember(large, "Clean test fact: the queue is kafka.", cwd="/srv/project", keep_lock=True)
+    committed.lock.release()
+    git(large.root, "clean", "-fd")
+    remember(large, "Another fact in the same bank.", cwd="/srv/project")  # its recovery finds the file gone
+    assert committed.path.is_file()
+    assert not any(subject.startswith("recover") for subject in _subjects(large))
+    journal = "".join(path.read_text() for path in large.root.glob(".trace/recover-*.log"))
+    assert "restored" in journal and committed.path.name in journal
+    assert _status(large) == ""
+
+
+def test_without_fork_the_remember_process_catches_up_before_it_exits(large: Layout,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    committed = remember(large, "No fork here.", cwd="/srv/project", keep_lock=True)
+    assert _behind(large) != []
+
+    def no_fork() -> int:
+        raise OSError("fork is not available")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    store.catch_up_in_child(large, committed.lock)
+    assert _behind(large) == []
+    with store.locked(store.commit_lock(large, timeout=0)):  # let go
+        assert _status(large) == ""
+
+
+# The child's catch-up fails: the record stays for the next writer.
+FAILING_CHILD = """
+import sys
+from sandman import config
+from sandman.store import repo
+config.INDEX_CATCH_UP_MAX_BYTES = -1
+def failing(*args):
+    raise repo.RepositoryError("the disk is full")
+repo._catch_up = failing
+from sandman.__main__ import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_child_that_fails_leaves_the_record_to_the_next_writer(large: Layout) -> None:
+    run = subprocess.run([sys.executable, "-c", FAILING_CHILD, "remember", "Child fails.", "--cwd", "/srv/project"],
+                         capture_output=True, timeout=120)
+    assert run.returncode == 0 and run.stderr == b""
+    with store.locked(store.commit_lock(large)):  # the child has ended
+        assert any("child_fails" in path for path in _behind(large))
+    remember(large, "The next writer.", cwd="/srv/other")
+    assert _behind(large) == []
     assert _status(large) == ""

@@ -631,8 +631,13 @@ def catch_up_in_child(root: Layout, lock: WaitLock) -> None:
         os.setsid()  # a Ctrl-C at the caller's terminal after it returned does not reach the child
         catch_up_index(open_repo(root))
         code = 0
-    except BaseException:  # the child of a fork must reach os._exit whatever happens
-        pass
+    except BaseException as error:  # the child of a fork must reach os._exit whatever happens
+        try:
+            from sandman import journal
+
+            journal.write(root, "remember", "catch-up-failed", error=f"{type(error).__name__}: {error}")
+        except BaseException:
+            pass
     finally:
         os._exit(code)
 
@@ -862,8 +867,11 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
     names a process that no longer runs (or this one: an earlier write of this process
     failed, under the commit lock it holds). Any other lock file is a live ``git``'s (a
     person's ``git commit`` with its editor open): deleting it would let two writers tear
-    the index, so nothing is written.
+    the index. It is waited for, up to ``config.GIT_LOCK_WAIT_S`` seconds (a ``git status``
+    holds index.lock for milliseconds); then nothing is written.
     """
+    import time
+
     present = [path for path in _git_locks(repo) if os.path.lexists(path)]
     if not present:
         return
@@ -874,6 +882,12 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
     except (OSError, ValueError):
         pid = start = None
     if pid is None or (pid != os.getpid() and _is_running(pid, start)):
+        deadline = time.monotonic() + config.GIT_LOCK_WAIT_S
+        while present and time.monotonic() < deadline:
+            time.sleep(0.01)
+            present = [path for path in present if os.path.lexists(path)]
+        if not present:
+            return
         raise GitBusy(f"git is busy in the memory root: {present[0]} is held by a running git command "
                       f"(not sandman's); let it finish and try again, or delete that file if no git runs "
                       f"in {repo.workdir}")
