@@ -212,6 +212,27 @@ def test_a_lock_a_running_git_lets_go_of_within_the_wait_is_waited_for(large: La
     assert waited and _subjects(large)[0] == "remember: Written once git let go."
 
 
+def test_an_index_a_running_git_locks_during_the_catch_up_is_written_once_it_lets_go(
+        large: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by the repro: the child's catch-up failed at once on a `git status` run just after the remember.
+    import pygit2
+
+    monkeypatch.setattr(config, "GIT_LOCK_WAIT_S", 120.0)
+    write = pygit2.Index.write
+    busy = [True]
+
+    def locked_once(index) -> None:
+        if busy.pop() if busy else False:
+            raise pygit2.GitError("the index is locked; this might be due to a concurrent or crashed process")
+        write(index)
+
+    monkeypatch.setattr(pygit2.Index, "write", locked_once)
+    remember(large, "Caught up after the lock.", cwd="/srv/project")
+    assert busy == []
+    assert _behind(large) == []
+    assert _status(large) == ""
+
+
 def test_sandman_remember_by_hand_says_git_is_busy_in_one_line(large: Layout) -> None:
     (large.root / ".git" / "HEAD.lock").write_text("")
     run = subprocess.run([sys.executable, "-m", "sandman", "remember", "Busy fact.", "--cwd", "/srv/project"],

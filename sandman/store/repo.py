@@ -518,7 +518,7 @@ def reset_index(repo: pygit2.Repository) -> None:
                 index.clear()
             else:
                 index.read_tree(repo.head.peel(pygit2.Commit).tree)
-            index.write()
+            _write_index(index)
             _behind_path(repo).unlink(missing_ok=True)
         except (pygit2.GitError, KeyError, OSError) as error:
             raise RepositoryError(f"cannot reset the index of {repo.workdir}: {error}") from None
@@ -578,12 +578,33 @@ def _catch_up(repo: pygit2.Repository, behind: list[str]) -> None:
     restore_behind(repo, behind)
     try:
         index = repo.index
-        index.read(force=False)
-        _stage_head_entries(repo, index, behind)
-        index.write()
+        _write_index(index, lambda: (index.read(force=False), _stage_head_entries(repo, index, behind)))
+        # A `git clean` that read the old index (the file untracked there) may have deleted a file since
+        # the restore above; from now on git sees it tracked and leaves it alone.
+        restore_behind(repo, behind)
         _behind_path(repo).unlink(missing_ok=True)
     except (pygit2.GitError, KeyError, OSError) as error:
         raise RepositoryError(f"cannot bring the index of {repo.workdir} up to HEAD: {error}") from None
+
+
+def _write_index(index: pygit2.Index, prepare: Callable[[], object] | None = None) -> None:
+    """``index.write()``, tried again for up to ``config.GIT_LOCK_WAIT_S`` seconds while a running git
+    holds ``index.lock`` (a ``git status`` takes it for milliseconds to refresh the index's stat data,
+    and libgit2 fails at once when it finds it); ``prepare`` (reading and staging) runs before each
+    try, so what that git wrote is read again. Raises pygit2.GitError."""
+    import time
+
+    deadline = time.monotonic() + config.GIT_LOCK_WAIT_S
+    while True:
+        try:
+            if prepare is not None:
+                prepare()
+            index.write()
+            return
+        except pygit2.GitError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
 
 
 def catch_up_in_child(root: Layout, lock: WaitLock) -> None:
@@ -972,7 +993,7 @@ def _commit_paths(repo: pygit2.Repository, paths: list[str], subject: str, trail
         parents = [] if repo.head_is_unborn else [repo.head.target]
         if vet is not None:
             vet(added_lines_of(repo, repo[parents[0]].tree if parents else None, repo[tree], paths))
-        index.write()
+        _write_index(index)
         if behind:
             _behind_path(repo).unlink(missing_ok=True)
         author = signature(repo)
