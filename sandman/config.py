@@ -325,8 +325,12 @@ SESSION_ID_MAX_CHARS = 128
 COMMIT_LOCK_TIMEOUT_S = 120.0
 # A remember's flat commit leaves the git index behind HEAD (store.repo.commit_flat); while the index
 # file is at most this many bytes (some 8,000 memories) it is caught up at once, so `git status` in the
-# root stays clean after a remember, for a few milliseconds; a larger one waits for the next writer.
+# root stays clean after a remember, for a few milliseconds; a larger one is caught up by the `sandman
+# remember` process's child (store.repo.catch_up_in_child; in process, at once).
 INDEX_CATCH_UP_MAX_BYTES = 1 << 20
+# How long a sandman write waits for a git lock file a running git holds (a `git status` holds
+# index.lock for milliseconds) before it gives up with GitBusy (a `git commit` with its editor open).
+GIT_LOCK_WAIT_S = 2.0
 
 # --- transcripts, take, hooks (issue 3) ---------------------------------------
 

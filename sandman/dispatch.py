@@ -187,22 +187,27 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
         from sandman.verbs.remember import remember
 
         committed = remember(root, body, cwd=cwd, memory_type=type_, name=name, description=description,
-                             session=session)
+                             session=session, keep_lock=True)
     except SandmanError as error:
         say_error(str(error))
         return error.exit_code
     except OSError as error:
         say_error(os_error_message(error))
         return 1
+    code = 0
     try:
         print(visible(committed.path), flush=True)
     except BrokenPipeError:
-        return 0  # the reader went away; the memory is committed all the same
+        pass  # the reader went away; the memory is committed all the same
     except OSError as error:
         say_error(f"the memory is committed ({visible(committed.path)}), but its path could not be written "
                   f"to stdout: {os_error_message(error)}")
-        return 1
-    return 0
+        code = 1
+    if committed.lock is not None:
+        from sandman.store.repo import catch_up_in_child
+
+        catch_up_in_child(root, committed.lock)  # the index, after the answer (docs/remember.md)
+    return code
 
 
 def mcp_command() -> int:

@@ -53,6 +53,11 @@ class RepositoryError(SandmanError):
     """The memory root's git repository could not be read or written."""
 
 
+class GitBusy(RepositoryError):
+    """A git lock file in the memory root belongs to a process that is not a dead sandman (a person's
+    running ``git``): sandman leaves it alone and writes nothing (docs/BANK-FORMAT.md, "Git's lock files")."""
+
+
 class LockBusy(SandmanError):
     """Another sandman process holds a lock this verb needs."""
 

@@ -12,6 +12,7 @@ The tree is the design's (seeds/sandman-design.txt, "Data root"):
     ├── .commit.undo               the undo log of the bank transaction in progress
     ├── .git/sandman-index-behind  paths committed without the git index, not yet caught up (INDEX_BEHIND)
     ├── .git/sandman-bank-stat/<bank>.json  a bank folder's stat data at HEAD's tree (BANK_STAT, derived)
+    ├── .git/sandman-writing       the sandman process writing git's index or refs now (GIT_WRITER)
     ├── .dream.lock                held by one dream run at a time
     ├── .reflect.lock              held by one reflect pass at a time
     ├── .settings.toml             this machine's settings (sync automation); never versioned
@@ -84,6 +85,10 @@ INDEX_BEHIND = "sandman-index-behind"
 # when it last held exactly HEAD's tree there (store.repo.is_clean), so a remember's check of its
 # bank reads one lstat per file, not each file whole. Derived. docs/BANK-FORMAT.md, "The bank's stat record".
 BANK_STAT = "sandman-bank-stat"
+# In the root's git directory: the sandman process writing git's index or refs right now (JSON
+# ``{"pid", "start"}``), written before and removed after; a git lock file is a killed sandman's, and
+# removed, only while this names a dead process (store.repo). docs/BANK-FORMAT.md, "Git's lock files".
+GIT_WRITER = "sandman-writing"
 
 
 # The records on the hook paths are namedtuples or plain classes, not dataclasses:

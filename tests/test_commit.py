@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 
+import subprocess
+import sys
+
 import pytest
 
 from helpers import git
@@ -170,9 +173,32 @@ def test_gitignore_keeps_the_dotted_tier_and_pending_takes_out(layout: Layout) -
     assert git(layout.root, "status", "--porcelain") == ""
 
 
+def _killed_sandman_leaving(layout: Layout, *locks: str) -> None:
+    """Run a sandman commit in a process killed inside create_commit, after it made ``locks`` (paths
+    in .git): what a kill -9 there leaves, its .git/sandman-writing naming a process that is gone."""
+    code = (
+        "import os, pygit2\n"
+        "from pathlib import Path\n"
+        "def killed(*args, **kwargs):\n"
+        f"    for lock in {list(locks)!r}:\n"
+        f"        Path({str(layout.root / '.git')!r}, lock).write_text('')\n"
+        "    os._exit(9)\n"
+        "pygit2.Repository.create_commit = killed\n"
+        "from sandman.layout import Layout\n"
+        "from sandman import config\n"
+        "from sandman.banks.commit import commit_memory\n"
+        "from sandman.banks.memory import Memory\n"
+        "commit_memory(Layout(config.root()), Memory(name='Killed', description='d.', type='project', body='x'),\n"
+        f"              directory={PROJECT!r}, verb='remember')\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True)
+    assert killed.returncode == 9, killed.stderr
+    assert all((layout.root / ".git" / lock).exists() for lock in locks)
+
+
 def test_stale_git_index_lock_from_a_killed_commit_is_cleared(layout: Layout) -> None:
     commit_memory(layout, memory(), directory=PROJECT, verb="remember")
-    (layout.root / ".git" / "index.lock").write_text("")
+    _killed_sandman_leaving(layout, "index.lock")
     commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
     assert_consistent(layout)
 
@@ -203,8 +229,7 @@ def test_stale_branch_lock_from_a_commit_killed_moving_the_branch_is_cleared(lay
     # Found by the kill -9 trials: a dream killed inside create_commit left refs/heads/main.lock,
     # and every commit after it failed with "failed to lock file ... main.lock".
     commit_memory(layout, memory(), directory=PROJECT, verb="remember")
-    (layout.root / ".git" / "refs" / "heads" / "main.lock").write_text("")
-    (layout.root / ".git" / "HEAD.lock").write_text("")
+    _killed_sandman_leaving(layout, "refs/heads/main.lock", "HEAD.lock")
     commit_memory(layout, memory("After the crash"), directory=PROJECT, verb="remember")
     assert_consistent(layout)
     assert git(layout.root, "log", "--format=%s", "-1").strip() == "remember: After the crash"

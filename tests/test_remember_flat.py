@@ -37,6 +37,14 @@ def deferred(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Layout:
     return layout
 
 
+def _lagging(layout: Layout, body: str, cwd: str):
+    """What ``sandman remember`` leaves in a large root before its child catches the index up (or
+    when the child failed): the commit made, the index behind, the commit lock let go."""
+    committed = remember(layout, body, cwd=cwd, keep_lock=True)
+    committed.lock.release()
+    return committed
+
+
 def _behind(layout: Layout) -> list[str]:
     path = layout.root / ".git" / INDEX_BEHIND
     return sorted({p for p in path.read_bytes().decode().split("\0") if p}) if path.exists() else []
@@ -53,7 +61,7 @@ def test_regression_remember_reads_and_writes_no_index_in_a_large_root(deferred:
     # The index of a root of 50,000 memories is 6 MB: reading and writing it took 60 ms of every remember.
     index = deferred.root / ".git" / "index"
     before = (index.read_bytes(), index.stat().st_mtime_ns)
-    committed = remember(deferred, "Deploys go through make release.", cwd="/srv/project")
+    committed = _lagging(deferred, "Deploys go through make release.", cwd="/srv/project")
     assert (index.read_bytes(), index.stat().st_mtime_ns) == before
     path = committed.path.relative_to(deferred.root).as_posix()
     assert path in _behind(deferred)
@@ -70,14 +78,14 @@ def test_a_small_root_is_caught_up_at_once_and_git_status_stays_clean(layout: La
 
 
 def test_sandmans_status_does_not_count_what_the_index_has_not_caught_up(deferred: Layout) -> None:
-    remember(deferred, "Deploys go through make release.", cwd="/srv/project")
+    _lagging(deferred, "Deploys go through make release.", cwd="/srv/project")
     assert git(deferred.root, "status", "--porcelain") != ""  # the lag, as git shows it meanwhile
     assert store.dirty_paths(store.open_repo(deferred)) == {}  # doctor's "clean" and recovery see none
 
 
 def test_after_a_remember_another_verbs_commit_brings_the_index_to_head(deferred: Layout) -> None:
-    remember(deferred, "Deploys go through make release.", cwd="/srv/project")
-    remember(deferred, "Tags are never pushed by hand.", cwd="/srv/other")
+    _lagging(deferred, "Deploys go through make release.", cwd="/srv/project")
+    _lagging(deferred, "Tags are never pushed by hand.", cwd="/srv/other")
     assert [path.rsplit("/", 1)[0] for path in _behind(deferred)] == ["memories/-srv-other"] * 2 + ["memories/-srv-project"] * 2
     commit_memory(deferred, Memory(name="Dream fact", description="From a dream.", type="project", body="x\n"),
                   directory="/srv/third", verb="dream")
@@ -90,7 +98,7 @@ def test_after_a_remember_another_verbs_commit_brings_the_index_to_head(deferred
 
 def test_a_hand_edit_of_a_remembered_file_is_never_staged_by_the_catch_up(deferred: Layout,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    first = remember(deferred, "Deploys go through make release.", cwd="/srv/project")
+    first = _lagging(deferred, "Deploys go through make release.", cwd="/srv/project")
     remembered = first.path.read_text()
     first.path.write_text(remembered + "A hand edit.\n")
     monkeypatch.setattr(config, "INDEX_CATCH_UP_MAX_BYTES", 1 << 20)
@@ -207,10 +215,10 @@ def test_a_catch_up_that_fails_after_the_commit_leaves_the_commit_and_its_files(
         layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
     remember(layout, "The root exists.", cwd="/srv/project")
 
-    def broken(repo) -> bool:
+    def broken(repo, behind) -> None:
         raise store.RepositoryError("index.lock is held")
 
-    monkeypatch.setattr(store, "catch_up_index", broken)
+    monkeypatch.setattr(store, "_catch_up", broken)
     committed = remember(layout, "Deploys go through make release.", cwd="/srv/project")
     relative = committed.path.relative_to(layout.root).as_posix()
     assert committed.commit is not None and committed.path.is_file()

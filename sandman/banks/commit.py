@@ -32,12 +32,14 @@ Every write to the versioned tier goes through a ``BankTransaction``, under
 If an operation raises, what the transaction had done is undone and nothing is
 committed; if its process is killed, the next transaction undoes it. After a
 transaction returns, ``git status`` in the root is clean (but for a scoped
-transaction's paths while a large root's index has not caught up).
+transaction's paths while a large root's index has not caught up: ``keep_lock``,
+the ``sandman remember`` process, whose child catches it up).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,6 +69,8 @@ class Committed:
 
     path: Path
     commit: str | None
+    # ``.commit.lock`` still held, when the caller asked to keep it (bank_transaction's ``keep_lock``).
+    lock: object = None
 
 
 class BankTransaction:
@@ -89,6 +93,8 @@ class BankTransaction:
         self.written: dict[Path, str] = {}
         # The commit's trailers beyond Verb and Session; a block may add some once it knows what it did.
         self.trailers: dict[str, str | list[str]] = trailers if trailers is not None else {}
+        # ``.commit.lock``, still held after the block when the caller asked to keep it (``keep_lock``).
+        self.lock: object = None
 
     def bank(self, name: str, directory: str | None = None) -> Path:
         """Return the folder of bank ``name`` and mark it touched (its index is regenerated)."""
@@ -298,6 +304,7 @@ def bank_transaction(
     session: str | None = None,
     trailers: dict[str, str] | None = None,
     scope: Sequence[Path] | None = None,
+    keep_lock: bool = False,
 ) -> Iterator[BankTransaction]:
     """Run a block of bank operations as one commit under ``.commit.lock``.
 
@@ -307,7 +314,11 @@ def bank_transaction(
     and re-raises. ``scope``, when given, lists the absolute bank folders and
     files the block may write: recovery then looks for leftovers there only
     (``recover_scope``), and a block that changes anything outside it raises
-    SandmanError, with nothing committed. Raises LockBusy after 120 s of waiting,
+    SandmanError, with nothing committed. A scoped (flat) commit catches the git index up
+    before returning; with ``keep_lock``, only while the index is small
+    (config.INDEX_CATCH_UP_MAX_BYTES), and ``.commit.lock`` stays held after a block that
+    succeeded, in ``tx.lock``, for the caller to hand to the catch-up
+    (store.repo.catch_up_in_child). Raises LockBusy after 120 s of waiting,
     RepositoryError, LeftoverSecret (a change left in the working tree carries
     a credential: nothing is done), ForeignRepository (store.repo.ensure_root).
     """
@@ -317,7 +328,8 @@ def bank_transaction(
                                     for v in ([value] if isinstance(value, str) else value)),
                    where="its session id or a commit trailer holds")
     adopted = store.ensure_root(layout)
-    with store.locked(store.commit_lock(layout)):
+    lock = store.commit_lock(layout)
+    with store.locked(lock):
         repo = store.open_repo(layout)
         # A root whose first commit was never made (its creation killed) is recovered whole.
         # A scoped transaction over a root with history commits without the git index (flat: what it
@@ -352,8 +364,9 @@ def bank_transaction(
                 refuse_secrets(tx.subject)
                 refuse_secrets(*values, where="its session id or a commit trailer holds")
                 if flat:
-                    tx.commit = store.commit_flat(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet,
-                                                  catch_up_below=config.INDEX_CATCH_UP_MAX_BYTES)
+                    tx.commit = store.commit_flat(
+                        repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet,
+                        catch_up_below=config.INDEX_CATCH_UP_MAX_BYTES if keep_lock else sys.maxsize)
                 else:
                     tx.commit = store.commit_paths(repo, paths, f"{verb}: {tx.subject}", all_trailers, vet=_vet)
         except BaseException:
@@ -382,6 +395,9 @@ def bank_transaction(
         if tx.commit is not None and tx.banks:
             _refresh_search(layout, sorted(folder.name for folder in tx.banks),
                             {folder: before[folder] for folder in tx.banks if folder in before}, tx.changed)
+        if keep_lock:
+            lock.acquire()  # a second hold: the with's release below leaves the lock held
+            tx.lock = lock
 
 
 def _mtime(path: Path) -> int | None:
@@ -498,6 +514,11 @@ def recover(layout: Layout, repo) -> str | None:
     log names cannot be put back, a leftover file that cannot be read).
     """
     _roll_back_killed(layout, repo)
+    # A remembered file a person's `git clean` deleted while the index was behind (it showed as
+    # untracked) comes back from HEAD: never committed as a deletion (docs/BANK-FORMAT.md, "The index behind HEAD").
+    restored = store.restore_behind(repo)
+    if restored:
+        journal.write(layout, "recover", "restored", files=",".join(restored))
     dirty = store.committable_paths(repo)
     if not dirty:
         return None

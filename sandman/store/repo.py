@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from stat import S_ISREG
 
@@ -24,8 +26,8 @@ import pygit2
 from pygit2.enums import DiffOption, FileMode, FileStatus, Option
 
 from sandman import config
-from sandman.errors import ForeignRepository, LockBusy, RepositoryError
-from sandman.layout import BANK_STAT, GITIGNORE_LINES, GITIGNORE_SIGNATURE, INDEX_BEHIND, Layout
+from sandman.errors import ForeignRepository, GitBusy, LockBusy, RepositoryError
+from sandman.layout import BANK_STAT, GIT_WRITER, GITIGNORE_LINES, GITIGNORE_SIGNATURE, INDEX_BEHIND, Layout
 from sandman.store.runlock import WaitLock
 
 DEFAULT_IDENTITY = ("sandman", "sandman@localhost")
@@ -511,17 +513,17 @@ def reset_index(repo: pygit2.Repository) -> None:
     is removed too. The caller holds ``.commit.lock``; stale lock files are cleared
     as for a commit. Raises RepositoryError.
     """
-    _clear_stale_locks(repo)
-    try:
-        index = repo.index
-        if repo.head_is_unborn:
-            index.clear()
-        else:
-            index.read_tree(repo.head.peel(pygit2.Commit).tree)
-        index.write()
-        _behind_path(repo).unlink(missing_ok=True)
-    except (pygit2.GitError, KeyError, OSError) as error:
-        raise RepositoryError(f"cannot reset the index of {repo.workdir}: {error}") from None
+    with writing(repo):
+        try:
+            index = repo.index
+            if repo.head_is_unborn:
+                index.clear()
+            else:
+                index.read_tree(repo.head.peel(pygit2.Commit).tree)
+            _write_index(index)
+            _behind_path(repo).unlink(missing_ok=True)
+        except (pygit2.GitError, KeyError, OSError) as error:
+            raise RepositoryError(f"cannot reset the index of {repo.workdir}: {error}") from None
 
 
 # --- the index behind HEAD (docs/BANK-FORMAT.md, "The index behind HEAD") -----------------
@@ -560,21 +562,142 @@ def catch_up_index(repo: pygit2.Repository) -> bool:
 
     Reads and writes the whole index once (what costs as the root grows, issue 29).
     Idempotent: a process killed at any point leaves the record, and the next catch-up
-    does the same again. The caller holds ``.commit.lock``. Raises RepositoryError.
+    does the same again. The caller holds ``.commit.lock``. Raises RepositoryError
+    (GitBusy: a person's git holds the index's lock; the record stays).
     """
     behind = index_behind(repo)
     if not behind:
         return False
-    _clear_stale_locks(repo)
+    with writing(repo):
+        _catch_up(repo, behind)
+    return True
+
+
+def _catch_up(repo: pygit2.Repository, behind: list[str]) -> None:
+    """``catch_up_index``'s work, inside ``writing``: a recorded file the working tree lost meanwhile
+    (a person's ``git clean`` while git showed it untracked) is first put back (``restore_behind``),
+    as recovery would have, since the record that lets it is gone after."""
+    restore_behind(repo, behind)
     try:
         index = repo.index
-        index.read(force=False)
-        _stage_head_entries(repo, index, behind)
-        index.write()
+        _write_index(index, lambda: (index.read(force=False), _stage_head_entries(repo, index, behind)))
+        # A `git clean` that read the old index (the file untracked there) may have deleted a file since
+        # the restore above; from now on git sees it tracked and leaves it alone.
+        restore_behind(repo, behind)
         _behind_path(repo).unlink(missing_ok=True)
     except (pygit2.GitError, KeyError, OSError) as error:
         raise RepositoryError(f"cannot bring the index of {repo.workdir} up to HEAD: {error}") from None
-    return True
+
+
+def _write_index(index: pygit2.Index, prepare: Callable[[], object] | None = None) -> None:
+    """``index.write()``, tried again for up to ``config.GIT_LOCK_WAIT_S`` seconds while a running git
+    holds ``index.lock`` (a ``git status`` takes it for milliseconds to refresh the index's stat data,
+    and libgit2 fails at once when it finds it); ``prepare`` (reading and staging) runs before each
+    try, so what that git wrote is read again. Raises pygit2.GitError."""
+    import time
+
+    deadline = time.monotonic() + config.GIT_LOCK_WAIT_S
+    while True:
+        try:
+            if prepare is not None:
+                prepare()
+            index.write()
+            return
+        except pygit2.GitError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
+
+
+def catch_up_in_child(root: Layout, lock: WaitLock) -> None:
+    """Catch the index of ``root`` up (``catch_up_index``) in a forked child that keeps ``lock``
+    (the held ``.commit.lock``), and return at once: what ``sandman remember`` does after
+    printing, so its caller neither waits for the index nor sees it behind once the child ends
+    (docs/BANK-FORMAT.md, "The index behind HEAD").
+
+    The standard streams are flushed before the fork (the child never writes buffered
+    output twice); the child points its standard streams at ``/dev/null`` at once, so a
+    caller reading this process's output to its end gets it when this process exits. The
+    child shares the lock's open file, so the lock stays held until it exits; this process
+    closes its descriptor without unlocking. A child that fails leaves the record for the
+    next writer. Without ``os.fork``, or when it fails, the catch-up runs here. With nothing
+    behind, the lock is released. For a process about to exit, with no other thread: never
+    the MCP server's. Never raises.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass  # the reader has gone: nothing more reaches it
+    try:
+        if not _behind_file(root).exists():
+            lock.release()
+            return
+        pid = os.fork()
+    except (OSError, AttributeError, RepositoryError):
+        try:
+            catch_up_index(open_repo(root))
+        except RepositoryError:
+            pass  # the record stays for the next writer
+        lock.release()
+        return
+    if pid:
+        lock.leave_to_child()
+        return
+    code = 1
+    try:
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+        os.setsid()  # a Ctrl-C at the caller's terminal after it returned does not reach the child
+        catch_up_index(open_repo(root))
+        code = 0
+    except BaseException as error:  # the child of a fork must reach os._exit whatever happens
+        try:
+            from sandman import journal
+
+            journal.write(root, "remember", "catch-up-failed", error=f"{type(error).__name__}: {error}")
+        except BaseException:
+            pass
+    finally:
+        os._exit(code)
+
+
+def _behind_file(root: Layout) -> Path:
+    git = root.root / ".git"
+    return (git if git.is_dir() else Path(open_repo(root).path)) / INDEX_BEHIND
+
+
+def restore_behind(repo: pygit2.Repository, behind: list[str] | None = None) -> list[str]:
+    """Put HEAD's file back at each path of ``index_behind`` the working tree lacks; return those
+    paths, sorted.
+
+    While the index is behind, ``git status`` shows a remembered memory as untracked and a
+    person's ``git clean`` deletes it: recovery restores it rather than commit its deletion
+    (docs/BANK-FORMAT.md, "The index behind HEAD"). ``behind``: the record, when the caller has
+    read it. The caller holds ``.commit.lock``. Raises RepositoryError.
+    """
+    from sandman.store.atomic import write_atomic
+
+    behind = index_behind(repo) if behind is None else behind
+    if not behind:
+        return []
+    workdir = Path(repo.workdir)
+    restored = []
+    try:
+        for path, entry in _entries_at(_head_tree(repo), behind).items():
+            if entry is None or entry.filemode not in (FileMode.BLOB, FileMode.BLOB_EXECUTABLE):
+                continue
+            if os.path.lexists(workdir / path) or repo.path_is_ignored(path):
+                continue
+            write_atomic(workdir / path, repo[entry.id].data,
+                         0o755 if entry.filemode == FileMode.BLOB_EXECUTABLE else 0o644)
+            restored.append(path)
+    except (pygit2.GitError, OSError) as error:
+        raise RepositoryError(f"cannot restore {behind} from HEAD in {repo.workdir}: {error}") from None
+    return restored
 
 
 def _new_tree(repo: pygit2.Repository, tree, changes: dict, before: dict, prefix: str = "") -> pygit2.Oid | None:
@@ -628,9 +751,24 @@ def commit_flat(
     record (fsynced), which the next writer that uses the index catches up
     (``catch_up_index``); when the index file is at most ``catch_up_below`` bytes, it is
     caught up now. HEAD must be born (a first commit goes through ``commit_paths``). The
-    caller holds ``.commit.lock``. Raises RepositoryError; what ``vet`` raises.
+    caller holds ``.commit.lock``. Raises RepositoryError (GitBusy: a person's git holds one
+    of git's lock files, nothing written); what ``vet`` raises.
     """
-    _clear_stale_locks(repo)
+    with writing(repo):
+        oid = _commit_flat(repo, paths, subject, trailers, vet)
+        if oid is None:
+            return None
+        try:
+            if os.stat(Path(repo.path) / "index").st_size <= catch_up_below:
+                _catch_up(repo, index_behind(repo))
+        except (OSError, RepositoryError):
+            pass  # the commit is made: the record stays, and the next writer using the index catches up
+    return str(oid)
+
+
+def _commit_flat(repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
+                 vet: Callable[[list[tuple[str, str]]], None] | None) -> pygit2.Oid | None:
+    """``commit_flat``'s commit, inside ``writing``; None when the tree is HEAD's."""
     workdir = Path(repo.workdir)
     try:
         head = repo.head.peel(pygit2.Commit)
@@ -678,12 +816,7 @@ def commit_flat(
         oid = repo.create_commit("HEAD", author, author, format_message(subject, trailers), tree, [head.id])
     except (pygit2.GitError, KeyError, OSError) as error:
         raise RepositoryError(f"cannot commit {subject!r} in {repo.workdir}: {error}") from None
-    try:
-        if os.stat(Path(repo.path) / "index").st_size <= catch_up_below:
-            catch_up_index(repo)
-    except (OSError, RepositoryError):
-        pass  # the commit is made: the record stays, and the next writer using the index catches up
-    return str(oid)
+    return oid
 
 
 def signature(repo: pygit2.Repository) -> pygit2.Signature:
@@ -713,17 +846,109 @@ def format_message(subject: str, trailers: dict[str, str | list[str]], body: str
     return text + ("\n" + "\n".join(lines) + "\n" if lines else "")
 
 
-def _clear_stale_locks(repo: pygit2.Repository) -> None:
+# --- git's lock files (docs/BANK-FORMAT.md, "Git's lock files") ------------------------------
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (Linux: clock ticks since boot, ``/proc/<pid>/stat``); None
+    when unknown (no ``/proc``, no such process)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stream:
+            fields = stream.read().rsplit(b")", 1)[1].split()
+        return None if fields[0] == b"Z" else fields[19].decode()  # a zombie has ended
+    except (OSError, IndexError):
+        return None
+
+
+def _is_running(pid: object, start: object) -> bool:
+    """True while process ``pid`` runs and, when ``start`` is known, is the one that started then
+    (a pid the system gave again to another process is not)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: it runs
+    except OSError:
+        return False
+    if start is None or not os.path.isdir("/proc"):
+        return True
+    return _process_start(pid) == start
+
+
+def _git_locks(repo: pygit2.Repository) -> list[Path]:
+    """The lock files of git's that a sandman commit takes: the index's, HEAD's, the branch's."""
     gitdir = Path(repo.path)
-    stale = [gitdir / "index.lock", gitdir / "HEAD.lock"]
+    locks = [gitdir / "index.lock", gitdir / "HEAD.lock"]
     try:
         head = repo.lookup_reference("HEAD")
         if head.type == pygit2.enums.ReferenceType.SYMBOLIC:
-            stale.append(gitdir / f"{head.target}.lock")
+            locks.append(gitdir / f"{head.target}.lock")
     except (pygit2.GitError, KeyError, ValueError):
         pass
-    for path in stale:
+    return locks
+
+
+def _clear_stale_locks(repo: pygit2.Repository) -> None:
+    """Remove the git lock files a killed sandman left; raise GitBusy when one is anyone else's.
+
+    A lock file is a killed sandman's only when ``.git/sandman-writing`` (``GIT_WRITER``)
+    names a process that no longer runs (or this one: an earlier write of this process
+    failed, under the commit lock it holds). Any other lock file is a live ``git``'s (a
+    person's ``git commit`` with its editor open): deleting it would let two writers tear
+    the index. It is waited for, up to ``config.GIT_LOCK_WAIT_S`` seconds (a ``git status``
+    holds index.lock for milliseconds); then nothing is written.
+    """
+    import time
+
+    present = [path for path in _git_locks(repo) if os.path.lexists(path)]
+    if not present:
+        return
+    writer = Path(repo.path) / GIT_WRITER
+    try:
+        left = json.loads(writer.read_bytes())
+        pid, start = (left.get("pid"), left.get("start")) if isinstance(left, dict) else (None, None)
+    except (OSError, ValueError):
+        pid = start = None
+    if pid is None or (pid != os.getpid() and _is_running(pid, start)):
+        deadline = time.monotonic() + config.GIT_LOCK_WAIT_S
+        while present and time.monotonic() < deadline:
+            time.sleep(0.01)
+            present = [path for path in present if os.path.lexists(path)]
+        if not present:
+            return
+        raise GitBusy(f"git is busy in the memory root: {present[0]} is held by a running git command "
+                      f"(not sandman's); let it finish and try again, or delete that file if no git runs "
+                      f"in {repo.workdir}")
+    for path in present:
         path.unlink(missing_ok=True)
+
+
+@contextmanager
+def writing(repo: pygit2.Repository) -> Iterator[None]:
+    """Around sandman's writes of git's index or refs: the stale lock files of a killed sandman
+    removed (GitBusy for anyone else's), then ``.git/sandman-writing`` holding this process's
+    pid and start time (atomically), removed at the end. The caller holds ``.commit.lock``.
+    Not nested (the inner one's end would remove the outer one's record). Raises GitBusy,
+    RepositoryError."""
+    from sandman.store.atomic import write_atomic
+
+    _clear_stale_locks(repo)
+    writer = Path(repo.path) / GIT_WRITER
+    me = os.getpid()
+    try:
+        write_atomic(writer, json.dumps({"pid": me, "start": _process_start(me)}), durable=False)
+    except OSError as error:
+        raise RepositoryError(f"cannot write {writer}: {error}") from None
+    try:
+        yield None
+    finally:
+        try:
+            writer.unlink(missing_ok=True)
+        except OSError:
+            pass  # left: it names this process, whose end makes it stale
 
 
 def commit_paths(
@@ -744,11 +969,17 @@ def commit_paths(
     The caller holds ``.commit.lock``. The lock files a killed sandman commit
     leaves (``.git/index.lock``, and ``HEAD.lock`` or the branch's
     ``refs/heads/<branch>.lock`` when it died moving the branch) are removed
-    first: under the commit lock no other sandman process can be writing the
-    index or the branch, and a lock left there would fail every later commit.
-    Raises RepositoryError.
+    first, and only those (``writing``): a lock left there would fail every
+    later commit, while one a person's running git holds is theirs.
+    Raises RepositoryError (GitBusy: nothing written).
     """
-    _clear_stale_locks(repo)
+    with writing(repo):
+        return _commit_paths(repo, paths, subject, trailers, vet)
+
+
+def _commit_paths(repo: pygit2.Repository, paths: list[str], subject: str, trailers: dict[str, str],
+                  vet: Callable[[list[tuple[str, str]]], None] | None) -> str:
+    """``commit_paths``' work, inside ``writing``."""
     try:
         index = repo.index
         index.read(force=False)
@@ -772,7 +1003,7 @@ def commit_paths(
         parents = [] if repo.head_is_unborn else [repo.head.target]
         if vet is not None:
             vet(added_lines_of(repo, repo[parents[0]].tree if parents else None, repo[tree], paths))
-        index.write()
+        _write_index(index)
         if behind:
             _behind_path(repo).unlink(missing_ok=True)
         author = signature(repo)

@@ -184,6 +184,14 @@ class WaitLock:
             finally:
                 os.close(fd)
 
+    def leave_to_child(self) -> None:
+        """Close this process's descriptor of the held lock without unlocking it: a child forked
+        while it was held shares the open file, and the lock stays held until the child exits
+        (an ``flock`` belongs to the open file, not the process). Nothing when not held."""
+        if self._fd is not None:
+            fd, self._fd, self._depth = self._fd, None, 0
+            os.close(fd)
+
     def __enter__(self) -> "WaitLock":
         self.acquire()
         return self

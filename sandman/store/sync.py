@@ -43,7 +43,7 @@ from pygit2.enums import CheckoutStrategy, CredentialType, FileMode
 from sandman import config
 from sandman.errors import InputError, SyncError
 from sandman.store.capture import EXITED, TIMEOUT, Capture
-from sandman.store.repo import catch_up_index, format_message, signature, tree_added_lines
+from sandman.store.repo import catch_up_index, format_message, signature, tree_added_lines, writing
 
 Entry = tuple[str, int]  # (blob id as hex, git file mode)
 FlatTree = dict[str, Entry]  # repo-relative POSIX path -> entry
@@ -487,14 +487,17 @@ def create_commit(
 def move_branch(repo: pygit2.Repository, branch: str, target: pygit2.Oid, reason: str) -> None:
     """Check ``target`` out over a clean working tree and point ``branch`` (HEAD) at it.
 
-    The safe strategy never overwrites an uncommitted change. Raises SyncError.
+    The safe strategy never overwrites an uncommitted change. Under store.repo.writing: a
+    killed sync's git lock files are removed by the next writer, a person's running git's never.
+    Raises SyncError, GitBusy (a person's git holds a lock file).
     """
     catch_up_index(repo)  # the safe checkout compares the working tree with the index: HEAD's there first
-    try:
-        repo.checkout_tree(repo[target], strategy=CheckoutStrategy.SAFE)
-        repo.references[f"refs/heads/{branch}"].set_target(target, f"sandman sync: {reason}")
-    except (pygit2.GitError, KeyError) as error:
-        raise SyncError("checkout", f"cannot check out {str(target)[:12]} in {repo.workdir}: {error}") from None
+    with writing(repo):
+        try:
+            repo.checkout_tree(repo[target], strategy=CheckoutStrategy.SAFE)
+            repo.references[f"refs/heads/{branch}"].set_target(target, f"sandman sync: {reason}")
+        except (pygit2.GitError, KeyError) as error:
+            raise SyncError("checkout", f"cannot check out {str(target)[:12]} in {repo.workdir}: {error}") from None
 
 
 def outgoing(repo: pygit2.Repository, target: pygit2.Oid, remote_tip: pygit2.Oid | None) -> list[pygit2.Commit]:

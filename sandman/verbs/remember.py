@@ -79,6 +79,7 @@ def remember(
     name: str | None = None,
     description: str | None = None,
     session: str | None = None,
+    keep_lock: bool = False,
 ) -> Committed:
     """Commit ``body`` as one memory and return where it landed.
 
@@ -91,6 +92,11 @@ def remember(
     both write nothing. Also LockBusy, RepositoryError. Inside a shift (``$SANDMAN_SHIFT``) the
     commit also appends ``shift.remember`` (parent: the shift's start) and carries its ``Event:``
     and ``Shift:``, so revoking the shift and reconciling it retires the memory.
+
+    The git index is caught up with the commit before this returns (docs/BANK-FORMAT.md,
+    "The index behind HEAD"); with ``keep_lock`` (the ``sandman remember`` process), only
+    while it is small, and the returned ``lock`` is ``.commit.lock``, still held, for the
+    caller to hand to store.repo.catch_up_in_child once its output is written.
     """
     if session is not None:
         from sandman.pointers import check_session_id  # only then: a plain remember's start is the hot path
@@ -134,7 +140,7 @@ def remember(
     scope = None if made_in is not None else [layout.bank(bank_name(directory)), retired.path(layout)]
     try:
         with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session,
-                              scope=scope) as tx:
+                              scope=scope, keep_lock=keep_lock) as tx:
             # Under the commit lock: two identical remembers at once must not both write.
             existing = _same_memory(layout, directory, memory)
             if existing is None:
@@ -151,9 +157,9 @@ def remember(
         raise
     if existing is not None:
         journal.write(layout, "remember", "unchanged", file=existing.relative_to(layout.root).as_posix())
-        return Committed(path=existing, commit=None)
+        return Committed(path=existing, commit=None, lock=tx.lock)
     journal.write(
         layout, "remember", "committed",
         file=path.relative_to(layout.root).as_posix(), commit=(tx.commit or "")[:12],
     )
-    return Committed(path=path, commit=tx.commit)
+    return Committed(path=path, commit=tx.commit, lock=tx.lock)
