@@ -70,6 +70,7 @@ BASE = {
     "sandman.plainhook",    # what the `python -I -S` paths share
     "sandman.fastjson",     # JSON without the json package
     "sandman.hookfork",     # the detached take's fork
+    "sandman.procs",        # whether a pid runs, and when it started
     "sandman.mcp_wire",     # the MCP frames both stages of `sandman mcp` share
 }
 FLOORS = ("base", "packages", "verbs", "entry")  # bottom to top

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git
-from sandman import config
+from sandman import config, procs
 from sandman.errors import GitBusy
 from sandman.layout import GIT_WRITER, INDEX_BEHIND, Layout
 from sandman.store import repo as store
@@ -250,7 +250,7 @@ def _writer(large: Layout, pid: int, start: str | None) -> None:
 def test_a_lock_whose_writer_is_a_running_process_is_left(large: Layout) -> None:
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
-        _writer(large, other.pid, store._process_start(other.pid))
+        _writer(large, other.pid, procs.process_start(other.pid))
         (large.root / ".git" / "index.lock").write_text("")
         with pytest.raises(GitBusy):
             remember(large, "Never written.", cwd="/srv/project")

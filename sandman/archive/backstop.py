@@ -21,7 +21,7 @@ import stat
 import time
 from pathlib import Path
 
-from sandman import config, journal, plainhook
+from sandman import config, journal, plainhook, procs
 from sandman.layout import Layout
 from sandman.store.atomic import is_regular, write_atomic
 from sandman.store.detach import sandman_argv, spawn_detached
@@ -125,17 +125,8 @@ def start(layout: Layout, session: str | None) -> int | None:
 
 
 def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process holds the pid: alive
-    except OSError:
-        return False
-    return True
+    """True when ``pid`` is a running process other than init (procs.running)."""
+    return isinstance(pid, int) and pid > 1 and procs.running(pid)
 
 
 def live_sessions(layout: Layout) -> set[str]:

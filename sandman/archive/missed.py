@@ -54,7 +54,7 @@ import time
 
 import _json
 
-from sandman import fastjson, plainhook
+from sandman import fastjson, plainhook, procs
 
 TAKE_LIVE_WINDOW_S = 120
 BACKSTOP_LOOKBACK_S = 7 * 86_400
@@ -334,12 +334,4 @@ def _live(root: str, path: str) -> bool:
         return False
     record = fastjson.loads(data) if data is not None else None
     pid = record.get("pid") if isinstance(record, dict) else None
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
-        return False
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
+    return isinstance(pid, int) and pid > 1 and procs.running(pid)

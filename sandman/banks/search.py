@@ -50,6 +50,7 @@ import os
 import sqlite3
 import time
 from collections import namedtuple
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -374,27 +375,37 @@ def _open_current(layout: Layout, every_file: bool = False) -> sqlite3.Connectio
     return _connect(path)
 
 
+@contextmanager
+def _current(layout: Layout) -> Iterator[sqlite3.Connection | None]:
+    """The search index's connection, under the writers' lock, when there is an index of the
+    current schema; else None (the next search builds or rebuilds it). Closed at the end."""
+    if not layout.search_index.is_file():
+        yield None
+        return
+    with _writer(layout):
+        try:
+            connection = _connect(layout.search_index) if layout.search_index.is_file() else None
+        except sqlite3.DatabaseError:
+            connection = None
+        if connection is None:
+            yield None
+            return
+        try:
+            yield connection if _is_current_schema(connection) else None
+        finally:
+            connection.close()
+
+
 def refresh(layout: Layout, banks: list[str]) -> int | None:
     """Bring the index's rows of the named banks in line with their folders (commit_memory's step).
 
     Does nothing and returns None when there is no index (the next search
     builds it). Returns how many memories changed. Raises sqlite3.Error, OSError.
     """
-    if not layout.search_index.is_file():
-        return None
-    with _writer(layout):
-        if not layout.search_index.is_file():
+    with _current(layout) as connection:
+        if connection is None:
             return None
-        try:
-            connection = _connect(layout.search_index)
-        except sqlite3.DatabaseError:
-            return None  # the next search rebuilds it
-        try:
-            if not _is_current_schema(connection):
-                return None
-            return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
-        finally:
-            connection.close()
+        return _sync(connection, layout, [layout.bank(name) for name in banks], every_bank=False)
 
 
 def refresh_written(layout: Layout, bank: str, files: list[str], folder_mtime: int | None) -> int | None:
@@ -408,49 +419,38 @@ def refresh_written(layout: Layout, bank: str, files: list[str], folder_mtime: i
     as ``refresh`` does. Same returns and raises as ``refresh``.
     """
     folder = layout.bank(bank)
-    if not layout.search_index.is_file():
-        return None
-    with _writer(layout):
-        if not layout.search_index.is_file():
+    with _current(layout) as connection:
+        if connection is None:
             return None
+        row = connection.execute("SELECT mtime_ns FROM banks WHERE name = ?", (bank,)).fetchone()
+        if folder_mtime is None or row is None or row[0] != folder_mtime:
+            return _sync(connection, layout, [folder], every_bank=False)
+        now = _folder_mtime(folder)
+        paths = [f"{bank}/{name}" for name in files]
+        connection.execute("BEGIN IMMEDIATE")
         try:
-            connection = _connect(layout.search_index)
-        except sqlite3.DatabaseError:
-            return None  # the next search rebuilds it
-        try:
-            if not _is_current_schema(connection):
-                return None
-            row = connection.execute("SELECT mtime_ns FROM banks WHERE name = ?", (bank,)).fetchone()
-            if folder_mtime is None or row is None or row[0] != folder_mtime:
-                return _sync(connection, layout, [folder], every_bank=False)
-            now = _folder_mtime(folder)
-            paths = [f"{bank}/{name}" for name in files]
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                changed = 0
-                for path in paths:
-                    found = connection.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
-                    if found is not None:
-                        _drop_row(connection, found[0])
-                    try:
-                        stat = os.lstat(layout.memories / path)
-                    except FileNotFoundError:
-                        stat = None
-                    if stat is None or stat.st_mode & 0o170000 != 0o100000:  # gone, or not a regular file
-                        changed += found is not None
-                        continue
-                    changed += _add_row(connection, layout, path, stat.st_mtime_ns, stat.st_size)
-                connection.execute("DELETE FROM words WHERE memories <= 0")
-                connection.execute("DELETE FROM banks WHERE name = ?", (bank,))
-                if now is not None:
-                    connection.execute("INSERT INTO banks (name, mtime_ns) VALUES (?, ?)", (bank, now))
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            return changed
-        finally:
-            connection.close()
+            changed = 0
+            for path in paths:
+                found = connection.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+                if found is not None:
+                    _drop_row(connection, found[0])
+                try:
+                    stat = os.lstat(layout.memories / path)
+                except FileNotFoundError:
+                    stat = None
+                if stat is None or stat.st_mode & 0o170000 != 0o100000:  # gone, or not a regular file
+                    changed += found is not None
+                    continue
+                changed += _add_row(connection, layout, path, stat.st_mtime_ns, stat.st_size)
+            connection.execute("DELETE FROM words WHERE memories <= 0")
+            connection.execute("DELETE FROM banks WHERE name = ?", (bank,))
+            if now is not None:
+                connection.execute("INSERT INTO banks (name, mtime_ns) VALUES (?, ?)", (bank, now))
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        return changed
 
 
 def _unmark(text: str) -> str:

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from sandman import config, journal, private
+from sandman import config, journal, private, procs
+from sandman.procs import process_start
 from sandman.banks.secrets import mask_found
 from sandman.errors import ConfigError, InputError, LockBusy, RepositoryError
 from sandman.layout import Layout, resource
@@ -96,8 +97,8 @@ def memory_event(meta: dict, kind: str, summary: str, **fields) -> trails.Event:
 
 
 def pid_alive(pid: object) -> bool:
-    """True when ``pid`` is a live process (a zombie counts as gone; our own child is reaped)."""
-    if not isinstance(pid, int) or pid <= 0:
+    """True when ``pid`` is a live process (procs.running: a zombie counts as gone; our own child is reaped)."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -107,29 +108,7 @@ def pid_alive(pid: object) -> bool:
         pass
     except OSError:
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def process_start(pid: object) -> int | None:
-    """The start time of process ``pid`` (field 22 of ``/proc/<pid>/stat``, clock ticks since
-    boot), None when it is gone or unreadable. With the pid it names one process, not a reused pid."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[19])  # fields[0] is field 3 (state): field 22 is fields[19]
-    except (OSError, IndexError, ValueError):
-        return None
+    return procs.running(pid)
 
 
 def session_ours(layout: Layout, current: dict) -> bool:

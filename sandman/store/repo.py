@@ -25,7 +25,7 @@ from stat import S_ISREG
 import pygit2
 from pygit2.enums import DiffOption, FileMode, FileStatus, Option
 
-from sandman import config
+from sandman import config, procs
 from sandman.errors import ForeignRepository, GitBusy, LockBusy, RepositoryError
 from sandman.layout import BANK_STAT, GIT_WRITER, GITIGNORE_LINES, GITIGNORE_SIGNATURE, INDEX_BEHIND, Layout
 from sandman.store.runlock import WaitLock
@@ -849,35 +849,6 @@ def format_message(subject: str, trailers: dict[str, str | list[str]], body: str
 # --- git's lock files (docs/BANK-FORMAT.md, "Git's lock files") ------------------------------
 
 
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started (Linux: clock ticks since boot, ``/proc/<pid>/stat``); None
-    when unknown (no ``/proc``, no such process)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stream:
-            fields = stream.read().rsplit(b")", 1)[1].split()
-        return None if fields[0] == b"Z" else fields[19].decode()  # a zombie has ended
-    except (OSError, IndexError):
-        return None
-
-
-def _is_running(pid: object, start: object) -> bool:
-    """True while process ``pid`` runs and, when ``start`` is known, is the one that started then
-    (a pid the system gave again to another process is not)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # another user's process: it runs
-    except OSError:
-        return False
-    if start is None or not os.path.isdir("/proc"):
-        return True
-    return _process_start(pid) == start
-
-
 def _git_locks(repo: pygit2.Repository) -> list[Path]:
     """The lock files of git's that a sandman commit takes: the index's, HEAD's, the branch's."""
     gitdir = Path(repo.path)
@@ -912,7 +883,7 @@ def _clear_stale_locks(repo: pygit2.Repository) -> None:
         pid, start = (left.get("pid"), left.get("start")) if isinstance(left, dict) else (None, None)
     except (OSError, ValueError):
         pid = start = None
-    if pid is None or (pid != os.getpid() and _is_running(pid, start)):
+    if pid is None or (pid != os.getpid() and procs.running(pid, start)):
         deadline = time.monotonic() + config.GIT_LOCK_WAIT_S
         while present and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -939,7 +910,7 @@ def writing(repo: pygit2.Repository) -> Iterator[None]:
     writer = Path(repo.path) / GIT_WRITER
     me = os.getpid()
     try:
-        write_atomic(writer, json.dumps({"pid": me, "start": _process_start(me)}), durable=False)
+        write_atomic(writer, json.dumps({"pid": me, "start": procs.process_start(me)}), durable=False)
     except OSError as error:
         raise RepositoryError(f"cannot write {writer}: {error}") from None
     try:
