@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import os
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 from sandman import config, journal, private
 from sandman.banks import index as bank_index
@@ -56,7 +58,11 @@ from sandman.errors import InputError, LeftoverSecret, SandmanError, SecretRefus
 from sandman.journal import iso, now_utc
 from sandman.layout import BANK_ARCHIVE, BANK_INDEX, Layout, owns
 from sandman.store import repo as store
-from sandman.store.atomic import TEMP_NAME, is_regular, move_no_replace, write_atomic
+from sandman.store.atomic import TEMP_NAME, fsync_dir, is_real_dir, is_regular, move_no_replace, write_atomic
+
+
+# A MEMORY.md at least this long (bytes) is logged in the undo log by HEAD's blob, not by its bytes.
+STORED_MIN_BYTES = 4096
 
 
 class ConflictError(SandmanError):
@@ -95,6 +101,11 @@ class BankTransaction:
         self.trailers: dict[str, str | list[str]] = trailers if trailers is not None else {}
         # ``.commit.lock``, still held after the block when the caller asked to keep it (``keep_lock``).
         self.lock: object = None
+        # The memory file names of each bank folder a scoped transaction's recovery listed and found
+        # as HEAD holds them: the folder is not listed again (``memory_names``).
+        self.listed: dict[Path, list[str]] = {}  # sorted
+        # The folders of files written whose names are not fsynced yet (``_reindex`` does it, once each).
+        self.unsynced: set[Path] = set()
 
     def bank(self, name: str, directory: str | None = None) -> Path:
         """Return the folder of bank ``name`` and mark it touched (its index is regenerated)."""
@@ -102,6 +113,28 @@ class BankTransaction:
         if folder not in self.banks or directory:
             self.banks[folder] = directory
         return folder
+
+    def memory_names(self, folder: Path, prefix: str = "") -> list[str]:
+        """``banks.index.memory_names(folder, prefix)`` as this transaction has left the folder: from
+        recovery's listing and what the block wrote there when it was listed, else listed now."""
+        names = self.listed.get(folder)
+        if names is None:
+            return bank_index.memory_names(folder, prefix)
+        mine = [path for path in self.changed if path.parent == folder and bank_index.is_memory_name(path.name)]
+        if mine:
+            names = list(names)
+            for path in mine:
+                at = bisect_left(names, path.name)
+                present = at < len(names) and names[at] == path.name
+                if is_regular(path) and not present:
+                    names.insert(at, path.name)
+                elif present and not is_regular(path):
+                    del names[at]
+        start = bisect_left(names, prefix)  # sorted: the names with ``prefix`` follow one another
+        end = start
+        while end < len(names) and names[end].startswith(prefix):
+            end += 1
+        return names[start:end]
 
     def check(self, path: Path, expected: str | None) -> None:
         """Raise ConflictError unless ``path``'s SHA-256 is ``expected`` (None: must be absent)."""
@@ -142,7 +175,8 @@ class BankTransaction:
         path = self._free_path(folder, memory)
         text = memory.text()
         self.log.created(path)
-        write_atomic(path, text)
+        write_atomic(path, text, sync_folder=False)  # the folder is fsynced once, with its index (_reindex)
+        self.unsynced.add(folder)
         self.changed.add(path)
         self.written[path] = bank_index.index_line(path.name, memory.name, memory.description)
         self.undo.append(lambda: remove_created(self.layout, path))
@@ -225,15 +259,19 @@ class BankTransaction:
             mine = {path.name for path in self.changed if path.parent == folder}
             known = {name: line for name, line in bank_index.current_lines(folder).items() if name not in mine}
             known.update((path.name, line) for path, line in self.written.items() if path.parent == folder)
-            text = bank_index.render_index(folder, directory, known)
+            text = bank_index.render_index(folder, directory, known, self.memory_names(folder))
             current = index.read_bytes() if index.exists() else None
             if text.encode("utf-8") != current:
                 self.log.replaced(index, current)
-                write_atomic(index, text)
+                write_atomic(index, text)  # fsyncs the folder: the memory files written there too
+                self.unsynced.discard(folder)
                 # The derived recall head, in the same transaction (a rollback leaves it stale,
                 # and readers rebuild a stale one): the next SessionStart reads 9,000 characters, not the bank.
                 write_recall_cache(self.layout, folder, config.RECALL_BUDGET_UTF16)
             self.changed.add(index)
+        for folder in self.unsynced:  # a folder whose index did not change
+            fsync_dir(folder)
+        self.unsynced.clear()
 
 
 def _unarchive(target: Path, source: Path) -> None:
@@ -335,10 +373,11 @@ def bank_transaction(
         # A scoped transaction over a root with history commits without the git index (flat: what it
         # costs does not grow with the root); the others stage through it.
         flat = not (scope is None or adopted or store.head_id(repo) is None)
+        listed = None
         if not flat:
             recover(layout, repo)
         else:
-            recover_scope(layout, repo, scope)
+            listed = recover_scope(layout, repo, scope)
         # Each bank folder's time before the block writes: the search index is then refreshed with
         # what the block wrote alone, when it was current with the folder (search.refresh_written).
         before = {path: _mtime(path) for path in scope} if flat else {}
@@ -347,7 +386,18 @@ def bank_transaction(
                   for path in scope if path.parent == layout.memories} if flat else {})
         if adopted:
             _index_every_bank(layout, repo)
-        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo)), subject, trailers=dict(trailers or {}))
+        def stored(path: Path, data: bytes) -> str | None:
+            # MEMORY.md of a bank recovery found as HEAD holds it: logged by HEAD's blob, not by
+            # its bytes (120 KB fsynced in a bank of 1,000).
+            if path.name == BANK_INDEX and path.parent in (listed or {}) and len(data) >= STORED_MIN_BYTES:
+                return store.head_blob(repo, path.relative_to(layout.root).as_posix())
+            return None
+
+        tx = BankTransaction(layout, UndoLog(layout, store.head_id(repo), stored), subject,
+                             trailers=dict(trailers or {}))
+        for folder, files in (listed or {}).items():
+            tx.listed[folder] = sorted(name for name, st in files.items()
+                                       if "/" not in name and S_ISREG(st.st_mode) and bank_index.is_memory_name(name))
         try:
             yield tx
             if scope is not None:
@@ -583,9 +633,12 @@ def set_strays_aside(layout: Layout, repo) -> list[str]:
     return moved
 
 
-def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> str | None:
+def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> dict[Path, dict[str, os.stat_result]] | None:
     """``recover`` for a transaction that writes only ``scope`` (absolute bank folders and
-    files); return a recover commit id, None when none was made.
+    files). Returns the files of each bank folder of ``scope`` that is a folder
+    (store.repo.list_files: relative path to ``lstat``) when all of ``scope`` was found as
+    HEAD holds it, for the transaction not to list them again; None when the whole
+    recovery ran.
 
     A transaction a killed process left half done is rolled back, and orphaned
     temp files in the scope's bank folders deleted; then each folder and file of
@@ -597,11 +650,19 @@ def recover_scope(layout: Layout, repo, scope: Sequence[Path]) -> str | None:
     what ``recover`` raises.
     """
     _roll_back_killed(layout, repo, [path for path in scope if path.is_dir()])
-    if all(store.is_clean(repo, path.relative_to(layout.root).as_posix(),
-                          store.stat_record(repo, path.name) if path.parent == layout.memories else None)
-           for path in scope):
-        return None
-    return recover(layout, repo)
+    listed = {}
+    for path in scope:
+        bank = path.parent == layout.memories
+        if bank and is_real_dir(path):
+            try:
+                listed[path] = store.list_files(path)
+            except OSError:
+                pass  # is_clean lists it again, and says why it cannot (RepositoryError)
+        if not store.is_clean(repo, path.relative_to(layout.root).as_posix(),
+                              store.stat_record(repo, path.name) if bank else None, listed.get(path)):
+            recover(layout, repo)
+            return None
+    return listed
 
 
 def _roll_back_killed(layout: Layout, repo, banks: Sequence[Path] | None = None) -> int | None:
@@ -610,7 +671,7 @@ def _roll_back_killed(layout: Layout, repo, banks: Sequence[Path] | None = None)
     holds ``.commit.lock``."""
     _sweep_temp_files(layout, banks)
     head = store.head_id(repo)
-    undone = roll_back(layout, head)
+    undone = roll_back(layout, head, lambda blob: repo[blob].data)
     if undone is not None:
         store.reset_index(repo)  # the killed commit may have staged what was just undone
         journal.write(layout, "recover", "rolled-back" if undone else "dropped", undone=undone,

@@ -45,13 +45,22 @@ def memory_names(bank: Path, prefix: str = "") -> list[str]:
         with os.scandir(bank) as scan:
             # DirEntry.is_file without following links: the directory's own file type, no stat
             # per file on most file systems (a bank of thousands is listed at every commit).
-            names = [entry.name for entry in scan if entry.name.startswith(prefix) and entry.name.endswith(".md")
-                     and "_" in entry.name and entry.name.split("_", 1)[0] in MEMORY_TYPES
+            names = [entry.name for entry in scan if entry.name.startswith(prefix) and is_memory_name(entry.name)
                      and entry.is_file(follow_symlinks=False)]
     except (FileNotFoundError, NotADirectoryError):
         return []
     names.sort()
     return names
+
+
+# ``<type>_``, the start of every memory's file name (no type holds a ``_``).
+_TYPE_PREFIXES = tuple(f"{kind}_" for kind in MEMORY_TYPES)
+
+
+def is_memory_name(name: str) -> bool:
+    """True when the file name ``name`` is a memory's, ``<type>_<slug>.md`` (docs/BANK-FORMAT.md,
+    "Memory files"), whatever the file is: ``memory_names`` also asks that it be a regular file."""
+    return name.endswith(".md") and name.startswith(_TYPE_PREFIXES)
 
 
 def cut(text: str, limit: int) -> str:
@@ -69,19 +78,21 @@ def index_line(filename: str, name: str, description: str) -> str:
     return f"- [{_link_text(one_line(name))}]({filename}) — {cut(one_line(description), INDEX_DESCRIPTION_CHARS)}"
 
 
-def render_index(bank: Path, directory: str | None = None, known: dict[str, str] | None = None) -> str:
+def render_index(bank: Path, directory: str | None = None, known: dict[str, str] | None = None,
+                 names: list[str] | None = None) -> str:
     """Return the MEMORY.md text for the bank folder ``bank`` as it is on disk.
 
     ``directory`` is the directory the bank belongs to; when None it is decoded
     from the bank's name, else read from the existing MEMORY.md. ``known`` maps
     file names to index lines the caller knows are current (from the existing
-    MEMORY.md, for files it did not change); every other file is read. A memory
-    file that cannot be parsed is listed by file name with its error, so the
-    index still names every file in the folder. Raises OSError.
+    MEMORY.md, for files it did not change); every other file is read. ``names``:
+    ``memory_names(bank)``, sorted, when the caller has listed the folder already (a bank
+    transaction lists it once). A memory file that cannot be parsed is listed by file
+    name with its error, so the index still names every file in the folder. Raises OSError.
     """
     known = known or {}
     lines = []
-    for name in memory_names(bank):
+    for name in memory_names(bank) if names is None else names:
         line = known.get(name)
         if line is None:
             path = bank / name  # a Path only for a file read (a bank of thousands is indexed at every commit)

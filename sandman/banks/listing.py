@@ -17,6 +17,7 @@ import os
 import re
 import stat
 from collections import namedtuple
+from itertools import repeat
 from pathlib import Path
 
 from sandman import private
@@ -153,13 +154,27 @@ def lines_by_file(folder: Path) -> dict[str, str]:
     return found
 
 
-def _index_lines(text: str | None) -> list[str]:
+def _index_head(text: str | None, cap: int) -> tuple[int, list[str]]:
+    """``(count, recall_head(lines, cap))`` of the index lines of MEMORY.md's ``text`` (its ``- [``
+    lines, right-stripped, private spans hidden): only the lines of the head are made, the
+    rest counted (a bank of 1,000 holds 1,000 lines, its head some 70)."""
     split = split_frontmatter(text) if text is not None else None
     if split is None:
-        return []
-    lines = [line.rstrip() for line in split[1].splitlines() if line.startswith("- [")]
+        return 0, []
+    lines = split[1].splitlines()
     # A line holds a private span only with a "<": most indexes hold none, and are not read line by line again.
-    return [private.redact(line) for line in lines] if "<" in split[1] else lines
+    marked = "<" in split[1]
+    head: list[str] = []
+    total = 0
+    for at, line in enumerate(lines):
+        if not line.startswith("- ["):
+            continue
+        line = private.redact(line.rstrip()) if marked else line.rstrip()
+        total += len(line) + 1
+        if total > cap:
+            return len(head) + sum(map(str.startswith, lines[at:], repeat("- ["))), head
+        head.append(line)
+    return len(head), head
 
 
 # --- the recall cache: each bank's head, derived, never trusted blindly ---------
@@ -214,14 +229,13 @@ def write_recall_cache(layout: Layout, folder: Path, cap: int) -> tuple[int, lis
         except OSError:
             pass
         return None
-    lines = _index_lines(text)
-    head = recall_head(lines, cap)
-    record = {"version": RECALL_CACHE_VERSION, "index": identity, "cap": cap, "count": len(lines), "head": head}
+    count, head = _index_head(text, cap)
+    record = {"version": RECALL_CACHE_VERSION, "index": identity, "cap": cap, "count": count, "head": head}
     try:
         write_atomic(cache, json.dumps(record, ensure_ascii=False), durable=False)
     except OSError:
         pass
-    return len(lines), head
+    return count, head
 
 
 def read_bank_head(layout: Layout, folder: Path, directory: str | None, cap: int) -> tuple[Bank, int]:

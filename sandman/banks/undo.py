@@ -19,8 +19,11 @@ and:
 - otherwise every change it records is undone, newest first. Each undo looks
   at the files first, so a recovery killed in turn and replayed does no harm.
 
-The indexes (MEMORY.md) are not logged: they are derived, and recovery
-regenerates them from the folders. Standard library only.
+A rewritten file whose old bytes the repository holds as a blob (MEMORY.md
+of a bank as HEAD holds it, 120 KB in a bank of 1,000) is logged by that
+blob's id rather than by its bytes, which recovery reads back from the
+repository. Standard library only: the repository is reached through the
+callables a caller passes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from sandman.layout import Layout
@@ -35,11 +39,18 @@ from sandman.store.atomic import fsync_dir, move_no_replace, write_atomic
 
 
 class UndoLog:
-    """The undo log of one transaction; nothing touches the disk until the first ``record``."""
+    """The undo log of one transaction; nothing touches the disk until the first ``record``.
 
-    def __init__(self, layout: Layout, head: str | None):
+    ``stored`` (optional), given a file about to be rewritten and its bytes, returns the id (hex)
+    of a blob of the repository holding exactly those bytes, or None: the old bytes are then
+    logged by that id.
+    """
+
+    def __init__(self, layout: Layout, head: str | None,
+                 stored: Callable[[Path, bytes], str | None] | None = None):
         self.layout = layout
         self.head = head
+        self.stored = stored
         self._fd: int | None = None
 
     def _append(self, lines: list[dict]) -> None:
@@ -70,6 +81,10 @@ class UndoLog:
 
     def replaced(self, path: Path, old: bytes | None) -> None:
         """Record, before it changes, a file's bytes (None: it does not exist yet): its undo puts them back."""
+        blob = self.stored(path, old) if old is not None and self.stored is not None else None
+        if blob is not None:
+            self._record({"replaced": self._rel(path), "blob": blob})
+            return
         data = None if old is None else base64.b64encode(old).decode("ascii")
         self._record({"replaced": self._rel(path), "data": data})
 
@@ -108,7 +123,7 @@ def _prune(layout: Layout, folder: Path) -> None:
         folder = folder.parent
 
 
-def _undo(layout: Layout, step: dict) -> None:
+def _undo(layout: Layout, step: dict, read_blob: Callable[[str], bytes] | None) -> None:
     if "created" in step:
         remove_created(layout, _inside(layout, step["created"]))
     elif "moved" in step:
@@ -123,7 +138,9 @@ def _undo(layout: Layout, step: dict) -> None:
         _prune(layout, target.parent)
     elif "replaced" in step:
         path = _inside(layout, step["replaced"])
-        if step.get("data") is None:
+        if "blob" in step:
+            write_atomic(path, _blob(step["blob"], read_blob))
+        elif step.get("data") is None:
             remove_created(layout, path)
         else:
             write_atomic(path, base64.b64decode(step["data"]))
@@ -131,10 +148,23 @@ def _undo(layout: Layout, step: dict) -> None:
         raise ValueError(f"unknown undo step {sorted(step)}")
 
 
-def roll_back(layout: Layout, head: str | None) -> int | None:
+def _blob(blob: object, read_blob: Callable[[str], bytes] | None) -> bytes:
+    """The bytes of the blob ``blob`` (hex) names; ValueError when it cannot be read."""
+    if not isinstance(blob, str) or read_blob is None:
+        raise ValueError(f"{blob!r} is not a blob this recovery can read")
+    try:
+        return read_blob(blob)
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"blob {blob} cannot be read: {error}") from None
+
+
+def roll_back(layout: Layout, head: str | None, read_blob: Callable[[str], bytes] | None = None) -> int | None:
     """Undo the transaction a killed process left half done; return how many changes were undone.
 
-    ``head`` is the repository's HEAD now. Returns None when there is no log,
+    ``head`` is the repository's HEAD now; ``read_blob`` returns the bytes of the blob a hex
+    id names (KeyError, ValueError when it cannot), for the files logged by blob (``UndoLog``'s
+    ``stored``): without it, such a file is left as the kill left it, for the recovery that
+    follows to find changed. Returns None when there is no log,
     0 when the log's transaction had committed (or recorded nothing) and was
     dropped. The caller holds ``.commit.lock`` and then regenerates the
     indexes of the banks this touched. Raises OSError when a file cannot be
@@ -157,7 +187,7 @@ def roll_back(layout: Layout, head: str | None) -> int | None:
     if steps and "head" in steps[0] and steps[0]["head"] == head:
         for step in reversed(steps[1:]):
             try:
-                _undo(layout, step)
+                _undo(layout, step, read_blob)
             except ValueError:
                 continue  # not a step this module writes: a hand-edited log is not followed
             undone += 1

@@ -31,13 +31,16 @@ from sandman.errors import CrossDeviceError
 TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{32}\.tmp")
 
 
-def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, *, durable: bool = True) -> None:
+def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, *, durable: bool = True,
+                 sync_folder: bool = True) -> None:
     """Replace ``path`` with ``data`` (str is encoded UTF-8) atomically; create parents.
 
     ``durable=False`` skips the two fsyncs, for derived files written by the
     thousand (the rendered site): the caller makes them durable in one
-    ``os.sync()`` before it records them. Readers still see old or new bytes.
-    Raises OSError when the directory cannot be written; the temp file is removed.
+    ``os.sync()`` before it records them. ``sync_folder=False`` skips the second
+    alone, the folder's: the caller that writes several files of one folder
+    fsyncs it once (``fsync_dir``) when the last is written. Readers still see old or
+    new bytes. Raises OSError when the directory cannot be written; the temp file is removed.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -59,7 +62,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int = 0o644, *, durable: b
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    if durable:
+    if durable and sync_folder:
         fsync_dir(path.parent)
 
 

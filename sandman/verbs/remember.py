@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 
 from sandman import config, journal, private
-from sandman.banks.commit import Committed, bank_transaction
+from sandman.banks.commit import BankTransaction, Committed, bank_transaction
 from sandman.curators import retired
-from sandman.banks.index import cut, memory_names
+from sandman.banks.index import cut
 from sandman.banks.memory import REMEMBER_SOURCE, Memory, clean_body, one_line, read_memory
 from sandman.banks.names import MEMORY_TYPES, bank_name, memory_filename, normalize_directory
 from sandman.banks.worktrees import bank_directory
@@ -55,11 +55,11 @@ def derive_description(body: str) -> str:
     return cut(match.group(1) if match else text, DERIVED_DESCRIPTION_CHARS)
 
 
-def _same_memory(layout: Layout, directory, memory: Memory) -> Path | None:
+def _same_memory(tx: BankTransaction, directory, memory: Memory) -> Path | None:
     """Return a live memory of the bank with the same type, name and body, if any."""
-    folder = layout.bank(bank_name(directory))
+    folder = tx.layout.bank(bank_name(directory))
     stem = memory_filename(memory.type, one_line(memory.name))[: -len(".md")]
-    for name in memory_names(folder, prefix=stem):
+    for name in tx.memory_names(folder, prefix=stem):
         path = folder / name
         try:
             found = read_memory(path)
@@ -142,7 +142,7 @@ def remember(
         with bank_transaction(layout, verb="remember", subject=one_line(memory.name), session=session,
                               scope=scope, keep_lock=keep_lock) as tx:
             # Under the commit lock: two identical remembers at once must not both write.
-            existing = _same_memory(layout, directory, memory)
+            existing = _same_memory(tx, directory, memory)
             if existing is None:
                 path = tx.write_memory(bank_name(directory), memory,
                                        directory=None if directory is None else str(directory))
