@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> None:
             import gc
 
             gc.disable()
+            from sandman.store.gitload import import_for_local_commits
+
+            import_for_local_commits()  # a local commit: libgit2 not made to parse the CA bundle
             # os._exit, as a hook: tearing down pygit2 and the rest cost a remember 15 ms (issue 29). Its
             # files are written and closed, the search index's connection closed, no thread or atexit left.
             _leave(dispatch.remember_command(**parsed))
