@@ -186,7 +186,12 @@ def remember_command(body: str, cwd: str | None, type_: str, name: str | None, d
     if body == "-":
         # Read no more than a refusable body: 30 MB on stdin must not take seconds and memory to refuse.
         cap = 2 * config.MEMORY_BODY_MAX_BYTES
-        data = sys.stdin.buffer.read(cap + 1)
+        try:
+            # None: the process started with its stdin closed, which holds no body.
+            data = sys.stdin.buffer.read(cap + 1) if sys.stdin is not None else b""
+        except OSError as error:
+            say_error(f"cannot read the memory body from stdin: {os_error_message(error)}")
+            return 2
         if len(data) > cap:
             say_error(f"memory body on stdin is over {cap:,} bytes; the limit is "
                       f"{config.MEMORY_BODY_MAX_BYTES:,} (64 KiB)")

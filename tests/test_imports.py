@@ -66,6 +66,20 @@ def test_remember_imports_neither_typer_nor_pydantic(tmp_path, layout) -> None:
     assert len(list(layout.memories.rglob("project_deploys_go_through_the_release_script.md"))) == 1
 
 
+def test_a_plain_remember_into_a_bank_named_with_digits_loads_no_secret_rules(layout) -> None:
+    """A directory of letters and digits (``/srv/app-2024/api-v2``) is cleared by the pre-check for
+    paths: the rule set (70 ms) loads for a remember that carries something to check, not for every
+    remember into such a bank (issue 29)."""
+    from helpers import sandman
+
+    assert sandman("remember", "The first memory makes the bank.", "--cwd", "/srv/app-2024/api-v2").returncode == 0
+    modules = loaded("remember", "Deploys go through the release script.", "--cwd", "/srv/app-2024/api-v2",
+                     watch=("betterleaks", "sandman"))
+    assert "sandman.banks.remember" not in modules and "sandman.verbs.remember" in modules  # it ran
+    assert "sandman.banks.secret_rules" not in modules and not [m for m in modules if m.startswith("betterleaks")]
+    assert len(list(layout.memories.rglob("project_deploys_go_through_the_release_script.md"))) == 1
+
+
 def test_a_command_help_page_imports_no_pydantic() -> None:
     from sandman.cli import app
 

@@ -163,6 +163,16 @@ def test_a_huge_stdin_is_refused_without_reading_it_all(layout, tmp_path: Path) 
     assert done.stderr == b"sandman: memory body on stdin is over 131,072 bytes; the limit is 65,536 (64 KiB)\n"
 
 
+def test_a_body_from_a_closed_stdin_is_refused_as_empty_in_one_line(layout, tmp_path: Path) -> None:
+    # fd 0 closed before Python starts: sys.stdin is None, and there is no body to read.
+    done = subprocess.run([sys.executable, "-m", "sandman", "remember", "-", "--cwd", str(tmp_path)],
+                          capture_output=False, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=None, env=os.environ, preexec_fn=lambda: os.close(0))
+    assert done.returncode == 2
+    assert done.stderr.startswith(b"sandman: ") and done.stderr.count(b"\n") == 1, done.stderr
+    assert not layout.memories.exists() or not list(layout.memories.rglob("project_*.md"))
+
+
 @pytest.mark.parametrize(("args", "body"), [
     (["- Use uv, not pip"], "- Use uv, not pip"),
     (["--cwd", "{dir}", "--verbose must be passed to claude -p"], "--verbose must be passed to claude -p"),

@@ -156,3 +156,31 @@ def test_the_path_pre_check_flags_every_credential_kind_found_in_a_directory_nam
     assert missed == []
     assert not suspected_path("/tmp/pytest-of-user/pytest-12/test_both_hooks_on_their_working_0")
     assert not suspected_path("/home/user/projects/spotter-worktrees/spotter-dov")
+
+
+def test_a_credential_in_a_memorys_directory_or_bank_name_is_refused_through_the_path_pre_check() -> None:
+    """A memory's bank directory and bank name pass the pre-check for paths (issue 29: the one for
+    text loaded the rule set at every remember into ``/srv/app-2024/api-v2``); every credential
+    kind placed in a directory the full check finds in either must still be refused."""
+    from sandman.banks.names import bank_name
+    from sandman.banks.secrets import refuse_secrets_in_paths
+    from sandman.errors import InputError, SecretRefused
+
+    missed = []
+    for kind, text in credentials():
+        for directory in ("/tmp/" + text.replace("/", "-").replace("\n", " "),
+                          "/home/u/" + text.replace("/", "_").replace("\n", "") + "/src"):
+            try:
+                bank = bank_name(directory)
+            except InputError:
+                continue  # not a directory a bank can be named after
+            if not find_secrets(bank, directory):
+                continue
+            try:
+                refuse_secrets_in_paths(bank, directory)
+            except SecretRefused:
+                continue
+            missed.append(kind)
+    assert missed == []
+    for plain in ("/srv/app-2024/api-v2", "/home/alice/src/webapp2", "/tmp/tester4/w/big"):
+        refuse_secrets_in_paths(bank_name(plain), plain)  # plain directories pass, and load no rule set

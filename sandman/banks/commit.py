@@ -52,7 +52,8 @@ from sandman.banks import index as bank_index
 from sandman.banks.listing import bank_folders, write_recall_cache
 from sandman.banks.memory import Memory, clean_body, fingerprint, one_line, validate_fields
 from sandman.banks.names import bank_name, memory_filename, normalize_directory
-from sandman.banks.secrets import added_lines, refuse_secret_files, refuse_secrets, versioned_secrets
+from sandman.banks.secrets import (added_lines, refuse_secret_files, refuse_secrets, refuse_secrets_in_paths,
+                                   versioned_secrets)
 from sandman.banks.undo import UndoLog, remove_created, roll_back
 from sandman.errors import InputError, LeftoverSecret, SandmanError, SecretRefused
 from sandman.journal import iso, now_utc
@@ -161,7 +162,7 @@ class BankTransaction:
         # Every other value that lands in the file or its path: sources (a session id), lineage, the bank.
         refuse_secrets(*memory.source, *memory.witnesses, memory.replaces or "", replaces or "",
                        where="its source or lineage holds")
-        refuse_secrets(bank, directory or "", where="its bank directory holds")
+        refuse_secrets_in_paths(bank, directory or "", where="its bank directory holds")
         folder = self.bank(bank, directory)
         if replaces is not None and not is_regular(folder / replaces):
             raise FileNotFoundError(f"{bank}/{replaces} does not exist; nothing to replace")
