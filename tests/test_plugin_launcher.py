@@ -49,6 +49,25 @@ def test_with_sandman_on_path_the_launcher_is_sandman_itself(empty_path: Path, t
     assert (done.returncode, done.stdout.decode(), done.stderr) == (3, f"args: take --hook --detach\n{END}", b"")
 
 
+def test_the_launcher_finds_sandman_on_path_as_the_shell_would(tmp_path: Path) -> None:
+    # PATH read without a subshell (issue 29): the first executable sandman wins; an entry is not a
+    # pattern (``o*`` would name ``odd``); a folder's name may hold a space; a plain file or a
+    # folder named sandman is passed by.
+    first, second, odd, folder_named = tmp_path / "first bin", tmp_path / "second", tmp_path / "odd", tmp_path / "bx"
+    for folder in (first, second, odd, folder_named):
+        folder.mkdir()
+    (first / "sandman").write_text("not executable\n")
+    (folder_named / "sandman").mkdir()
+    for folder in (second, odd):
+        fake = folder / "sandman"
+        fake.write_text(f'#!/bin/sh\necho "{folder.name}: $*"\n')
+        fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path / 'o*'}:{folder_named}:{first}:{second}:/usr/bin:/bin",
+           "HOME": str(tmp_path), "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
+    done = subprocess.run(["sh", str(LAUNCHER), "dream"], input=b"", capture_output=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"second: dream\n")
+
+
 def test_without_sandman_the_first_session_start_says_what_to_install_once(empty_path: Path, tmp_path: Path) -> None:
     data = tmp_path / "data"
     first = launch(["recall", "--hook"], START, empty_path, data)
