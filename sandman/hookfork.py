@@ -20,29 +20,39 @@ def fork_detached() -> bool:
     the plugin declares, and a take on a loaded machine can need more
     (docs/hooks.md, "The plugin's SessionEnd budget"). So the parent forks as
     soon as it has the payload, before importing anything of sandman's, and
-    exits; the child leaves the hook's session (``setsid``: a cancellation of
-    the hook does not reach it), puts its standard streams on /dev/null (Claude
-    Code's pipes close when the parent exits), waits until the parent has
-    exited (a pipe whose write end only the parent holds) and lowers its own
-    priority (nice 10), then does the take: it never takes the CPU from the hook
-    Claude Code waits on. When the fork fails the take runs here, in the hook,
-    as without ``--detach``.
+    exits once the child has left the hook's session (``setsid``: a signal to
+    the hook's process group as it ends, a closed terminal's SIGHUP or a
+    cancellation, does not reach it). The child puts its standard streams on
+    /dev/null (Claude Code's pipes close when the parent exits), waits until the
+    parent has exited and lowers its own priority (nice 10), then does the take:
+    it never takes the CPU from the hook Claude Code waits on. When the fork
+    fails the take runs here, in the hook, as without ``--detach``.
     """
     try:
-        parent_alive, parent_gone = os.pipe()
+        left_r, left_w = os.pipe()  # the child says it has left the hook's session
+        alive_r, alive_w = os.pipe()  # the parent's end closes as it exits
     except OSError:
         return False
     try:
         pid = os.fork()
     except OSError:
-        os.close(parent_alive)
-        os.close(parent_gone)
+        for fd in (left_r, left_w, alive_r, alive_w):
+            os.close(fd)
         return False
     if pid:
-        os.close(parent_alive)  # ``parent_gone`` closes as this process exits
+        os.close(left_w)
+        os.close(alive_r)
+        try:
+            os.read(left_r, 1)  # a byte once the child is in its own session; end of file if it died
+        except OSError:
+            pass
+        os.close(left_r)
         return True
-    os.close(parent_gone)
+    os.close(left_r)
+    os.close(alive_w)
     os.setsid()
+    os.write(left_w, b"1")
+    os.close(left_w)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -51,10 +61,10 @@ def fork_detached() -> bool:
     # once took the CPU from the exiting parent for a time slice, and what Claude Code waits on
     # lasted 1.2 x ``python -c pass`` for 1.0 x of CPU (issue 29).
     try:
-        os.read(parent_alive, 1)
+        os.read(alive_r, 1)
     except OSError:
         pass
-    os.close(parent_alive)
+    os.close(alive_r)
     try:
         os.nice(10)
     except OSError:

@@ -66,6 +66,17 @@ def test_the_launcher_finds_sandman_on_path_as_the_shell_would(tmp_path: Path) -
            "HOME": str(tmp_path), "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
     done = subprocess.run(["sh", str(LAUNCHER), "dream"], input=b"", capture_output=True, env=env, timeout=60)
     assert (done.returncode, done.stdout) == (0, b"second: dream\n")
+    # The launcher itself on PATH, linked, is passed by for the sandman after it.
+    mine = tmp_path / "plugin"
+    mine.mkdir()
+    (mine / "sandman").symlink_to(LAUNCHER)
+    env["PATH"] = f"{mine}:{second}:/usr/bin:/bin"
+    done = subprocess.run(["sh", str(LAUNCHER), "dream"], input=b"", capture_output=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"second: dream\n")
+    # An empty PATH is the current directory.
+    done = subprocess.run(["/bin/sh", str(LAUNCHER), "dream"], input=b"", capture_output=True, cwd=odd,
+                          env={**env, "PATH": ""}, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"odd: dream\n")
 
 
 def test_without_sandman_the_first_session_start_says_what_to_install_once(empty_path: Path, tmp_path: Path) -> None:
